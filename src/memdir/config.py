@@ -1,0 +1,320 @@
+"""The manifest, ``memdir.toml``: which layers a memory folder has and their rules.
+
+    version = 1
+    agent = "default"
+
+    [limits]                     # the specifications' constants, overridable
+    notebook_max_agent_entries = 4
+
+    [layers.knowledge]           # one table per layer; file order is boot order
+    store = "knowledge"          # the store that owns these files
+    paths = ["knowledge.md"]     # paths or globs, relative to the folder
+    memory = "semantic"          # procedural | working | semantic | episodic | archive
+    boot = "always"              # always | reflex | recent | heartbeat | core | never
+    decay = "none"               # none | access | date
+    indexed = true
+    budget = 2000                # tokens this layer may spend in a prompt
+
+Invariants:
+- Validated on load; every error names the file, the line and the key.
+- Unknown keys are errors (a typo is never silently ignored).
+- The single-file stores (notebook, knowledge, state, workstate) have one path
+  each and at most one layer each; no path leaves the folder; ``MEMORY.md`` is
+  legacy and read-only, so no layer may own it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from memdir.errors import ManifestError
+
+MANIFEST_NAME = "memdir.toml"
+STATE_DIR = ".memdir"
+LEGACY_MEMORY_MD = "MEMORY.md"
+LEGACY_MEMORIES_JSON = "memories.json"
+
+# The specifications' constants (notebook seed unless noted). Names kept as the seeds spell them.
+NOTEBOOK_MAX_AGENT_ENTRIES = 4
+NOTEBOOK_ENTRY_MAX_CHARS = 6000
+MEMORY_MD_SECTION_MAX_CHARS = 3000
+MEMORY_MD_TOTAL_MAX_CHARS = 15000
+OBSERVATIONS_MAX = 500
+STATE_TTL_DAYS = 7
+# The seeds name these two without a value; these are memdir's defaults.
+STATE_PROMPT_MAX_LINES_REFLEX = 5
+KNOWLEDGE_PROMPT_MAX_TOKENS = 2000
+# Vault seed: relevance = max(floor, 1 - days * rate); tiers by days since access.
+DECAY_RATE = 0.015
+DECAY_FLOOR = 0.1
+# Vault seed's context budget: always-loaded context under 25 KB, about 6,000 tokens.
+CONTEXT_MAX_TOKENS = 6000
+
+StoreKind = Literal[
+    "document",  # a whole markdown file loaded as is (identity files, HEARTBEAT.md, STATE.md)
+    "notebook",
+    "knowledge",
+    "state",
+    "workstate",
+    "vault",
+    "journal",
+    "lessons",
+    "intel",
+    "sessions",
+    "history",
+    "archive",
+]
+SINGLE_FILE_STORES: frozenset[str] = frozenset({"notebook", "knowledge", "state", "workstate"})
+MemoryKind = Literal["procedural", "working", "semantic", "episodic", "archive"]
+BootPolicy = Literal["always", "reflex", "recent", "heartbeat", "core", "never"]
+DecayPolicy = Literal["none", "access", "date"]
+
+_LAYER_NAME_RE = re.compile(r"[a-z][a-z0-9_-]*")
+_AGENT_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
+_GLOB_CHARS = frozenset("*?[")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Limits(_Strict):
+    notebook_max_agent_entries: Annotated[int, Field(ge=1)] = NOTEBOOK_MAX_AGENT_ENTRIES
+    notebook_entry_max_chars: Annotated[int, Field(ge=100)] = NOTEBOOK_ENTRY_MAX_CHARS
+    memory_md_section_max_chars: Annotated[int, Field(ge=100)] = MEMORY_MD_SECTION_MAX_CHARS
+    memory_md_total_max_chars: Annotated[int, Field(ge=100)] = MEMORY_MD_TOTAL_MAX_CHARS
+    observations_max: Annotated[int, Field(ge=1)] = OBSERVATIONS_MAX
+    state_ttl_days: Annotated[int, Field(ge=1)] = STATE_TTL_DAYS
+    state_prompt_max_lines_reflex: Annotated[int, Field(ge=0)] = STATE_PROMPT_MAX_LINES_REFLEX
+    knowledge_prompt_max_tokens: Annotated[int, Field(ge=0)] = KNOWLEDGE_PROMPT_MAX_TOKENS
+
+    @model_validator(mode="after")
+    def _section_fits_file(self) -> Limits:
+        if self.memory_md_section_max_chars > self.memory_md_total_max_chars:
+            raise ValueError(
+                "memory_md_section_max_chars must not exceed memory_md_total_max_chars"
+            )
+        return self
+
+
+class Decay(_Strict):
+    rate: Annotated[float, Field(gt=0, le=1)] = DECAY_RATE
+    floor: Annotated[float, Field(ge=0, le=1)] = DECAY_FLOOR
+    active_days: Annotated[int, Field(ge=0)] = 7
+    warm_days: Annotated[int, Field(ge=0)] = 21
+    cold_days: Annotated[int, Field(ge=0)] = 60
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Decay:
+        if not self.active_days <= self.warm_days <= self.cold_days:
+            raise ValueError("tier days must satisfy active_days <= warm_days <= cold_days")
+        return self
+
+
+class Context(_Strict):
+    max_tokens: Annotated[int, Field(ge=0)] = CONTEXT_MAX_TOKENS
+
+
+class Layer(_Strict):
+    store: StoreKind
+    paths: Annotated[list[str], Field(min_length=1)]
+    memory: MemoryKind | None = None
+    boot: BootPolicy = "never"
+    decay: DecayPolicy = "none"
+    indexed: bool = True
+    budget: Annotated[int, Field(ge=0)] | None = None
+    description: str = ""
+
+    @field_validator("paths")
+    @classmethod
+    def _relative_paths(cls, paths: list[str]) -> list[str]:
+        for raw in paths:
+            path = raw.replace("\\", "/")
+            if not path or path.startswith("/") or re.match(r"^[A-Za-z]:", path):
+                raise ValueError(f"path {raw!r} must be relative to the memory folder")
+            if ".." in path.split("/"):
+                raise ValueError(f"path {raw!r} must not leave the memory folder")
+            if path.split("/")[-1] == LEGACY_MEMORY_MD:
+                raise ValueError(f"{LEGACY_MEMORY_MD} is legacy and read-only; use knowledge.md")
+        return paths
+
+    @model_validator(mode="after")
+    def _single_file(self) -> Layer:
+        if self.store in SINGLE_FILE_STORES and (len(self.paths) != 1 or is_glob(self.paths[0])):
+            raise ValueError(f"a {self.store} layer has exactly one path and no glob")
+        return self
+
+
+class Manifest(_Strict):
+    version: Literal[1] = 1
+    agent: str = "default"
+    layout: str = "custom"
+    limits: Limits = Limits()
+    decay: Decay = Decay()
+    context: Context = Context()
+    layers: dict[str, Layer]
+
+    @field_validator("agent")
+    @classmethod
+    def _agent_id(cls, agent: str) -> str:
+        if not _AGENT_ID_RE.fullmatch(agent):
+            raise ValueError("agent must be letters, digits, '.', '_' or '-', starting alnum")
+        return agent
+
+    @field_validator("layers")
+    @classmethod
+    def _layers(cls, layers: dict[str, Layer]) -> dict[str, Layer]:
+        if not layers:
+            raise ValueError("declare at least one layer")
+        seen: dict[str, str] = {}
+        for name, layer in layers.items():
+            if not _LAYER_NAME_RE.fullmatch(name):
+                raise ValueError(f"layer name {name!r} must be lowercase letters, digits, _ or -")
+            if layer.store in SINGLE_FILE_STORES:
+                if layer.store in seen:
+                    raise ValueError(
+                        f"layers {seen[layer.store]!r} and {name!r} both use store "
+                        f"{layer.store!r}; it may back one layer only"
+                    )
+                seen[layer.store] = name
+        return layers
+
+    # -- queries ---------------------------------------------------------------
+
+    def layer_for(self, store: str) -> tuple[str, Layer] | None:
+        """The first layer backed by ``store``, with its name."""
+        for name, layer in self.layers.items():
+            if layer.store == store:
+                return name, layer
+        return None
+
+    def path_of(self, store: str) -> str | None:
+        """The single path of a single-file store's layer, or None if not declared."""
+        found = self.layer_for(store)
+        return None if found is None else found[1].paths[0]
+
+    def archive_dir(self) -> str:
+        """Where evicted and overflowing text is kept: the archive layer's folder."""
+        found = self.layer_for("archive")
+        return "archive" if found is None else static_prefix(found[1].paths[0]) or "archive"
+
+
+def is_glob(path: str) -> bool:
+    return any(char in _GLOB_CHARS for char in path)
+
+
+def static_prefix(pattern: str) -> str:
+    """The folder part of a glob before its first wildcard: ``archive/**/*.md`` -> ``archive``."""
+    parts = []
+    for part in pattern.replace("\\", "/").split("/"):
+        if is_glob(part):
+            break
+        parts.append(part)
+    if len(parts) == len(pattern.split("/")):  # no wildcard: a file, take its folder
+        parts = parts[:-1]
+    return "/".join(parts)
+
+
+# -- loading ---------------------------------------------------------------------
+
+
+def load_manifest(path: Path) -> Manifest:
+    """Read and validate a manifest file; ManifestError names the line and key."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError as exc:
+        raise ManifestError(path, "file not found") from exc
+    except UnicodeDecodeError as exc:
+        raise ManifestError(path, f"not UTF-8 text ({exc.reason})") from exc
+    return parse_manifest(text, path)
+
+
+def parse_manifest(text: str, path: Path = Path(MANIFEST_NAME)) -> Manifest:
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        match = re.search(r"line (\d+)", str(exc))
+        line = int(match.group(1)) if match else None
+        message = re.sub(r"\s*\(at line \d+, column \d+\)", "", str(exc))
+        raise ManifestError(path, f"not valid TOML: {message}", line=line) from exc
+    try:
+        return Manifest.model_validate(data)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        loc = tuple(str(part) for part in error["loc"])
+        key = ".".join(loc)
+        message = error["msg"]
+        if error["type"] == "extra_forbidden":
+            message = "unknown key"
+        elif error["type"] == "missing":
+            message = "required key is missing"
+        if "input" in error and error["type"] not in ("missing", "extra_forbidden"):
+            got = error["input"]
+            if not isinstance(got, dict):
+                message = f"{message} (got {got!r})"
+        if message.startswith("Value error, "):
+            message = message[len("Value error, ") :]
+        raise ManifestError(path, message, line=locate_key(text, loc), key=key) from exc
+
+
+def locate_key(text: str, loc: tuple[str, ...]) -> int | None:
+    """The 1-based line in TOML ``text`` that defines ``loc`` (or its nearest table)."""
+    best: int | None = None
+    best_depth = -1
+    table: tuple[str, ...] = ()
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        header = re.fullmatch(r"\[\[?\s*([^\]]+?)\s*\]\]?(\s*#.*)?", line)
+        if header:
+            table = _split_dotted(header.group(1))
+            candidate = table
+        else:
+            assignment = re.match(r"([A-Za-z0-9_\-.\"' ]+?)\s*=", line)
+            if not assignment:
+                continue
+            candidate = table + _split_dotted(assignment.group(1))
+        depth = _common_prefix(candidate, loc)
+        if depth == len(candidate) and depth > best_depth:
+            best, best_depth = number, depth
+    return best
+
+
+def _split_dotted(key: str) -> tuple[str, ...]:
+    return tuple(part.strip().strip("\"'") for part in key.split("."))
+
+
+def _common_prefix(a: tuple[str, ...], b: tuple[str, ...]) -> int:
+    depth = 0
+    for left, right in zip(a, b, strict=False):
+        if left != right:
+            break
+        depth += 1
+    return depth
+
+
+def memdir_home() -> Path:
+    """The home that holds agents' folders: ``$MEMDIR_HOME``, else ``~/.memdir``."""
+    configured = os.environ.get("MEMDIR_HOME")
+    return Path(configured).expanduser() if configured else Path.home() / ".memdir"
+
+
+def dump_value(value: Any) -> str:
+    """A TOML literal for a simple value (used by ``memdir init --adopt``)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        escaped = value.replace("\\", "\\\\").replace('"', '\\"')
+        return f'"{escaped}"'
+    if isinstance(value, list):
+        return "[" + ", ".join(dump_value(item) for item in value) + "]"
+    raise TypeError(f"cannot write {value!r} as TOML")

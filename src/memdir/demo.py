@@ -1,0 +1,135 @@
+"""``memdir demo``: memdir's main job, end to end, in a fresh folder.
+
+Writes notebook entries (the fifth evicts the oldest), saves observations,
+refuses an empty one and an array, writes a curated section, shows a write
+refused over the section cap, sets a state snapshot, then prints the files and
+what an agent would load into its prompt.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from rich.console import Console
+from rich.panel import Panel
+from rich.syntax import Syntax
+from rich.tree import Tree
+
+from memdir.memory import Memory, open_memory
+from memdir.results import WriteResult
+from memdir.scaffold import init_folder
+
+
+def run_demo(root: Path, console: Console) -> Memory:
+    report = init_folder(root)
+    console.rule("[bold]memdir demo")
+    console.print(f"A fresh memory folder: [cyan]{report.root}[/] ({len(report.created)} files)")
+    memory = open_memory(root)
+
+    _step(console, "1. Working memory: NOTEBOOK.md holds at most 4 agent entries")
+    for key, text in [
+        ("current-task", "Migrate the billing service to the new payments API (step 2 of 5)."),
+        ("user-mood", "The user wants short answers today; they are on a deadline."),
+        ("open-question", "Does the payments API support partial refunds? Asked in #billing."),
+        ("next-step", "Write the refund adapter once the question is answered."),
+        ("blocker", "Staging database is down; wait for ops before running migrations."),
+    ]:
+        _show(console, f"update_notebook {key!r}", memory.notebook.update(key, text))
+
+    _step(console, "2. Observations: memory_save adds one at a time to knowledge.md")
+    _show(
+        console,
+        "memory_save fact",
+        memory.knowledge.save(
+            "The payments API allows 50 requests per second per key.", "fact", ["billing", "api"]
+        ),
+    )
+    _show(
+        console,
+        "memory_save insight",
+        memory.knowledge.save(
+            "Retries without idempotency keys caused the double charges in March.",
+            "insight",
+            ["billing"],
+        ),
+    )
+    _show(console, "memory_save empty", memory.knowledge.save("   "))
+    _show(console, "memory_save array", memory.knowledge.save(["one", "two"]))
+
+    _step(console, "3. Curated knowledge: memory_update writes a named section")
+    _show(
+        console,
+        "memory_update conventions (replace)",
+        memory.knowledge.update("conventions", "- Money is stored in integer cents."),
+    )
+    _show(
+        console,
+        "memory_update conventions (append)",
+        memory.knowledge.update(
+            "conventions", "- Every payment call carries an idempotency key.", mode="append"
+        ),
+    )
+
+    _step(console, "4. A write over the cap is refused, and says why")
+    too_long = "\n".join(
+        f"- Billing incident {n}: a distinct post-mortem finding worth its own line, number {n}."
+        for n in range(1, 41)
+    )
+    _show(
+        console,
+        f"memory_update incidents ({len(too_long)} chars)",
+        memory.knowledge.update("incidents", too_long),
+    )
+
+    _step(console, "5. State: dated snapshots that expire after a week")
+    _show(console, "state_update deploy", memory.state.set("deploy", "v2.1 rolling out: 60% done"))
+
+    _step(console, "6. The files (plain markdown: read them, edit them, commit them)")
+    console.print(_tree(root))
+    for store in (memory.notebook, memory.knowledge, memory.state):
+        text = store.path.read_text(encoding="utf-8")
+        console.print(Panel(Syntax(text, "markdown", word_wrap=True), title=store.relpath))
+
+    _step(console, "7. What an agent would load into its prompt")
+    parts = [memory.knowledge.render(), memory.notebook.render()]
+    reflex = memory.state.reflex_lines()
+    if reflex:
+        parts.insert(1, "## State (reflex profile)\n" + "".join(f"- {line}\n" for line in reflex))
+    prompt = "\n".join(part for part in parts if part)
+    tokens = (len(prompt.encode("utf-8")) + 3) // 4
+    console.print(
+        Panel(Syntax(prompt, "markdown", word_wrap=True), title=f"context: about {tokens} tokens")
+    )
+    console.print(
+        "Observations stay out of the prompt (they are searched); evicted entries are in "
+        f"[cyan]{memory.manifest.archive_dir()}/[/], never lost."
+    )
+    return memory
+
+
+def _step(console: Console, title: str) -> None:
+    console.print()
+    console.print(f"[bold]{title}[/]")
+
+
+def _show(console: Console, call: str, result: WriteResult) -> None:
+    mark = "[green]ok[/]" if result.ok else "[red]refused[/]"
+    console.print(f"  {mark} {call} -> ", end="")
+    console.print(json.dumps(result.to_dict(), ensure_ascii=False), markup=False, highlight=False)
+
+
+def _tree(root: Path) -> Tree:
+    tree = Tree(f"[bold]{root.name}/")
+
+    def add(node: Tree, folder: Path) -> None:
+        for child in sorted(folder.iterdir(), key=lambda p: (p.is_file(), p.name)):
+            if child.name.startswith(".") and child.name != ".memdir":
+                continue
+            if child.is_dir():
+                add(node.add(f"{child.name}/"), child)
+            else:
+                node.add(child.name)
+
+    add(tree, root)
+    return tree

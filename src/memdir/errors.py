@@ -1,0 +1,73 @@
+"""Exceptions raised by memdir.
+
+Every exception memdir raises on purpose derives from ``MemdirError``::
+
+    MemdirError
+    ├── ManifestError         memdir.toml is missing a value, has a bad one, or is not TOML
+    ├── NotAMemoryFolder      no memdir.toml at the path given to memdir.open()
+    ├── FolderExistsError     memdir init over a folder that already has a manifest
+    ├── LayerNotConfigured    the manifest declares no layer for the store asked for
+    ├── LockTimeout           another process held the folder lock for too long
+    ├── FileShapeError        a file cannot be read as the shape its layer says it has
+    ├── MigrationError        a legacy file (memories.json) could not be read; left untouched
+    └── WriteRefused          raised by WriteResult.raise_for_refusal() on {ok: false}
+
+Refusals an agent can act on (over a cap, empty content, an array where one
+observation is expected) are not exceptions: store methods return a
+``WriteResult`` with ``ok=False`` and a reason, so the tool layer can hand the
+model a sentence. ``WriteRefused`` exists for Python callers who prefer raising.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class MemdirError(Exception):
+    """Base class of every error memdir raises on purpose."""
+
+
+class ManifestError(MemdirError):
+    """memdir.toml could not be loaded; names the file, the line and the key."""
+
+    def __init__(self, path: Path, message: str, *, line: int | None = None, key: str = "") -> None:
+        self.path = path
+        self.line = line
+        self.key = key
+        self.message = message
+        where = f"{path}:{line}" if line is not None else f"{path}"
+        what = f"{key}: " if key else ""
+        super().__init__(f"{where}: {what}{message}")
+
+
+class NotAMemoryFolder(MemdirError):
+    """The folder has no memdir.toml."""
+
+
+class FolderExistsError(MemdirError):
+    """memdir init was asked to write a manifest where one already exists."""
+
+
+class LayerNotConfigured(MemdirError):
+    """The manifest declares no layer backed by the requested store."""
+
+
+class LockTimeout(MemdirError):
+    """The memory folder's lock could not be taken in time."""
+
+
+class FileShapeError(MemdirError):
+    """A memory file does not have the shape its layer declares."""
+
+
+class MigrationError(MemdirError):
+    """A legacy file could not be migrated; it was left as it is."""
+
+
+class WriteRefused(MemdirError):
+    """A write was refused; ``reason`` says why and ``store`` which file it was for."""
+
+    def __init__(self, store: str, reason: str) -> None:
+        self.store = store
+        self.reason = reason
+        super().__init__(f"{store}: {reason}")

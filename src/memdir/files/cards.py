@@ -1,0 +1,195 @@
+"""Cards: one markdown file per entity, YAML frontmatter over a body.
+
+    ---
+    type: person
+    tags: [client, berlin]
+    last_accessed: 2026-11-30
+    ---
+    # Alice
+    ...
+
+Invariants:
+- Lossless: ``Card.parse(text).render() == text`` for every text.
+- The body is opaque: kept byte for byte, never re-flowed or re-encoded.
+- Changing a frontmatter value rewrites only that key's lines; other keys,
+  their order, comments and quoting stay as the person wrote them. If a
+  surgical edit cannot be proven to load back to the same values, the whole
+  frontmatter is dumped afresh (correct first, pretty second).
+- A file without frontmatter is a card with empty metadata; giving it
+  metadata prepends a frontmatter block.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Mapping
+from typing import Any
+
+import yaml
+
+from memdir.errors import FileShapeError
+from memdir.files.sections import detect_newline, line_content, split_lines
+
+_OPEN_RE = re.compile(r"---[ \t]*")
+_CLOSE_RE = re.compile(r"(---|\.\.\.)[ \t]*")
+
+
+def _load_yaml(text: str) -> dict[str, Any]:
+    try:
+        data = yaml.safe_load(text) if text.strip() else {}
+    except yaml.YAMLError as exc:
+        raise FileShapeError(f"frontmatter is not valid YAML: {exc}") from exc
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise FileShapeError("frontmatter must be a mapping of keys to values")
+    return {str(key): value for key, value in data.items()}
+
+
+def _dump(mapping: Mapping[str, Any]) -> str:
+    """Block style at the top, flow style for leaf lists (``tags: [a, b]``)."""
+    return "".join(
+        yaml.safe_dump(
+            {key: value},
+            sort_keys=False,
+            allow_unicode=True,
+            default_flow_style=None if isinstance(value, (list, dict)) else False,
+            width=10_000,
+        )
+        for key, value in mapping.items()
+    )
+
+
+def _blocks(front: str) -> list[tuple[str | None, str]]:
+    """Split frontmatter text into (key, text) blocks; key None for comments and blanks.
+
+    A block starts at a line in column 0 that is not blank, not a comment and
+    not a ``- item`` of the block before it; it runs until the next one.
+    """
+    blocks: list[tuple[str | None, list[str]]] = []
+    for line in split_lines(front):
+        content = line_content(line)
+        starts_key = bool(content) and not content[0].isspace() and not content.startswith("#")
+        starts_key = starts_key and not (content == "-" or content.startswith("- "))
+        if starts_key:
+            blocks.append(("?", [line]))
+        elif blocks and blocks[-1][0] == "?" and (content[:1].isspace() or content.startswith("-")):
+            blocks[-1][1].append(line)
+        else:
+            blocks.append((None, [line]))
+    result: list[tuple[str | None, str]] = []
+    for marker, lines in blocks:
+        text = "".join(lines)
+        if marker is None:
+            result.append((None, text))
+            continue
+        try:
+            loaded = yaml.safe_load(text)
+        except yaml.YAMLError:
+            loaded = None
+        if isinstance(loaded, dict) and len(loaded) == 1:
+            result.append((str(next(iter(loaded))), text))
+        else:
+            result.append((None, text))
+    return result
+
+
+def _edit_front(front: str, old: Mapping[str, Any], new: Mapping[str, Any], newline: str) -> str:
+    """Rewrite only the keys whose values changed; fall back to a full dump if unsure."""
+    out: list[str] = []
+    seen: set[str] = set()
+    for key, text in _blocks(front):
+        if key is None:
+            out.append(text)
+            continue
+        seen.add(key)
+        if key not in new:
+            continue
+        if key in old and old[key] == new[key]:
+            out.append(text)
+        else:
+            out.append(_dump({key: new[key]}).replace("\n", newline))
+    body = "".join(out)
+    if body and not body.endswith("\n"):
+        body += newline
+    for key, value in new.items():
+        if key not in seen:
+            body += _dump({key: value}).replace("\n", newline)
+    try:
+        if _load_yaml(body) == dict(new):
+            return body
+    except FileShapeError:
+        pass
+    return _dump(new).replace("\n", newline)
+
+
+class Card:
+    """A card's metadata (the frontmatter, as loaded by YAML) and its body."""
+
+    __slots__ = ("meta", "body", "_front", "_fences", "_orig_meta", "_orig_body", "_newline")
+
+    def __init__(self, meta: Mapping[str, Any] | None = None, body: str = "") -> None:
+        self.meta: dict[str, Any] = dict(meta or {})
+        self.body = body
+        self._front: str | None = None
+        self._fences: tuple[str, str] | None = None
+        self._orig_meta: dict[str, Any] | None = None
+        self._orig_body: str | None = None
+        self._newline = "\n"
+
+    @classmethod
+    def parse(cls, text: str) -> Card:
+        newline = detect_newline(text)
+        lines = split_lines(text)
+        card = cls()
+        card._newline = newline
+        if lines and _OPEN_RE.fullmatch(line_content(lines[0])):
+            for index in range(1, len(lines)):
+                if _CLOSE_RE.fullmatch(line_content(lines[index])):
+                    front = "".join(lines[1:index])
+                    card.meta = _load_yaml(front)
+                    card.body = "".join(lines[index + 1 :])
+                    card._front = front
+                    card._fences = (lines[0], lines[index])
+                    break
+        if card._front is None:
+            card.body = text
+        card._orig_meta = _copy(card.meta)
+        card._orig_body = card.body
+        return card
+
+    @property
+    def changed(self) -> bool:
+        return self._orig_meta != self.meta or self._orig_body != self.body
+
+    def render(self) -> str:
+        newline = self._newline
+        if self._front is not None and self._fences is not None:
+            opening, closing = self._fences
+            if self._orig_meta == self.meta:
+                front = self._front
+            else:
+                front = _edit_front(self._front, self._orig_meta or {}, self.meta, newline)
+            if not closing.endswith("\n") and self.body:
+                closing += newline
+            return opening + front + closing + self.body
+        if not self.meta:
+            return self.body
+        front = _dump(self.meta).replace("\n", newline)
+        return f"---{newline}{front}---{newline}{self.body}"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Card):
+            return NotImplemented
+        return (self.meta, self.body) == (other.meta, other.body)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable
+
+    def __repr__(self) -> str:
+        return f"Card(meta={self.meta!r}, body={self.body[:40]!r})"
+
+
+def _copy(meta: Mapping[str, Any]) -> dict[str, Any]:
+    """A deep copy, so in-place edits of list and dict values count as changes."""
+    return copy.deepcopy(dict(meta))

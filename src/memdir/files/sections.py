@@ -1,0 +1,334 @@
+"""Section files: markdown split at ``## key`` headings, each section with an
+optional metadata comment and a body.
+
+    # Knowledge                                              <- preamble, verbatim
+
+    ## conventions                                           <- heading: the key
+    <!-- managed: agent; updated: 2026-11-30T10:00:00Z -->   <- metadata
+    Use snake_case for file names.                           <- body
+
+Invariants:
+- Lossless: ``SectionDocument.parse(text).render() == text`` for every text.
+- A section whose key, metadata and body still equal what was parsed renders
+  its original bytes; a changed or new section renders fresh in the file's
+  newline style, and only the blank line at its edges is touched.
+- Headings inside fenced code blocks are body text.
+- ``level`` is the heading depth that splits sections: 2 for a file, 3 for the
+  observations nested in ``## _observations``.
+- Bodies are held canonical and safe: ``\\n`` newlines, no leading or
+  trailing blank lines, no heading that would split the file (``## x`` in a
+  level-2 body becomes ``### x``), no code fence left open.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+
+_FENCE_OPEN_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_FENCE_CLOSE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})[ \t]*$")
+_META_RE = re.compile(r"<!--(.*)-->[ \t]*")
+_META_ITEM_RE = re.compile(r"([A-Za-z_][\w.-]*)[ \t]*:[ \t]*(.*)", re.DOTALL)
+META_KEY_RE = re.compile(r"[A-Za-z_][\w.-]*")
+_CRLF_RE = re.compile(r"\r+\n")
+_THINK_RE = re.compile(r"<think>.*?(</think>|\Z)", re.DOTALL | re.IGNORECASE)
+
+
+def _heading_re(level: int) -> re.Pattern[str]:
+    return re.compile(rf"^#{{{level}}}[ \t]+(\S.*?)[ \t]*$")
+
+
+_HEADING_RES = {level: _heading_re(level) for level in range(1, 7)}
+
+
+def split_lines(text: str) -> list[str]:
+    """Split on ``\\n`` only (not on the other breaks str.splitlines knows), keeping ends."""
+    parts = text.split("\n")
+    lines = [part + "\n" for part in parts[:-1]]
+    if parts[-1]:
+        lines.append(parts[-1])
+    return lines
+
+
+def line_content(line: str) -> str:
+    """A line without its ``\\n`` or ``\\r\\n`` ending."""
+    if line.endswith("\n"):
+        line = line[:-1]
+        if line.endswith("\r"):
+            line = line[:-1]
+    return line
+
+
+def detect_newline(text: str) -> str:
+    """The newline a file mostly uses; ``\\n`` when it has none."""
+    crlf = text.count("\r\n")
+    lf = text.count("\n") - crlf
+    return "\r\n" if crlf > lf else "\n"
+
+
+def canonical_body(text: str) -> str:
+    return _CRLF_RE.sub("\n", text).strip("\n")
+
+
+class FenceTracker:
+    """Feeds lines in order; says whether each is inside (or delimits) a code fence."""
+
+    def __init__(self) -> None:
+        self.marker: str | None = None
+
+    def in_fence(self, content: str) -> bool:
+        if self.marker is None:
+            match = _FENCE_OPEN_RE.match(content)
+            if match:
+                self.marker = match.group(1)
+                return True
+            return False
+        match = _FENCE_CLOSE_RE.match(content)
+        if match:
+            run = match.group(1)
+            if run[0] == self.marker[0] and len(run) >= len(self.marker):
+                self.marker = None
+        return True
+
+
+def parse_meta(content: str) -> dict[str, str] | None:
+    """``<!-- a: 1; b: two -->`` -> ``{"a": "1", "b": "two"}``; None if not a metadata comment."""
+    match = _META_RE.fullmatch(content)
+    if not match:
+        return None
+    inner = match.group(1).strip()
+    if "-->" in inner or "<!--" in inner:
+        return None
+    meta: dict[str, str] = {}
+    for item in inner.split(";"):
+        item = item.strip()
+        if not item:
+            continue
+        pair = _META_ITEM_RE.fullmatch(item)
+        if not pair:
+            return None
+        meta[pair.group(1)] = pair.group(2).strip()
+    return meta
+
+
+def render_meta(meta: Mapping[str, str]) -> str:
+    """The one-line metadata comment for ``meta``; raises ValueError on a value it cannot hold."""
+    items = []
+    for key, value in meta.items():
+        if not META_KEY_RE.fullmatch(key):
+            raise ValueError(f"metadata key {key!r} must match {META_KEY_RE.pattern}")
+        if any(bad in value for bad in (";", "\n", "\r", "-->", "<!--")) or value != value.strip():
+            raise ValueError(
+                f"metadata value {value!r} for {key!r} must be one trimmed line "
+                "without ';' or '-->'"
+            )
+        items.append(f"{key}: {value}")
+    return "<!-- " + "; ".join(items) + " -->"
+
+
+def strip_think(text: str) -> str:
+    """Remove leaked ``<think>...</think>`` blocks (an unclosed one runs to the end)."""
+    return _THINK_RE.sub("", text)
+
+
+def sanitize_body(text: str, level: int = 2) -> str:
+    """Text made safe as a section body at ``level``.
+
+    Headings at ``level`` or above are demoted one below it (``## x`` becomes
+    ``### x`` in a level-2 body), so a body never opens a sibling section; a
+    code fence left open is closed, so it cannot swallow the sections after it.
+    """
+    demote = re.compile(rf"^ {{0,3}}#{{1,{level}}}(?=[ \t]|$)")
+    fence = FenceTracker()
+    out = []
+    for line in split_lines(canonical_body(text)):
+        content = line_content(line)
+        if not fence.in_fence(content):
+            line = demote.sub("#" * (level + 1), line)
+        out.append(line)
+    body = "".join(out)
+    if fence.marker is not None:
+        body = body.rstrip("\n") + "\n" + fence.marker
+    return canonical_body(body)
+
+
+class Section:
+    """One ``## key`` section: key, metadata and a canonical body."""
+
+    __slots__ = ("key", "meta", "_body", "level", "_raw", "_orig", "_heading")
+
+    def __init__(
+        self, key: str, body: str = "", meta: Mapping[str, str] | None = None, *, level: int = 2
+    ) -> None:
+        self.key = key
+        self.meta: dict[str, str] = dict(meta or {})
+        self.level = level
+        self._body = sanitize_body(body, level)
+        self._raw: str | None = None
+        self._orig: tuple[str, dict[str, str], str] | None = None
+        self._heading: str | None = None
+
+    @property
+    def body(self) -> str:
+        return self._body
+
+    @body.setter
+    def body(self, value: str) -> None:
+        self._body = sanitize_body(value, self.level)
+
+    @property
+    def changed(self) -> bool:
+        """True for a new section, or one edited since it was parsed."""
+        return self._orig is None or self._orig != (self.key, self.meta, self._body)
+
+    @classmethod
+    def _from_lines(cls, lines: list[str], level: int) -> Section:
+        heading = line_content(lines[0])
+        match = _HEADING_RES[level].match(heading)
+        assert match is not None, "caller passes a heading line first"
+        meta: dict[str, str] = {}
+        body_start = 1
+        for index in range(1, len(lines)):
+            content = line_content(lines[index])
+            if content == "":
+                continue
+            parsed = parse_meta(content)
+            if parsed is not None:
+                meta = parsed
+                body_start = index + 1
+            break
+        section = cls(match.group(1), "".join(lines[body_start:]), meta, level=level)
+        section._raw = "".join(lines)
+        section._orig = (section.key, dict(section.meta), section._body)
+        section._heading = heading
+        return section
+
+    def render(self, newline: str = "\n") -> str:
+        if not self.changed and self._raw is not None:
+            return self._raw
+        heading = f"{'#' * self.level} {self.key}"
+        match = _HEADING_RES[self.level].match(heading)
+        if match is None or match.group(1) != self.key:
+            raise ValueError(f"section key {self.key!r} must be one non-empty trimmed line")
+        if self._orig is not None and self._orig[0] == self.key and self._heading:
+            heading = self._heading
+        parts = [heading]
+        first_line = self._body.split("\n", 1)[0]
+        if self.meta or parse_meta(first_line) is not None:
+            parts.append(render_meta(self.meta))
+        if self._body:
+            parts.append(self._body.replace("\n", newline))
+        return newline.join(parts) + newline
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Section):
+            return NotImplemented
+        return (self.key, self.meta, self._body, self.level) == (
+            other.key,
+            other.meta,
+            other._body,
+            other.level,
+        )
+
+    __hash__ = None  # type: ignore[assignment]  # mutable
+
+    def __repr__(self) -> str:
+        return f"Section(key={self.key!r}, meta={self.meta!r}, body={self._body[:40]!r})"
+
+
+def _separate(text: str, newline: str) -> str:
+    """Ensure ``text`` ends with a blank line, so a following heading stands apart."""
+    if not text:
+        return text
+    if not text.endswith("\n"):
+        text += newline
+    last_line = text[:-1].rsplit("\n", 1)[-1]
+    return text if last_line.rstrip("\r") == "" else text + newline
+
+
+class SectionDocument:
+    """A preamble (text before the first heading) and an ordered list of sections."""
+
+    def __init__(
+        self,
+        preamble: str = "",
+        sections: list[Section] | None = None,
+        *,
+        level: int = 2,
+        newline: str = "\n",
+    ) -> None:
+        self.preamble = preamble
+        self.sections: list[Section] = list(sections or [])
+        self.level = level
+        self.newline = newline
+
+    @classmethod
+    def parse(cls, text: str, *, level: int = 2) -> SectionDocument:
+        lines = split_lines(text)
+        heading_re = _HEADING_RES[level]
+        fence = FenceTracker()
+        starts: list[int] = []
+        for index, line in enumerate(lines):
+            content = line_content(line)
+            if fence.in_fence(content):
+                continue
+            if heading_re.match(content):
+                starts.append(index)
+        if not starts:
+            return cls(text, [], level=level, newline=detect_newline(text))
+        bounds = zip(starts, [*starts[1:], len(lines)], strict=True)
+        sections = [Section._from_lines(lines[a:b], level) for a, b in bounds]
+        preamble = "".join(lines[: starts[0]])
+        return cls(preamble, sections, level=level, newline=detect_newline(text))
+
+    def render(self) -> str:
+        text = self.preamble
+        previous_changed = False
+        for section in self.sections:
+            if section.level != self.level:
+                raise ValueError(
+                    f"section {section.key!r} is level {section.level}, not {self.level}"
+                )
+            if section.changed or previous_changed:
+                text = _separate(text, self.newline)
+            text += section.render(self.newline)
+            previous_changed = section.changed
+        return text
+
+    # -- lookup and edits ------------------------------------------------------
+
+    def __iter__(self) -> Iterator[Section]:
+        return iter(self.sections)
+
+    def __len__(self) -> int:
+        return len(self.sections)
+
+    def keys(self) -> list[str]:
+        return [section.key for section in self.sections]
+
+    def index(self, key: str) -> int | None:
+        for position, section in enumerate(self.sections):
+            if section.key == key:
+                return position
+        return None
+
+    def get(self, key: str) -> Section | None:
+        position = self.index(key)
+        return None if position is None else self.sections[position]
+
+    def new_section(
+        self, key: str, body: str = "", meta: Mapping[str, str] | None = None
+    ) -> Section:
+        return Section(key, body, meta, level=self.level)
+
+    def append(self, section: Section) -> Section:
+        self.sections.append(section)
+        return section
+
+    def insert(self, position: int, section: Section) -> Section:
+        self.sections.insert(position, section)
+        return section
+
+    def remove(self, key: str) -> Section | None:
+        position = self.index(key)
+        return None if position is None else self.sections.pop(position)

@@ -1,0 +1,114 @@
+"""``memdir init``: make a folder a memory folder, or adopt one that has files already.
+
+- ``init_folder`` writes a layout's manifest, runs the legacy migration if
+  ``MEMORY.md`` is there, then adds the layout's starter files, skipping every
+  file that exists (nothing a person wrote is overwritten).
+- ``adopt_folder`` writes a manifest for files already in place (the layout
+  whose paths match best, or the one named) and moves or creates nothing; it
+  reports the markdown files no layer covers.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from memdir import layouts
+from memdir.config import MANIFEST_NAME, STATE_DIR, Manifest, is_glob, parse_manifest
+from memdir.errors import FolderExistsError, NotAMemoryFolder
+from memdir.files.atomic import atomic_write, folder_lock
+from memdir.memory import LOCK_FILE, open_memory
+from memdir.migrate import MigrationReport
+
+STATE_GITIGNORE = "# memdir's derived and transient files\nlock\nindex.db*\n*.memdir-tmp\n"
+_SKIP_DIRS = {".git", STATE_DIR, "node_modules", ".venv"}
+
+
+@dataclass
+class InitReport:
+    root: Path
+    layout: str
+    adopted: bool = False
+    created: list[str] = field(default_factory=list)
+    migration: MigrationReport | None = None
+    uncovered: list[str] = field(default_factory=list)
+
+
+def init_folder(
+    path: str | Path, layout: str = "default", *, agent: str | None = None, force: bool = False
+) -> InitReport:
+    """Write ``layout`` into ``path`` (created if missing); existing files are kept."""
+    root = Path(path).expanduser().resolve()
+    root.mkdir(parents=True, exist_ok=True)
+    manifest = _write_manifest(root, layout, agent, force)
+    report = InitReport(root, layout, created=[MANIFEST_NAME])
+    memory = open_memory(root)
+    report.migration = memory.migration
+    with memory.lock:
+        for relpath, content in layouts.starter_files(layout).items():
+            target = root / relpath
+            if not target.exists():
+                atomic_write(target, content)
+                report.created.append(relpath)
+        for name in ("notebook", "knowledge", "state"):
+            if memory.has(name):
+                store = getattr(memory, name)
+                if store.ensure_file():
+                    report.created.append(store.relpath)
+        for folder in layouts.folders(manifest):
+            (root / folder).mkdir(parents=True, exist_ok=True)
+    return report
+
+
+def adopt_folder(
+    path: str | Path, layout: str | None = None, *, agent: str | None = None, force: bool = False
+) -> InitReport:
+    """Write a manifest for the files already in ``path``; move and create nothing else."""
+    root = Path(path).expanduser().resolve()
+    if not root.is_dir():
+        raise NotAMemoryFolder(f"{root} is not a folder; nothing to adopt")
+    chosen = layout or layouts.detect(root)[0]
+    manifest = _write_manifest(root, chosen, agent, force)
+    memory = open_memory(root)
+    report = InitReport(root, chosen, adopted=True, created=[MANIFEST_NAME])
+    report.migration = memory.migration
+    report.uncovered = uncovered_files(root, manifest)
+    return report
+
+
+def uncovered_files(root: Path, manifest: Manifest) -> list[str]:
+    """Markdown files under ``root`` that no layer's paths match."""
+    covered: set[Path] = set()
+    for layer in manifest.layers.values():
+        for pattern in layer.paths:
+            if is_glob(pattern):
+                covered.update(root.glob(pattern))
+            else:
+                covered.add(root / pattern)
+    found = []
+    for candidate in sorted(root.rglob("*.md")):
+        relative = candidate.relative_to(root)
+        if relative.parts[0] in _SKIP_DIRS or candidate in covered:
+            continue
+        if relative.name in ("MEMORY.md", "README.md"):
+            continue  # legacy (migrated, ignored) or the folder's own readme
+        found.append(relative.as_posix())
+    return found
+
+
+def _write_manifest(root: Path, layout: str, agent: str | None, force: bool) -> Manifest:
+    target = root / MANIFEST_NAME
+    if target.exists() and not force:
+        raise FolderExistsError(f"{target} exists; pass --force to replace the manifest")
+    text = layouts.manifest_text(layout)
+    if agent is not None:
+        text = re.sub(r'(?m)^agent = ".*"$', f'agent = "{agent}"', text, count=1)
+    manifest = parse_manifest(text, target)
+    lock = folder_lock(root / STATE_DIR / LOCK_FILE)
+    with lock:
+        atomic_write(target, text)
+        ignore = root / STATE_DIR / ".gitignore"
+        if not ignore.exists():
+            atomic_write(ignore, STATE_GITIGNORE)
+    return manifest

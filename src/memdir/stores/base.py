@@ -1,0 +1,201 @@
+"""What every store shares: its context, locked read-modify-write of one section
+file, the archive that keeps what a cap pushes out, and key validation.
+
+Invariants:
+- Reads never take the lock: files are only ever replaced whole (atomic
+  rename), so a reader sees an old or a new version, never a torn one.
+- Every write takes the folder lock, re-reads the file from disk under it,
+  applies its change, and writes atomically. A refused write raises ``Refusal``
+  inside the edit, which leaves every file as it was.
+- Text a cap removes goes to the archive before the file that held it is
+  rewritten: a crash in between leaves it in both places, never in neither.
+- Files are decoded with ``surrogateescape``, so bytes that are not UTF-8
+  survive a round trip untouched.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import ClassVar
+
+from memdir.config import Limits, Manifest
+from memdir.files.atomic import FolderLock, atomic_write
+from memdir.files.sections import META_KEY_RE, Section, SectionDocument
+from memdir.timeutil import Clock, format_ts
+
+ENCODING = "utf-8"
+ERRORS = "surrogateescape"
+KEY_MAX_CHARS = 120
+
+
+class Refusal(Exception):
+    """Raised inside a store edit to refuse the write; carries the reason."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def read_text(path: Path) -> str | None:
+    try:
+        return path.read_bytes().decode(ENCODING, ERRORS)
+    except FileNotFoundError:
+        return None
+
+
+def write_text(path: Path, text: str) -> None:
+    atomic_write(path, text.encode(ENCODING, ERRORS))
+
+
+def normalize_key(raw: object, what: str = "key") -> str:
+    """A section key from user input, or Refusal with a sentence saying what to fix."""
+    if not isinstance(raw, str):
+        raise Refusal(f"{what} must be a string, not {type(raw).__name__}")
+    key = " ".join(raw.split())
+    if not key:
+        raise Refusal(f"{what} is empty; give a short name such as 'current-task'")
+    if len(key) > KEY_MAX_CHARS:
+        raise Refusal(f"{what} is {len(key)} chars; keep it under {KEY_MAX_CHARS}")
+    return key
+
+
+def clean_meta_value(value: str) -> str:
+    """Make free text safe as a metadata value (one line, no ';' or comment marks)."""
+    for bad in (";", "-->", "<!--"):
+        value = value.replace(bad, ",")
+    return " ".join(value.split())
+
+
+@dataclass(frozen=True)
+class ArchivedText:
+    key: str
+    text: str
+    reason: str
+    meta: Mapping[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, section: Section, reason: str) -> ArchivedText:
+        return cls(section.key, section.body, reason, section.meta)
+
+
+class Archive:
+    """Append-only keeping of text memdir took out of a file, by kind and month.
+
+    ``archive/<kind>/YYYY-MM.md`` is a section file: one section per kept item
+    with when, why and where from. Monthly files keep each rewrite small.
+    """
+
+    def __init__(self, root: Path, folder: str, clock: Clock) -> None:
+        self.root = root
+        self.folder = folder
+        self.clock = clock
+
+    def path_for(self, kind: str) -> str:
+        return f"{self.folder}/{kind}/{self.clock():%Y-%m}.md"
+
+    def keep(self, kind: str, source: str, items: Sequence[ArchivedText]) -> str:
+        """Write ``items`` to the archive (caller holds the lock); return its relative path."""
+        relpath = self.path_for(kind)
+        path = self.root / relpath
+        text = read_text(path)
+        doc = (
+            SectionDocument.parse(text)
+            if text is not None
+            else SectionDocument(f"# Archive: {kind}\n\nKept by memdir; nothing here is deleted.\n")
+        )
+        stamp = format_ts(self.clock())
+        for item in items:
+            meta = {"archived": stamp, "reason": item.reason, "from": source}
+            for key, value in item.meta.items():
+                if key not in meta and META_KEY_RE.fullmatch(key):
+                    meta[key] = clean_meta_value(value)
+            doc.append(doc.new_section(item.key, item.text, meta))
+        write_text(path, doc.render())
+        return relpath
+
+
+@dataclass(frozen=True)
+class StoreContext:
+    root: Path
+    manifest: Manifest
+    lock: FolderLock
+    clock: Clock
+    archive: Archive
+
+    @property
+    def limits(self) -> Limits:
+        return self.manifest.limits
+
+
+class SectionFileStore:
+    """A store over one section file: cached reads, locked read-modify-write edits."""
+
+    STARTER: ClassVar[str] = ""
+
+    def __init__(self, ctx: StoreContext, relpath: str) -> None:
+        self.ctx = ctx
+        self.relpath = relpath
+        self.path = ctx.root / relpath
+        self._cache: tuple[tuple[int, int, int], SectionDocument] | None = None
+
+    @property
+    def store(self) -> str:
+        """The file's path relative to the memory folder, as results name it."""
+        return self.relpath
+
+    def exists(self) -> bool:
+        return self.path.exists()
+
+    def ensure_file(self) -> bool:
+        """Create the file with its starter text if missing; True if created."""
+        with self.ctx.lock:
+            if self.path.exists():
+                return False
+            write_text(self.path, self.STARTER)
+            return True
+
+    def mtime(self) -> datetime | None:
+        try:
+            stamp = self.path.stat().st_mtime
+        except FileNotFoundError:
+            return None
+        return datetime.fromtimestamp(int(stamp), tz=UTC)
+
+    def _read(self) -> SectionDocument:
+        """The parsed file for reading; do not mutate (use ``_edit``)."""
+        try:
+            stat = os.stat(self.path)
+        except FileNotFoundError:
+            return SectionDocument.parse(self.STARTER)
+        signature = (stat.st_mtime_ns, stat.st_size, stat.st_ino)
+        if self._cache is not None and self._cache[0] == signature:
+            return self._cache[1]
+        text = read_text(self.path)
+        doc = SectionDocument.parse(text if text is not None else self.STARTER)
+        self._cache = (signature, doc)
+        return doc
+
+    @contextmanager
+    def _edit(self) -> Iterator[SectionDocument]:
+        """Lock, re-read from disk, yield the document, write it back if it changed.
+
+        Raise ``Refusal`` inside the block to leave the file untouched.
+        """
+        with self.ctx.lock:
+            text = read_text(self.path)
+            doc = SectionDocument.parse(text if text is not None else self.STARTER)
+            yield doc
+            rendered = doc.render()
+            if rendered != (text if text is not None else self.STARTER):
+                write_text(self.path, rendered)
+                self._cache = None
+
+    def _keep(self, kind: str, items: Sequence[ArchivedText]) -> str | None:
+        if not items:
+            return None
+        return self.ctx.archive.keep(kind, self.relpath, items)

@@ -1,0 +1,37 @@
+"""Timestamps as memory files spell them: UTC, ISO 8601, seconds, ``Z``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, date, datetime
+
+Clock = Callable[[], datetime]
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC).replace(microsecond=0)
+
+
+def format_ts(moment: datetime) -> str:
+    """``2026-11-30T10:00:00Z``"""
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def parse_ts(text: str | None) -> datetime | None:
+    """Read a timestamp or a date as written by hand or by memdir; None if unreadable."""
+    if not text:
+        return None
+    value = text.strip()
+    try:
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        try:
+            day = date.fromisoformat(value)
+        except ValueError:
+            return None
+        moment = datetime(day.year, day.month, day.day)
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC)
