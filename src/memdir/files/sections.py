@@ -39,6 +39,10 @@ def _heading_re(level: int) -> re.Pattern[str]:
 
 
 _HEADING_RES = {level: _heading_re(level) for level in range(1, 7)}
+# The same headings found in a whole text at once (``\S`` never matches ``\r``).
+_HEADING_SCAN_RES = {
+    level: re.compile(rf"^#{{{level}}}[ \t]+\S", re.MULTILINE) for level in range(1, 7)
+}
 
 
 def split_lines(text: str) -> list[str]:
@@ -138,6 +142,8 @@ def sanitize_body(text: str, level: int = 2) -> str:
     ``### x`` in a level-2 body), so a body never opens a sibling section; a
     code fence left open is closed, so it cannot swallow the sections after it.
     """
+    if "#" not in text and "`" not in text and "~" not in text:
+        return canonical_body(text)  # nothing that could split or fence
     demote = re.compile(rf"^ {{0,3}}#{{1,{level}}}(?=[ \t]|$)")
     fence = FenceTracker()
     out = []
@@ -182,23 +188,32 @@ class Section:
         return self._orig is None or self._orig != (self.key, self.meta, self._body)
 
     @classmethod
-    def _from_lines(cls, lines: list[str], level: int) -> Section:
-        heading = line_content(lines[0])
+    def _from_text(cls, raw: str, level: int, *, fence_open: bool) -> Section:
+        """A parsed section. Its body cannot hold a heading at ``level`` (that would have
+        split it), so only a fence left open at the end of the file needs sanitising."""
+        end = raw.find("\n")
+        position = len(raw) if end < 0 else end + 1
+        heading = line_content(raw[:position])
         match = _HEADING_RES[level].match(heading)
-        assert match is not None, "caller passes a heading line first"
+        assert match is not None, "caller passes text starting with a heading"
         meta: dict[str, str] = {}
-        body_start = 1
-        for index in range(1, len(lines)):
-            content = line_content(lines[index])
+        body_start = position
+        while position < len(raw):
+            end = raw.find("\n", position)
+            line_end = len(raw) if end < 0 else end + 1
+            content = line_content(raw[position:line_end])
             if content == "":
+                position = line_end
                 continue
             parsed = parse_meta(content)
             if parsed is not None:
                 meta = parsed
-                body_start = index + 1
+                body_start = line_end
             break
-        section = cls(match.group(1), "".join(lines[body_start:]), meta, level=level)
-        section._raw = "".join(lines)
+        section = cls(match.group(1), "", meta, level=level)
+        body = raw[body_start:]
+        section._body = sanitize_body(body, level) if fence_open else canonical_body(body)
+        section._raw = raw
         section._orig = (section.key, dict(section.meta), section._body)
         section._heading = heading
         return section
@@ -236,6 +251,26 @@ class Section:
         return f"Section(key={self.key!r}, meta={self.meta!r}, body={self._body[:40]!r})"
 
 
+def _heading_offsets(text: str, level: int) -> tuple[list[int], bool]:
+    """Where each heading at ``level`` starts, and whether a fence is open at the end.
+
+    Without fence markers one regex scan finds them; with fences, lines are
+    walked so headings inside a fence are skipped.
+    """
+    if "```" not in text and "~~~" not in text:
+        return [match.start() for match in _HEADING_SCAN_RES[level].finditer(text)], False
+    heading_re = _HEADING_RES[level]
+    fence = FenceTracker()
+    starts: list[int] = []
+    offset = 0
+    for line in split_lines(text):
+        content = line_content(line)
+        if not fence.in_fence(content) and heading_re.match(content):
+            starts.append(offset)
+        offset += len(line)
+    return starts, fence.marker is not None
+
+
 def _separate(text: str, newline: str) -> str:
     """Ensure ``text`` ends with a blank line, so a following heading stands apart."""
     if not text:
@@ -264,22 +299,17 @@ class SectionDocument:
 
     @classmethod
     def parse(cls, text: str, *, level: int = 2) -> SectionDocument:
-        lines = split_lines(text)
-        heading_re = _HEADING_RES[level]
-        fence = FenceTracker()
-        starts: list[int] = []
-        for index, line in enumerate(lines):
-            content = line_content(line)
-            if fence.in_fence(content):
-                continue
-            if heading_re.match(content):
-                starts.append(index)
+        starts, fence_open = _heading_offsets(text, level)
+        newline = detect_newline(text)
         if not starts:
-            return cls(text, [], level=level, newline=detect_newline(text))
-        bounds = zip(starts, [*starts[1:], len(lines)], strict=True)
-        sections = [Section._from_lines(lines[a:b], level) for a, b in bounds]
-        preamble = "".join(lines[: starts[0]])
-        return cls(preamble, sections, level=level, newline=detect_newline(text))
+            return cls(text, [], level=level, newline=newline)
+        bounds = zip(starts, [*starts[1:], len(text)], strict=True)
+        last = len(starts) - 1
+        sections = [
+            Section._from_text(text[a:b], level, fence_open=fence_open and n == last)
+            for n, (a, b) in enumerate(bounds)
+        ]
+        return cls(text[: starts[0]], sections, level=level, newline=newline)
 
     def render(self) -> str:
         text = self.preamble

@@ -31,6 +31,8 @@ from __future__ import annotations
 import re
 import secrets
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Literal, get_args
@@ -267,19 +269,16 @@ class KnowledgeStore(SectionFileStore):
             tag_list = normalize_tags(tags)
             moment = date or self.ctx.clock()
             obs_id = new_observation_id()
-            with self._edit() as doc:
-                archived, notes = self._enforce(doc)
-                section, sub = _observations_doc(doc)
+            with self._edit_parts() as (parts, archived, notes):
                 meta = observation_meta(type, moment, tag_list)
-                sub.append(Section(obs_id, text, meta, level=3))
-                trimmed = self._trim_observations(sub, keep=obs_id)
+                parts.observations.append(Section(obs_id, text, meta, level=3))
+                trimmed = self._trim_observations(parts.observations, keep=obs_id)
                 if trimmed:
                     archived += trimmed
                     notes.append(
                         f"moved the {len(trimmed)} oldest observations to the archive "
                         f"(cap {self.ctx.limits.observations_max})"
                     )
-                _store_observations(doc, section, sub)
                 archive = self._keep(ARCHIVE_KIND, archived)
         except Refusal as refusal:
             return WriteResult.refused(self.store, refusal.reason)
@@ -316,8 +315,8 @@ class KnowledgeStore(SectionFileStore):
                 raise Refusal(
                     "content is empty; nothing was written. To remove a section use remove_section"
                 )
-            with self._edit() as doc:
-                archived, notes = self._enforce(doc)
+            with self._edit_parts() as (parts, archived, notes):
+                doc = parts.doc
                 target = _find_curated(doc, key)
                 old = target.body if target is not None else ""
                 if chosen == "patch" and old and body in old:
@@ -347,9 +346,8 @@ class KnowledgeStore(SectionFileStore):
             wanted = _parse_ids(ids)
             if not wanted:
                 raise Refusal("no observation ids given; pass ids=['obs_...']")
-            with self._edit() as doc:
-                archived, notes = self._enforce(doc)
-                section, sub = _observations_doc(doc)
+            with self._edit_parts() as (parts, archived, notes):
+                sub = parts.observations
                 found = [obs for obs in sub if obs.key in wanted]
                 if not found:
                     raise Refusal(
@@ -359,7 +357,6 @@ class KnowledgeStore(SectionFileStore):
                     )
                 sub.sections = [obs for obs in sub if obs.key not in wanted]
                 archived += [ArchivedText.of(obs, "deleted") for obs in found]
-                _store_observations(doc, section, sub)
                 archive = self._keep(ARCHIVE_KIND, archived)
         except Refusal as refusal:
             return WriteResult.refused(self.store, refusal.reason)
@@ -372,8 +369,8 @@ class KnowledgeStore(SectionFileStore):
         """Remove a curated section; its text goes to the archive."""
         try:
             key = normalize_key(name, "section")
-            with self._edit() as doc:
-                archived, notes = self._enforce(doc)
+            with self._edit_parts() as (parts, archived, notes):
+                doc = parts.doc
                 target = _find_curated(doc, key)
                 if target is None:
                     raise Refusal(f"no curated section {key!r}; sections are: {_names(doc)}")
@@ -412,12 +409,22 @@ class KnowledgeStore(SectionFileStore):
             )
         return new
 
-    def _enforce(self, doc: SectionDocument) -> tuple[list[ArchivedText], list[str]]:
+    @contextmanager
+    def _edit_parts(self) -> Iterator[tuple[_Parts, list[ArchivedText], list[str]]]:
+        """``_edit`` with the observations parsed once and the caps enforced first;
+        yields the parts, what enforcing archived, and notes on what it did."""
+        with self._edit() as doc:
+            parts = _Parts(doc)
+            archived, notes = self._enforce(parts)
+            yield parts, archived, notes
+            parts.commit()
+
+    def _enforce(self, parts: _Parts) -> tuple[list[ArchivedText], list[str]]:
         """Bring a document edited by hand under the caps before a write."""
         limits = self.ctx.limits
         archived: list[ArchivedText] = []
         notes: list[str] = []
-        section, sub = _observations_doc(doc)
+        doc, sub = parts.doc, parts.observations
         empty = [obs for obs in sub if not obs.body.strip()]
         if empty:
             sub.sections = [obs for obs in sub if obs.body.strip()]
@@ -426,8 +433,6 @@ class KnowledgeStore(SectionFileStore):
         if trimmed:
             archived += trimmed
             notes.append(f"moved {len(trimmed)} observations over the cap to the archive")
-        if section is not None:
-            _store_observations(doc, section, sub)
         curated = [s for s in doc if s.key != OBSERVATIONS_KEY]
         for target in curated:
             if len(target.body) <= limits.memory_md_section_max_chars:
@@ -506,12 +511,20 @@ def _observations_doc(doc: SectionDocument) -> tuple[Section | None, SectionDocu
     return section, SectionDocument.parse(section.body, level=3)
 
 
-def _store_observations(
-    doc: SectionDocument, section: Section | None, sub: SectionDocument
-) -> None:
-    if section is None:
-        section = doc.append(doc.new_section(OBSERVATIONS_KEY))
-    section.body = sub.render()
+class _Parts:
+    """A knowledge document being edited, with its observations parsed out."""
+
+    def __init__(self, doc: SectionDocument) -> None:
+        self.doc = doc
+        self.section, self.observations = _observations_doc(doc)
+
+    def commit(self) -> None:
+        """Put the observations back into their section (made at the end if missing)."""
+        if self.section is None:
+            if not self.observations.sections:
+                return
+            self.section = self.doc.append(self.doc.new_section(OBSERVATIONS_KEY))
+        self.section.body = self.observations.render()
 
 
 def _observation(section: Section, fallback: datetime) -> Observation:

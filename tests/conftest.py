@@ -1,0 +1,38 @@
+"""Shared fixtures: every test gets its own MEMDIR_HOME and a clock it controls."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import memdir
+from memdir.testing import FakeClock
+
+
+@pytest.fixture(autouse=True)
+def memdir_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Never touch the real ~/.memdir."""
+    home = tmp_path_factory.mktemp("memdir-home")
+    monkeypatch.setenv("MEMDIR_HOME", str(home))
+    return home
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock("2026-11-30T10:00:00Z")
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    """A fresh memory folder with the default layout."""
+    root = tmp_path / "mem"
+    memdir.init(root)
+    return root
+
+
+@pytest.fixture
+def memory(folder: Path, clock: FakeClock) -> Iterator[memdir.Memory]:
+    with memdir.open(folder, clock=clock) as opened:
+        yield opened
