@@ -76,8 +76,16 @@ BootPolicy = Literal["always", "reflex", "recent", "heartbeat", "core", "never"]
 DecayPolicy = Literal["none", "access", "date"]
 
 _LAYER_NAME_RE = re.compile(r"[a-z][a-z0-9_-]*")
-_AGENT_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
+AGENT_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 _GLOB_CHARS = frozenset("*?[")
+
+
+class _LayerError(ValueError):
+    """A rule about one layer that only the whole ``layers`` table can check."""
+
+    def __init__(self, layer: str, message: str) -> None:
+        super().__init__(message)
+        self.layer = layer
 
 
 class _Strict(BaseModel):
@@ -163,7 +171,7 @@ class Manifest(_Strict):
     @field_validator("agent")
     @classmethod
     def _agent_id(cls, agent: str) -> str:
-        if not _AGENT_ID_RE.fullmatch(agent):
+        if not AGENT_ID_RE.fullmatch(agent):
             raise ValueError("agent must be letters, digits, '.', '_' or '-', starting alnum")
         return agent
 
@@ -175,12 +183,15 @@ class Manifest(_Strict):
         seen: dict[str, str] = {}
         for name, layer in layers.items():
             if not _LAYER_NAME_RE.fullmatch(name):
-                raise ValueError(f"layer name {name!r} must be lowercase letters, digits, _ or -")
+                raise _LayerError(
+                    name, f"layer name {name!r} must be lowercase letters, digits, _ or -"
+                )
             if layer.store in SINGLE_FILE_STORES:
                 if layer.store in seen:
-                    raise ValueError(
+                    raise _LayerError(
+                        name,
                         f"layers {seen[layer.store]!r} and {name!r} both use store "
-                        f"{layer.store!r}; it may back one layer only"
+                        f"{layer.store!r}; it may back one layer only",
                     )
                 seen[layer.store] = name
         return layers
@@ -211,12 +222,13 @@ def is_glob(path: str) -> bool:
 
 def static_prefix(pattern: str) -> str:
     """The folder part of a glob before its first wildcard: ``archive/**/*.md`` -> ``archive``."""
+    all_parts = pattern.replace("\\", "/").split("/")
     parts = []
-    for part in pattern.replace("\\", "/").split("/"):
+    for part in all_parts:
         if is_glob(part):
             break
         parts.append(part)
-    if len(parts) == len(pattern.split("/")):  # no wildcard: a file, take its folder
+    if len(parts) == len(all_parts):  # no wildcard: a file, take its folder
         parts = parts[:-1]
     return "/".join(parts)
 
@@ -248,6 +260,9 @@ def parse_manifest(text: str, path: Path = Path(MANIFEST_NAME)) -> Manifest:
     except ValidationError as exc:
         error = exc.errors()[0]
         loc = tuple(str(part) for part in error["loc"])
+        cause = error.get("ctx", {}).get("error")
+        if isinstance(cause, _LayerError):
+            loc = (*loc, cause.layer)
         key = ".".join(loc)
         message = error["msg"]
         if error["type"] == "extra_forbidden":

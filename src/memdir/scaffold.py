@@ -15,8 +15,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from memdir import layouts
-from memdir.config import MANIFEST_NAME, STATE_DIR, Manifest, is_glob, parse_manifest
-from memdir.errors import FolderExistsError, NotAMemoryFolder
+from memdir.config import (
+    AGENT_ID_RE,
+    MANIFEST_NAME,
+    STATE_DIR,
+    Manifest,
+    is_glob,
+    parse_manifest,
+)
+from memdir.errors import FolderExistsError, ManifestError, NotAMemoryFolder
 from memdir.files.atomic import atomic_write, folder_lock
 from memdir.memory import LOCK_FILE, open_memory
 from memdir.migrate import MigrationReport
@@ -40,6 +47,7 @@ def init_folder(
 ) -> InitReport:
     """Write ``layout`` into ``path`` (created if missing); existing files are kept."""
     root = Path(path).expanduser().resolve()
+    _manifest_text(root, layout, agent)  # validate before touching the disk
     root.mkdir(parents=True, exist_ok=True)
     manifest = _write_manifest(root, layout, agent, force)
     report = InitReport(root, layout, created=[MANIFEST_NAME])
@@ -97,14 +105,24 @@ def uncovered_files(root: Path, manifest: Manifest) -> list[str]:
     return found
 
 
+def _manifest_text(root: Path, layout: str, agent: str | None) -> tuple[str, Manifest]:
+    """The layout's manifest with ``agent`` filled in, validated."""
+    target = root / MANIFEST_NAME
+    text = layouts.manifest_text(layout)
+    if agent is not None:
+        if not AGENT_ID_RE.fullmatch(agent):
+            raise ManifestError(
+                target, f"{agent!r} must be letters, digits, '.', '_' or '-'", key="agent"
+            )
+        text = re.sub(r'(?m)^agent = ".*"$', lambda _: f'agent = "{agent}"', text, count=1)
+    return text, parse_manifest(text, target)
+
+
 def _write_manifest(root: Path, layout: str, agent: str | None, force: bool) -> Manifest:
     target = root / MANIFEST_NAME
     if target.exists() and not force:
         raise FolderExistsError(f"{target} exists; pass --force to replace the manifest")
-    text = layouts.manifest_text(layout)
-    if agent is not None:
-        text = re.sub(r'(?m)^agent = ".*"$', f'agent = "{agent}"', text, count=1)
-    manifest = parse_manifest(text, target)
+    text, manifest = _manifest_text(root, layout, agent)
     lock = folder_lock(root / STATE_DIR / LOCK_FILE)
     with lock:
         atomic_write(target, text)

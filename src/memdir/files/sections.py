@@ -39,6 +39,10 @@ def _heading_re(level: int) -> re.Pattern[str]:
 
 
 _HEADING_RES = {level: _heading_re(level) for level in range(1, 7)}
+# Headings at a level or above, to demote one below it (multiline: works on one line or many).
+_DEMOTE_RES = {
+    level: re.compile(rf"^ {{0,3}}#{{1,{level}}}(?=[ \t]|$)", re.MULTILINE) for level in range(1, 7)
+}
 # The same headings found in a whole text at once (``\S`` never matches ``\r``).
 _HEADING_SCAN_RES = {
     level: re.compile(rf"^#{{{level}}}[ \t]+\S", re.MULTILINE) for level in range(1, 7)
@@ -71,7 +75,9 @@ def detect_newline(text: str) -> str:
 
 
 def canonical_body(text: str) -> str:
-    return _CRLF_RE.sub("\n", text).strip("\n")
+    if "\r" in text:
+        text = _CRLF_RE.sub("\n", text)
+    return text.strip("\n")
 
 
 class FenceTracker:
@@ -142,15 +148,19 @@ def sanitize_body(text: str, level: int = 2) -> str:
     ``### x`` in a level-2 body), so a body never opens a sibling section; a
     code fence left open is closed, so it cannot swallow the sections after it.
     """
+    text = canonical_body(text)
     if "#" not in text and "`" not in text and "~" not in text:
-        return canonical_body(text)  # nothing that could split or fence
-    demote = re.compile(rf"^ {{0,3}}#{{1,{level}}}(?=[ \t]|$)")
+        return text  # nothing that could split or fence
+    demote = _DEMOTE_RES[level]
+    deeper = "#" * (level + 1)
+    if "```" not in text and "~~~" not in text:
+        return demote.sub(deeper, text)  # no fences: one pass over the whole text
     fence = FenceTracker()
     out = []
-    for line in split_lines(canonical_body(text)):
+    for line in split_lines(text):
         content = line_content(line)
         if not fence.in_fence(content):
-            line = demote.sub("#" * (level + 1), line)
+            line = demote.sub(deeper, line)
         out.append(line)
     body = "".join(out)
     if fence.marker is not None:
@@ -271,7 +281,7 @@ def _heading_offsets(text: str, level: int) -> tuple[list[int], bool]:
     return starts, fence.marker is not None
 
 
-def _separate(text: str, newline: str) -> str:
+def separate(text: str, newline: str) -> str:
     """Ensure ``text`` ends with a blank line, so a following heading stands apart."""
     if not text:
         return text
@@ -320,7 +330,7 @@ class SectionDocument:
                     f"section {section.key!r} is level {section.level}, not {self.level}"
                 )
             if section.changed or previous_changed:
-                text = _separate(text, self.newline)
+                text = separate(text, self.newline)
             text += section.render(self.newline)
             previous_changed = section.changed
         return text

@@ -25,7 +25,13 @@ from typing import ClassVar
 
 from memdir.config import Limits, Manifest
 from memdir.files.atomic import FolderLock, atomic_write
-from memdir.files.sections import META_KEY_RE, Section, SectionDocument
+from memdir.files.sections import (
+    META_KEY_RE,
+    Section,
+    SectionDocument,
+    detect_newline,
+    separate,
+)
 from memdir.timeutil import Clock, format_ts
 
 ENCODING = "utf-8"
@@ -99,23 +105,25 @@ class Archive:
         return f"{self.folder}/{kind}/{self.clock():%Y-%m}.md"
 
     def keep(self, kind: str, source: str, items: Sequence[ArchivedText]) -> str:
-        """Write ``items`` to the archive (caller holds the lock); return its relative path."""
+        """Write ``items`` to the archive (caller holds the lock); return its relative path.
+
+        New sections are rendered on their own and appended to the file's text
+        (no parse of what is there), then the whole is written atomically.
+        """
         relpath = self.path_for(kind)
         path = self.root / relpath
-        text = read_text(path)
-        doc = (
-            SectionDocument.parse(text)
-            if text is not None
-            else SectionDocument(f"# Archive: {kind}\n\nKept by memdir; nothing here is deleted.\n")
-        )
+        existing = read_text(path)
+        if existing is None:
+            existing = f"# Archive: {kind}\n\nKept by memdir; nothing here is deleted.\n"
         stamp = format_ts(self.clock())
+        added = SectionDocument(newline=detect_newline(existing))
         for item in items:
             meta = {"archived": stamp, "reason": item.reason, "from": source}
             for key, value in item.meta.items():
                 if key not in meta and META_KEY_RE.fullmatch(key):
                     meta[key] = clean_meta_value(value)
-            doc.append(doc.new_section(item.key, item.text, meta))
-        write_text(path, doc.render())
+            added.append(added.new_section(item.key, item.text, meta))
+        write_text(path, separate(existing, added.newline) + added.render())
         return relpath
 
 
