@@ -158,7 +158,7 @@ def test_think_blocks_and_sibling_headings_are_sanitised(memory: memdir.Memory) 
     memory.knowledge.save("<think>private</think>fact\n### nested heading")
     assert [s.key for s in memory.knowledge.sections()] == ["notes"]
     section = memory.knowledge.section("notes")
-    assert section is not None and section.text == "Visible\n### Not a section\n### Nor this"
+    assert section is not None and section.text == "Visible\n### Not a section\n# Nor this"
     [obs] = memory.knowledge.observations()
     assert obs.content == "fact\n#### nested heading"
 

@@ -38,7 +38,7 @@ _CLOSE_RE = re.compile(r"(---|\.\.\.)[ \t]*")
 def _load_yaml(text: str) -> dict[str, Any]:
     try:
         data = yaml.safe_load(text) if text.strip() else {}
-    except yaml.YAMLError as exc:
+    except (yaml.YAMLError, ValueError, TypeError) as exc:  # bad dates raise ValueError
         raise FileShapeError(f"frontmatter is not valid YAML: {exc}") from exc
     if data is None:
         return {}
@@ -48,17 +48,32 @@ def _load_yaml(text: str) -> dict[str, Any]:
 
 
 def _dump(mapping: Mapping[str, Any]) -> str:
-    """Block style at the top, flow style for leaf lists (``tags: [a, b]``)."""
-    return "".join(
-        yaml.safe_dump(
+    """Block style at the top, flow style for leaf lists (``tags: [a, b]``).
+
+    Each key is dumped with unicode kept readable, unless it would not load
+    back the same (YAML reads some code points, like U+0085, as line breaks);
+    then that key is dumped with non-ASCII escaped.
+    """
+    out = []
+    for key, value in mapping.items():
+        style = None if isinstance(value, (list, dict)) else False
+        text = yaml.safe_dump(
             {key: value},
             sort_keys=False,
             allow_unicode=True,
-            default_flow_style=None if isinstance(value, (list, dict)) else False,
+            default_flow_style=style,
             width=10_000,
         )
-        for key, value in mapping.items()
-    )
+        if yaml.safe_load(text) != {key: value}:
+            text = yaml.safe_dump(
+                {key: value},
+                sort_keys=False,
+                allow_unicode=False,
+                default_flow_style=style,
+                width=10_000,
+            )
+        out.append(text)
+    return "".join(out)
 
 
 def _blocks(front: str) -> list[tuple[str | None, str]]:
@@ -124,6 +139,16 @@ def _edit_front(front: str, old: Mapping[str, Any], new: Mapping[str, Any], newl
     return _dump(new).replace("\n", newline)
 
 
+def _frontmatter_end(lines: list[str]) -> int | None:
+    """The index of the closing fence if ``lines`` open with frontmatter, else None."""
+    if not lines or not _OPEN_RE.fullmatch(line_content(lines[0])):
+        return None
+    for index in range(1, len(lines)):
+        if _CLOSE_RE.fullmatch(line_content(lines[index])):
+            return index
+    return None
+
+
 class Card:
     """A card's metadata (the frontmatter, as loaded by YAML) and its body."""
 
@@ -144,15 +169,13 @@ class Card:
         lines = split_lines(text)
         card = cls()
         card._newline = newline
-        if lines and _OPEN_RE.fullmatch(line_content(lines[0])):
-            for index in range(1, len(lines)):
-                if _CLOSE_RE.fullmatch(line_content(lines[index])):
-                    front = "".join(lines[1:index])
-                    card.meta = _load_yaml(front)
-                    card.body = "".join(lines[index + 1 :])
-                    card._front = front
-                    card._fences = (lines[0], lines[index])
-                    break
+        end = _frontmatter_end(lines)
+        if end is not None:
+            front = "".join(lines[1:end])
+            card.meta = _load_yaml(front)
+            card.body = "".join(lines[end + 1 :])
+            card._front = front
+            card._fences = (lines[0], lines[end])
         if card._front is None:
             card.body = text
         card._orig_meta = _copy(card.meta)
@@ -175,7 +198,9 @@ class Card:
                 closing += newline
             return opening + front + closing + self.body
         if not self.meta:
-            return self.body
+            if _frontmatter_end(split_lines(self.body)) is None:
+                return self.body
+            return f"---{newline}---{newline}{self.body}"  # else its own --- would read as YAML
         front = _dump(self.meta).replace("\n", newline)
         return f"---{newline}{front}---{newline}{self.body}"
 

@@ -39,9 +39,11 @@ def _heading_re(level: int) -> re.Pattern[str]:
 
 
 _HEADING_RES = {level: _heading_re(level) for level in range(1, 7)}
-# Headings at a level or above, to demote one below it (multiline: works on one line or many).
+# Headings that would split a body at ``level`` (2 up to ``level`` hashes, as the
+# parser reads them), to demote one below it. ``# Title`` never splits a section.
 _DEMOTE_RES = {
-    level: re.compile(rf"^ {{0,3}}#{{1,{level}}}(?=[ \t]|$)", re.MULTILINE) for level in range(1, 7)
+    level: re.compile(rf"^#{{{min(2, level)},{level}}}(?=[ \t]+\S)", re.MULTILINE)
+    for level in range(1, 7)
 }
 # The same headings found in a whole text at once (``\S`` never matches ``\r``).
 _HEADING_SCAN_RES = {
@@ -75,8 +77,9 @@ def detect_newline(text: str) -> str:
 
 
 def canonical_body(text: str) -> str:
+    """``\\n`` newlines, no blank lines at either end (a final ``\\r`` is a newline too)."""
     if "\r" in text:
-        text = _CRLF_RE.sub("\n", text)
+        return _CRLF_RE.sub("\n", text).lstrip("\n").rstrip("\r\n")
     return text.strip("\n")
 
 
@@ -107,7 +110,7 @@ def parse_meta(content: str) -> dict[str, str] | None:
     if not match:
         return None
     inner = match.group(1).strip()
-    if "-->" in inner or "<!--" in inner:
+    if "-->" in inner or "<!--" in inner or "\r" in inner:
         return None
     meta: dict[str, str] = {}
     for item in inner.split(";"):
@@ -144,9 +147,10 @@ def strip_think(text: str) -> str:
 def sanitize_body(text: str, level: int = 2) -> str:
     """Text made safe as a section body at ``level``.
 
-    Headings at ``level`` or above are demoted one below it (``## x`` becomes
-    ``### x`` in a level-2 body), so a body never opens a sibling section; a
-    code fence left open is closed, so it cannot swallow the sections after it.
+    Headings that would split it (``##`` up to ``level`` hashes) are demoted one
+    below it (``## x`` becomes ``### x`` in a level-2 body), so a body never
+    opens a sibling section; a code fence left open is closed, so it cannot
+    swallow the sections after it. A parsed body is already in this form.
     """
     text = canonical_body(text)
     if "#" not in text and "`" not in text and "~" not in text:

@@ -1,0 +1,248 @@
+"""Section files: lossless round trips, surgical edits, and bodies that cannot split a file."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from memdir.files.sections import META_KEY_RE, Section, SectionDocument, sanitize_body
+
+# -- strategies -------------------------------------------------------------------
+
+# Pieces that make random text look like (broken) markdown, so the parser's edge cases
+# come up far more often than in plain st.text().
+_PIECES = st.sampled_from(
+    ["## ", "### ", "# ", "##", "#", "```", "~~~~", "<!-- ", " -->", "<!-- a: 1 -->",
+     "k: v", ";", "\n", "\r\n", "\r", " ", "\t", "x", "key", "   "]
+)  # fmt: skip
+MARKDOWNISH = st.one_of(
+    st.text(),
+    st.lists(st.one_of(_PIECES, st.text(max_size=4)), max_size=30).map("".join),
+)
+NEWLINES = st.sampled_from(["\n", "\r\n"])
+KEYS = st.text(st.characters(blacklist_characters="\n\r"), min_size=1).filter(
+    lambda key: key == key.strip()
+)
+META_VALUES = st.text(st.characters(blacklist_characters="\n\r;"), max_size=12).filter(
+    lambda value: value == value.strip() and "-->" not in value and "<!--" not in value
+)
+METAS = st.dictionaries(st.from_regex(META_KEY_RE, fullmatch=True), META_VALUES, max_size=3)
+
+# Whole lines a person might type into a section file.
+_HAND_LINES = st.sampled_from(
+    ["## alpha", "##  beta  ", "## gamma\t", "## alpha", "### sub", "# Title", "```", "```py",
+     "~~~", "<!-- k: v -->", "<!-- x: 1; custom.key: two -->", "<!-- not meta", "", "   ",
+     "text", "  indented", "trailing  ", "- item"]
+)  # fmt: skip
+HAND_EDITED = st.tuples(st.lists(_HAND_LINES, max_size=25), NEWLINES, st.booleans()).map(
+    lambda t: t[1].join(t[0]) + (t[1] if t[2] else "")
+)
+
+
+def _fields(doc: SectionDocument) -> list[tuple[str, dict[str, str], str]]:
+    return [(s.key, s.meta, s.body) for s in doc.sections]
+
+
+# -- properties ----------------------------------------------------------------------
+
+
+@settings(max_examples=300)
+@given(text=MARKDOWNISH, level=st.sampled_from([2, 3]))
+def test_parse_render_is_lossless_for_any_text(text: str, level: int) -> None:
+    """Whatever the file holds, parsing and rendering gives back the same bytes."""
+    assert SectionDocument.parse(text, level=level).render() == text
+
+
+@settings(max_examples=150)
+@given(
+    items=st.lists(st.tuples(KEYS, METAS, MARKDOWNISH), max_size=5),
+    newline=NEWLINES,
+    level=st.sampled_from([2, 3]),
+)
+def test_generated_documents_round_trip(
+    items: list[tuple[str, dict[str, str], str]], newline: str, level: int
+) -> None:
+    """Rendering valid sections and parsing back gives the same keys, meta and bodies."""
+    sections = [Section(key, body, meta, level=level) for key, meta, body in items]
+    doc = SectionDocument("", sections, level=level, newline=newline)
+    rendered = doc.render()
+    reparsed = SectionDocument.parse(rendered, level=level)
+    assert reparsed.sections == doc.sections
+    assert reparsed.render() == rendered
+
+
+@settings(max_examples=150)
+@given(text=HAND_EDITED, data=st.data(), new_body=MARKDOWNISH)
+def test_editing_one_section_leaves_the_rest_byte_identical(
+    text: str, data: st.DataObject, new_body: str
+) -> None:
+    """Only the edited section (and a blank line at its edges) changes."""
+    doc = SectionDocument.parse(text)
+    assume(doc.sections)
+    index = data.draw(st.integers(0, len(doc.sections) - 1))
+    raws = [section.render(doc.newline) for section in doc.sections]
+    start = len(doc.preamble) + sum(len(raw) for raw in raws[:index])
+    end = start + len(raws[index])
+    before, after = text[:start], text[end:]
+
+    doc.sections[index].body = new_body
+    rendered = doc.render()
+
+    nl = doc.newline
+    fresh = doc.sections[index].render(nl)
+    assert rendered.startswith(before) and rendered.endswith(after)
+    middle = rendered[len(before) : len(rendered) - len(after)]
+    assert middle in {a + fresh + b for a in ("", nl) for b in ("", nl)}
+    reparsed = SectionDocument.parse(rendered)
+    assert reparsed.keys() == doc.keys()
+    assert reparsed.sections[index].body == doc.sections[index].body
+
+
+@settings(max_examples=200)
+@given(body=MARKDOWNISH, newline=NEWLINES, level=st.sampled_from([2, 3]))
+def test_sanitized_body_never_splits_or_swallows_sections(
+    body: str, newline: str, level: int
+) -> None:
+    """Headings and open fences in a body cannot add, remove or reorder sections."""
+    doc = SectionDocument(level=level, newline=newline)
+    for key, text in (("before", "a"), ("middle", body), ("after", "z")):
+        doc.append(doc.new_section(key, text))
+    reparsed = SectionDocument.parse(doc.render(), level=level)
+    assert reparsed.keys() == ["before", "middle", "after"]
+    assert _fields(reparsed) == _fields(doc)
+    assert sanitize_body(sanitize_body(body, level), level) == sanitize_body(body, level)
+
+
+@pytest.mark.parametrize(
+    "body",
+    ["## sibling\ntext", "# title", "##", "```\n## in fence", "~~~~\n```\nstill open", " ## x"],
+)
+def test_sanitize_body_examples(body: str) -> None:
+    """Headings are demoted; an open fence is closed with its own marker."""
+    doc = SectionDocument("", [Section("a", body), Section("b", "last")])
+    assert SectionDocument.parse(doc.render()).keys() == ["a", "b"]
+
+
+# -- hand-edited files ----------------------------------------------------------------
+
+CRLF_FILE = (
+    "# Knowledge\r\n"
+    "Stray text before the first heading.\r\n"
+    "\r\n"
+    "##  conventions  \r\n"
+    "<!-- managed: agent; updated: 2026-11-30T10:00:00Z; x-custom.key: kept -->\r\n"
+    "Use snake_case for file names.   \r\n"
+    "\r\n"
+    "## code\r\n"
+    "\r\n"
+    "<!-- owner: me -->\r\n"
+    "```python\r\n"
+    "## not a heading\r\n"
+    "```\r\n"
+    "\r\n"
+    "## last\r\n"
+    "no trailing newline \udcff"
+)
+
+
+def _section_bytes(text: str) -> list[str]:
+    doc = SectionDocument.parse(text)
+    return [section.render(doc.newline) for section in doc.sections]
+
+
+def test_hand_edited_crlf_file_round_trips_and_parses() -> None:
+    """Preamble, odd spacing, unknown meta keys, fenced headings, no final newline."""
+    doc = SectionDocument.parse(CRLF_FILE)
+    assert doc.render() == CRLF_FILE
+    assert doc.newline == "\r\n"
+    assert doc.preamble == "# Knowledge\r\nStray text before the first heading.\r\n\r\n"
+    assert doc.keys() == ["conventions", "code", "last"]
+    assert doc.sections[0].meta["x-custom.key"] == "kept"
+    assert doc.sections[0].body == "Use snake_case for file names.   "
+    assert doc.sections[1].meta == {"owner": "me"}
+    assert doc.sections[1].body == "```python\n## not a heading\n```"
+    assert doc.sections[2].body == "no trailing newline \udcff"
+    assert not any(section.changed for section in doc.sections)
+
+
+@pytest.mark.parametrize("index", [0, 1, 2])
+def test_editing_a_crlf_file_keeps_other_sections_and_uses_crlf(index: int) -> None:
+    """The other sections' bytes survive verbatim; the new text is CRLF throughout."""
+    originals = _section_bytes(CRLF_FILE)
+    doc = SectionDocument.parse(CRLF_FILE)
+    doc.sections[index].body = "first line\nsecond line"
+    rendered = doc.render()
+    assert rendered.startswith(doc.preamble)
+    for position, raw in enumerate(originals):
+        if position != index:
+            assert raw in rendered
+    fresh = doc.sections[index].render("\r\n")
+    assert fresh in rendered and "first line\r\nsecond line\r\n" in fresh
+    assert "\n" not in rendered.replace("\r\n", "")
+    assert SectionDocument.parse(rendered).keys() == ["conventions", "code", "last"]
+
+
+def test_meta_edit_keeps_the_hand_written_heading_line() -> None:
+    """A changed section keeps its heading bytes when its key did not change."""
+    doc = SectionDocument.parse(CRLF_FILE)
+    doc.sections[0].meta["updated"] = "2026-12-01T00:00:00Z"
+    rendered = doc.render()
+    assert "##  conventions  \r\n<!-- managed: agent; updated: 2026-12-01T00:00:00Z;" in rendered
+    assert SectionDocument.parse(rendered).sections[0].meta["x-custom.key"] == "kept"
+
+
+def test_append_and_remove_in_a_crlf_file() -> None:
+    """A new section is set apart by a CRLF blank line; removal leaves the others intact."""
+    originals = _section_bytes(CRLF_FILE)
+    doc = SectionDocument.parse(CRLF_FILE)
+    doc.append(doc.new_section("new", "hello", {"managed": "agent"}))
+    rendered = doc.render()
+    assert rendered == CRLF_FILE + "\r\n\r\n## new\r\n<!-- managed: agent -->\r\nhello\r\n"
+
+    doc = SectionDocument.parse(CRLF_FILE)
+    doc.remove("code")
+    assert doc.render() == doc.preamble + originals[0] + originals[2]
+
+
+def test_meta_comment_after_blank_line_and_lookalike_body() -> None:
+    """A blank line between heading and meta is allowed; a body that looks like meta stays body."""
+    doc = SectionDocument.parse("## a\n\n<!-- k: v -->\nbody\n")
+    assert doc.sections[0].meta == {"k": "v"} and doc.sections[0].body == "body"
+    fresh = Section("b", "<!-- not: meta -->\ntext")
+    rendered = SectionDocument("", [fresh]).render()
+    assert rendered == "## b\n<!--  -->\n<!-- not: meta -->\ntext\n"
+    assert SectionDocument.parse(rendered).sections == [fresh]
+
+
+def test_level_three_observations() -> None:
+    """At level 3, ``###`` splits and ``##`` in a body is demoted below it."""
+    text = "### obs-1\n<!-- at: 2026 -->\nsaw a thing\n### obs-2\nanother\n"
+    doc = SectionDocument.parse(text, level=3)
+    assert doc.render() == text and doc.keys() == ["obs-1", "obs-2"]
+    doc.sections[0].body = "## not a sibling\n### nor this"
+    assert doc.sections[0].body == "#### not a sibling\n#### nor this"
+    assert SectionDocument.parse(doc.render(), level=3).keys() == ["obs-1", "obs-2"]
+
+
+# -- regressions: inputs that once broke the round trip --------------------------
+
+
+def test_body_ending_in_cr_round_trips() -> None:
+    """A body ending in ``\\r`` loses it once rendered: the \\r joins the newline."""
+    section = Section("a", "x\r")
+    reparsed = SectionDocument.parse(SectionDocument("", [section]).render())
+    assert reparsed.sections == [section]
+
+
+def test_fence_closed_by_cr_line_does_not_swallow_next_section() -> None:
+    """``'```\\n```\\r'`` sanitizes to three fence lines: the last one stays open."""
+    doc = SectionDocument("", [Section("a", "```\n```\r"), Section("b", "x")])
+    assert SectionDocument.parse(doc.render()).keys() == ["a", "b"]
+
+
+def test_editing_section_whose_meta_value_holds_a_cr() -> None:
+    """parse_meta accepts ``b\\rc`` as a value, render_meta then rejects it."""
+    doc = SectionDocument.parse("## a\n<!-- k: b\rc -->\nbody\n")
+    doc.sections[0].body = "new"
+    assert SectionDocument.parse(doc.render()).sections[0].body == "new"
