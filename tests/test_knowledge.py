@@ -203,3 +203,19 @@ def test_hand_edited_file_round_trips_where_unchanged(
     newline = "\r\n" if crlf else "\n"
     assert f"## new{newline}<!-- updated: 2026-11-30T10:00:00Z -->{newline}fresh" in after
     assert after.endswith(text[text.index("## _observations") :])
+
+
+def test_patch_skips_only_whole_lines_already_present(memory: memdir.Memory) -> None:
+    memory.knowledge.update("s", "- twofold")
+    assert memory.knowledge.update("s", "- two", mode="patch").action == "updated"
+    assert memory.knowledge.update("s", "- two", mode="patch").action == "unchanged"
+
+
+def test_replacing_a_section_by_another_case_counts_its_old_text_once(
+    memory: memdir.Memory,
+) -> None:
+    for n in range(5):
+        assert memory.knowledge.update(f"s{n}", _lines(36)).ok  # ~14.6k chars in all
+    result = memory.knowledge.update("S4", _lines(36, width=81))  # same section, a bit longer
+    assert result.ok and result.key == "s4"
+    assert [s.key for s in memory.knowledge.sections()] == [f"s{n}" for n in range(5)]

@@ -56,22 +56,18 @@ def _dump(mapping: Mapping[str, Any]) -> str:
     """
     out = []
     for key, value in mapping.items():
+        item = {key: value}
         style = None if isinstance(value, (list, dict)) else False
-        text = yaml.safe_dump(
-            {key: value},
-            sort_keys=False,
-            allow_unicode=True,
-            default_flow_style=style,
-            width=10_000,
-        )
-        if yaml.safe_load(text) != {key: value}:
+        for readable in (True, False):
             text = yaml.safe_dump(
-                {key: value},
+                item,
                 sort_keys=False,
-                allow_unicode=False,
+                allow_unicode=readable,
                 default_flow_style=style,
                 width=10_000,
             )
+            if yaml.safe_load(text) == item:
+                break
         out.append(text)
     return "".join(out)
 

@@ -33,7 +33,7 @@ import secrets
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Literal, get_args
 
@@ -319,12 +319,12 @@ class KnowledgeStore(SectionFileStore):
                 doc = parts.doc
                 target = _find_curated(doc, key)
                 old = target.body if target is not None else ""
-                if chosen == "patch" and old and body in old:
+                if chosen == "patch" and f"\n{body}\n" in f"\n{old}\n":  # already there
                     action = "unchanged"
                     notes.append("the section already holds this text")
                 else:
                     new = old + "\n" + body if chosen == "patch" and old else body
-                    new = self._fit(doc, key, old, new, notes)
+                    new = self._fit(doc, target, key, new, notes)
                     if target is None:
                         target = doc.new_section(key)
                         position = doc.index(OBSERVATIONS_KEY)
@@ -361,9 +361,9 @@ class KnowledgeStore(SectionFileStore):
         except Refusal as refusal:
             return WriteResult.refused(self.store, refusal.reason)
         removed = tuple(obs.key for obs in found)
-        result = _ok(self.store, "removed", None, archived, archive, notes)
         missing = tuple(item for item in wanted if item not in removed)
-        return WriteResult(**{**result.__dict__, "removed": removed, "missing": missing})
+        result = _ok(self.store, "removed", None, archived, archive, notes)
+        return replace(result, removed=removed, missing=missing)
 
     def remove_section(self, name: str) -> WriteResult:
         """Remove a curated section; its text goes to the archive."""
@@ -380,14 +380,16 @@ class KnowledgeStore(SectionFileStore):
         except Refusal as refusal:
             return WriteResult.refused(self.store, refusal.reason)
         result = _ok(self.store, "removed", target.key, archived, archive, notes)
-        return WriteResult(**{**result.__dict__, "removed": (target.key,)})
+        return replace(result, removed=(target.key,))
 
     # -- caps ------------------------------------------------------------------
 
-    def _fit(self, doc: SectionDocument, key: str, old: str, new: str, notes: list[str]) -> str:
+    def _fit(
+        self, doc: SectionDocument, target: Section | None, key: str, new: str, notes: list[str]
+    ) -> str:
         """``new`` within the section and file caps (compressed if need be), or Refusal."""
         limits = self.ctx.limits
-        others = sum(len(s.body) for s in doc if s.key != OBSERVATIONS_KEY and s.key != key)
+        others = sum(len(s.body) for s in doc if s.key != OBSERVATIONS_KEY and s is not target)
         if len(new) > limits.memory_md_section_max_chars or (
             others + len(new) > limits.memory_md_total_max_chars
         ):
