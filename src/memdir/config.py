@@ -129,6 +129,13 @@ class Context(_Strict):
     max_tokens: Annotated[int, Field(ge=0)] = CONTEXT_MAX_TOKENS
 
 
+class IndexSettings(_Strict):
+    embedder: str = "minilm"
+    """``minilm`` (default, offline), ``hashing``, ``none`` (keyword only) or an entry point name"""
+    rescan_seconds: Annotated[float, Field(ge=0)] = 10.0
+    """how stale the view of hand edits may get before a search rescans the files"""
+
+
 class Layer(_Strict):
     store: StoreKind
     paths: Annotated[list[str], Field(min_length=1)]
@@ -166,6 +173,7 @@ class Manifest(_Strict):
     limits: Limits = Limits()
     decay: Decay = Decay()
     context: Context = Context()
+    index: IndexSettings = IndexSettings()
     layers: dict[str, Layer]
 
     @field_validator("agent")

@@ -13,6 +13,9 @@ has nothing to lose.
 
 from __future__ import annotations
 
+import time
+from collections.abc import Sequence
+from datetime import datetime
 from functools import cached_property
 from pathlib import Path
 from types import TracebackType
@@ -20,13 +23,19 @@ from types import TracebackType
 from memdir.config import MANIFEST_NAME, STATE_DIR, Manifest, load_manifest
 from memdir.errors import LayerNotConfigured, NotAMemoryFolder
 from memdir.files.atomic import folder_lock, remove_stale_temp_files
+from memdir.index.embedders import Embedder, EmbedderUnavailable, load_embedder
+from memdir.index.search import Filters, Hit
+from memdir.index.search import search as run_search
+from memdir.index.sync import Index, ScanReport
 from memdir.migrate import MigrationReport, migrate_legacy
+from memdir.reader import GetResult, read_lines
 from memdir.results import Notice
 from memdir.stores.base import Archive, StoreContext
 from memdir.stores.knowledge import KnowledgeStore
 from memdir.stores.notebook import Notebook
 from memdir.stores.state import StateStore
-from memdir.timeutil import Clock, utc_now
+from memdir.tiers import MODE_TIERS
+from memdir.timeutil import Clock, parse_ts, utc_now
 
 LOCK_FILE = "lock"
 
@@ -34,18 +43,28 @@ LOCK_FILE = "lock"
 class Memory:
     """An opened memory folder. Build it with ``memdir.open(path)``."""
 
-    def __init__(self, root: Path, manifest: Manifest, *, clock: Clock | None = None) -> None:
+    def __init__(
+        self,
+        root: Path,
+        manifest: Manifest,
+        *,
+        clock: Clock | None = None,
+        embedder: Embedder | str | None = None,
+    ) -> None:
         self.root = root
         self.manifest = manifest
         self.clock: Clock = clock or utc_now
         self.lock = folder_lock(root / STATE_DIR / LOCK_FILE)
         self.migration: MigrationReport | None = None
+        self.notices: list[Notice] = []
+        self._embedder_choice = embedder
         self._ctx = StoreContext(
             root=root,
             manifest=manifest,
             lock=self.lock,
             clock=self.clock,
-            archive=Archive(root, manifest.archive_dir(), self.clock),
+            archive=Archive(root, manifest.archive_dir(), self.clock, self._on_write),
+            on_write=self._on_write,
         )
 
     def __repr__(self) -> str:
@@ -76,6 +95,87 @@ class Memory:
         """TTL snapshots (state.md)."""
         return StateStore(self._ctx, self._path("state"))
 
+    # -- the index -------------------------------------------------------------
+
+    @cached_property
+    def index(self) -> Index:
+        """The derived search index (``.memdir/index.db``), opened on first use."""
+        return Index(self.root, self.manifest, embedder=self._embedder(), clock=self.clock)
+
+    def _embedder(self) -> Embedder | None:
+        choice = self._embedder_choice
+        if choice is not None and not isinstance(choice, str):
+            return choice
+        try:
+            return load_embedder(choice or self.manifest.index.embedder)
+        except EmbedderUnavailable as exc:
+            self.notices.append(Notice("index", f"keyword search only: {exc}"))
+            return None
+
+    def _on_write(self, relpath: str, text: str) -> None:
+        """Every store write lands here: the index follows in the same call."""
+        try:
+            self.index.update_file(relpath, text)
+        except Exception as exc:  # the file is written; the index catches up on the next scan
+            self.notices.append(Notice("index", f"could not index {relpath}: {exc}"))
+            if "index" in self.__dict__:
+                self.index.scanned_at = None
+
+    def scan(self) -> ScanReport:
+        """Pick up files added, edited or removed by hand since the index last saw them."""
+        with self.lock:
+            return self.index.scan()
+
+    def reindex(self) -> ScanReport:
+        """Rebuild the index from the files (``memdir reindex``)."""
+        with self.lock:
+            report = self.index.reindex()
+        self.index.ensure_vectors()
+        return report
+
+    def _fresh_index(self) -> Index:
+        index = self.index
+        interval = self.manifest.index.rescan_seconds
+        if index.scanned_at is None or time.monotonic() - index.scanned_at >= interval:
+            self.scan()
+        return index
+
+    def search(
+        self,
+        query: str,
+        k: int = 10,
+        mode: str = "normal",
+        layers: Sequence[str] | None = None,
+        kinds: Sequence[str] | None = None,
+        tags: Sequence[str] | None = None,
+        since: datetime | str | None = None,
+        until: datetime | str | None = None,
+    ) -> list[Hit]:
+        """Hybrid keyword + semantic search over every indexed layer.
+
+        ``mode`` picks tiers: ``heartbeat`` (core + active), ``normal`` (+ warm),
+        ``deep`` (all, archive included). An empty query lists the most recent
+        observations. Raises ValueError on a bad mode, k or date.
+        """
+        if mode not in MODE_TIERS:
+            raise ValueError(f"mode must be one of {', '.join(MODE_TIERS)}, not {mode!r}")
+        if k < 1:
+            raise ValueError("k must be at least 1")
+        filters = Filters(
+            mode=mode,
+            layers=tuple(layers or ()),
+            kinds=tuple(kinds or ()),
+            tags=tuple(tags or ()),
+            since=_moment(since, "since"),
+            until=_moment(until, "until"),
+        )
+        index = self._fresh_index()
+        return run_search(index, query, filters, k=k, decay=self.manifest.decay, now=self.clock())
+
+    def get(self, path: str, from_line: int | None = None, to_line: int | None = None) -> GetResult:
+        """Exact lines of a memory file (``memory_get``): open what a hit points at."""
+        return read_lines(self.root, path, from_line, to_line)
+
     def has(self, store: str) -> bool:
         """True if the manifest declares a layer backed by ``store``."""
         return self.manifest.layer_for(store) is not None
@@ -102,7 +202,7 @@ class Memory:
 
     def check(self) -> list[Notice]:
         """What needs attention: files over their caps, empty entries, a migration done."""
-        notices: list[Notice] = []
+        notices: list[Notice] = list(self.notices)
         if self.migration is not None:
             notices.append(Notice("migration", self.migration.summary()))
         if self.has("notebook"):
@@ -112,7 +212,10 @@ class Memory:
         return notices
 
     def close(self) -> None:
-        """Every write is already on disk and no file is held open: nothing to flush."""
+        """Every write is already on disk; this closes the index database if it was opened."""
+        if "index" in self.__dict__:
+            self.index.close()
+            del self.__dict__["index"]
 
     def __enter__(self) -> Memory:
         return self
@@ -136,9 +239,24 @@ def find_root(path: str | Path) -> Path:
     return root
 
 
-def open_memory(path: str | Path, *, clock: Clock | None = None) -> Memory:
-    """Open the memory folder at ``path`` (it must hold a memdir.toml)."""
+def _moment(value: datetime | str | None, name: str) -> datetime | None:
+    if value is None or isinstance(value, datetime):
+        return value
+    moment = parse_ts(value)
+    if moment is None:
+        raise ValueError(f"{name} must be a date such as 2026-11-30, not {value!r}")
+    return moment
+
+
+def open_memory(
+    path: str | Path, *, clock: Clock | None = None, embedder: Embedder | str | None = None
+) -> Memory:
+    """Open the memory folder at ``path`` (it must hold a memdir.toml).
+
+    ``embedder``: an ``Embedder``, or the name of one (``minilm``, ``hashing``,
+    ``none``); by default the manifest's ``[index] embedder``.
+    """
     root = find_root(path)
-    memory = Memory(root, load_manifest(root / MANIFEST_NAME), clock=clock)
+    memory = Memory(root, load_manifest(root / MANIFEST_NAME), clock=clock, embedder=embedder)
     memory._startup()
     return memory

@@ -197,6 +197,11 @@ class Section:
         self._body = sanitize_body(value, self.level)
 
     @property
+    def raw(self) -> str | None:
+        """The section's text exactly as parsed (None for a section made in code)."""
+        return self._raw
+
+    @property
     def changed(self) -> bool:
         """True for a new section, or one edited since it was parsed."""
         return self._orig is None or self._orig != (self.key, self.meta, self._body)
@@ -338,6 +343,20 @@ class SectionDocument:
             text += section.render(self.newline)
             previous_changed = section.changed
         return text
+
+    def spans(self) -> list[tuple[Section, int, int]]:
+        """Each section with its start and end offset in the text it was parsed from.
+
+        Only an unchanged parsed document knows its offsets; raises ValueError otherwise.
+        """
+        offset = len(self.preamble)
+        out = []
+        for section in self.sections:
+            if section.raw is None or section.changed:
+                raise ValueError("offsets are known only for an unchanged, parsed document")
+            out.append((section, offset, offset + len(section.raw)))
+            offset += len(section.raw)
+        return out
 
     # -- lookup and edits ------------------------------------------------------
 

@@ -16,7 +16,7 @@ Invariants:
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -34,6 +34,7 @@ from memdir.files.sections import (
 )
 from memdir.timeutil import Clock, format_ts
 
+OnWrite = Callable[[str, str], None]
 ENCODING = "utf-8"
 ERRORS = "surrogateescape"
 KEY_MAX_CHARS = 120
@@ -96,10 +97,11 @@ class Archive:
     with when, why and where from. Monthly files keep each rewrite small.
     """
 
-    def __init__(self, root: Path, folder: str, clock: Clock) -> None:
+    def __init__(self, root: Path, folder: str, clock: Clock, on_write: OnWrite) -> None:
         self.root = root
         self.folder = folder
         self.clock = clock
+        self.on_write = on_write
 
     def path_for(self, kind: str) -> str:
         return f"{self.folder}/{kind}/{self.clock():%Y-%m}.md"
@@ -123,7 +125,9 @@ class Archive:
                 if key not in meta and META_KEY_RE.fullmatch(key):
                     meta[key] = clean_meta_value(value)
             added.append(added.new_section(item.key, item.text, meta))
-        write_text(path, separate(existing, added.newline) + added.render())
+        text = separate(existing, added.newline) + added.render()
+        write_text(path, text)
+        self.on_write(relpath, text)
         return relpath
 
 
@@ -134,6 +138,8 @@ class StoreContext:
     lock: FolderLock
     clock: Clock
     archive: Archive
+    on_write: OnWrite
+    """called after every file write with its relative path and new text (updates the index)"""
 
     @property
     def limits(self) -> Limits:
@@ -165,6 +171,7 @@ class SectionFileStore:
             if self.path.exists():
                 return False
             write_text(self.path, self.STARTER)
+            self.ctx.on_write(self.relpath, self.STARTER)
             return True
 
     def mtime(self) -> datetime | None:
@@ -202,6 +209,7 @@ class SectionFileStore:
             if rendered != (text if text is not None else self.STARTER):
                 write_text(self.path, rendered)
                 self._cache = None
+                self.ctx.on_write(self.relpath, rendered)
 
     def _keep(self, kind: str, items: Sequence[ArchivedText]) -> str | None:
         if not items:

@@ -1,0 +1,136 @@
+"""The index database, ``.memdir/index.db``: schema and its migrations.
+
+Derived from the files and safe to delete: ``memdir reindex`` (or the next
+open) rebuilds it. Tables:
+
+- ``files``: one row per indexed file with the mtime, size and hash seen last.
+- ``items``: one row per searchable item (path, anchor, ordinal, kind, layer,
+  title, body, metadata words, tags, dates, tier, relevance, line range,
+  content hash and the key of its vector).
+- ``items_fts``: FTS5 over title, body, tags and metadata words, Porter
+  stemming over unicode61, kept in step with ``items`` by triggers.
+- ``vectors``: one vector per (embedded text, embedder id). Items share a
+  vector when their text is equal; a new embedder id simply has none yet.
+- ``item_log``: item ids inserted and deleted, in order, so a process holding
+  the vectors in memory can catch up without reloading them all.
+- ``migrations``: the named, ordered schema steps applied, each in a transaction.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+
+Migration = Callable[[sqlite3.Connection], None]
+
+
+def _m001_initial(db: sqlite3.Connection) -> None:
+    db.executescript(
+        """
+        CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        CREATE TABLE files (
+            path TEXT PRIMARY KEY,
+            layer TEXT NOT NULL,
+            store TEXT NOT NULL,
+            mtime_ns INTEGER NOT NULL,
+            size INTEGER NOT NULL,
+            hash TEXT NOT NULL
+        );
+        CREATE TABLE items (
+            id INTEGER PRIMARY KEY,
+            path TEXT NOT NULL,
+            anchor TEXT NOT NULL,
+            ordinal INTEGER NOT NULL,
+            layer TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            agent TEXT NOT NULL,
+            title TEXT NOT NULL,
+            heading TEXT NOT NULL,
+            body TEXT NOT NULL,
+            meta TEXT NOT NULL,
+            tags TEXT NOT NULL,
+            line_start INTEGER NOT NULL,
+            line_end INTEGER NOT NULL,
+            date TEXT,
+            decay_from TEXT,
+            tier TEXT,
+            relevance REAL,
+            content_hash TEXT NOT NULL,
+            vector_key TEXT NOT NULL
+        );
+        CREATE INDEX items_by_path ON items (path, ordinal);
+        CREATE INDEX items_by_vector ON items (vector_key);
+        CREATE INDEX items_by_date ON items (kind, date);
+        CREATE VIRTUAL TABLE items_fts USING fts5 (
+            heading, body, tags, meta,
+            content = 'items', content_rowid = 'id',
+            tokenize = 'porter unicode61 remove_diacritics 2'
+        );
+        CREATE TRIGGER items_ai AFTER INSERT ON items BEGIN
+            INSERT INTO items_fts (rowid, heading, body, tags, meta)
+            VALUES (new.id, new.heading, new.body, new.tags, new.meta);
+            INSERT INTO item_log (item_id, op) VALUES (new.id, 'add');
+        END;
+        CREATE TRIGGER items_ad AFTER DELETE ON items BEGIN
+            INSERT INTO items_fts (items_fts, rowid, heading, body, tags, meta)
+            VALUES ('delete', old.id, old.heading, old.body, old.tags, old.meta);
+            INSERT INTO item_log (item_id, op) VALUES (old.id, 'del');
+        END;
+        CREATE TABLE vectors (
+            vector_key TEXT NOT NULL,
+            model TEXT NOT NULL,
+            dim INTEGER NOT NULL,
+            vector BLOB NOT NULL,
+            PRIMARY KEY (vector_key, model)
+        ) WITHOUT ROWID;
+        CREATE TABLE item_log (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            item_id INTEGER NOT NULL,
+            op TEXT NOT NULL
+        );
+        """
+    )
+
+
+MIGRATIONS: list[tuple[str, Migration]] = [
+    ("001_initial", _m001_initial),
+]
+
+
+def connect(path: Path) -> sqlite3.Connection:
+    """Open (creating if need be) the index at ``path`` and bring its schema up to date."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    db = sqlite3.connect(path, timeout=30.0, isolation_level=None, check_same_thread=False)
+    db.execute("PRAGMA journal_mode = WAL")
+    db.execute("PRAGMA synchronous = NORMAL")
+    db.execute("PRAGMA foreign_keys = ON")
+    migrate(db)
+    return db
+
+
+def migrate(db: sqlite3.Connection) -> list[str]:
+    """Apply the migrations not yet recorded, in order; return their names."""
+    db.execute("CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at TEXT)")
+    applied = {row[0] for row in db.execute("SELECT name FROM migrations")}
+    done = []
+    for name, step in MIGRATIONS:
+        if name in applied:
+            continue
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            if db.execute("SELECT 1 FROM migrations WHERE name = ?", (name,)).fetchone():
+                db.execute("ROLLBACK")  # another process applied it while we waited
+                continue
+            step(db)
+            db.execute(
+                "INSERT INTO migrations (name, applied_at) VALUES (?, ?)",
+                (name, datetime.now(UTC).isoformat(timespec="seconds")),
+            )
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        done.append(name)
+    return done

