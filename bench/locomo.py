@@ -91,7 +91,8 @@ class MemdirRetriever:
     def search(self, conv_id: str, query: str, k: int) -> list[str]:
         hits = self.memories[conv_id].search(query, k=k, mode="deep")
         mapping = self.dia_ids[conv_id]
-        return [mapping[(hit.path, hit.anchor)] for hit in hits if (hit.path, hit.anchor) in mapping]
+        places = [(hit.path, hit.anchor) for hit in hits]
+        return [mapping[place] for place in places if place in mapping]
 
 
 def main() -> None:

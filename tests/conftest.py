@@ -34,5 +34,6 @@ def folder(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def memory(folder: Path, clock: FakeClock) -> Iterator[memdir.Memory]:
-    with memdir.open(folder, clock=clock) as opened:
+    """The folder opened with a fake clock and the hashing embedder (no model to load)."""
+    with memdir.open(folder, clock=clock, embedder="hashing") as opened:
         yield opened

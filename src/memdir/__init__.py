@@ -17,8 +17,18 @@ from memdir.errors import (
     NotAMemoryFolder,
     WriteRefused,
 )
+from memdir.index.embedders import (
+    Embedder,
+    EmbedderUnavailable,
+    HashingEmbedder,
+    MiniLMEmbedder,
+    load_embedder,
+)
+from memdir.index.search import Hit
+from memdir.index.sync import ScanReport
 from memdir.memory import Memory
 from memdir.memory import open_memory as open
+from memdir.reader import GetResult
 from memdir.results import Notice, WriteResult
 from memdir.scaffold import InitReport
 from memdir.scaffold import adopt_folder as adopt
@@ -37,8 +47,13 @@ from memdir.stores import (
 __version__ = "0.1.0"
 
 __all__ = [
+    "Embedder",
+    "EmbedderUnavailable",
     "FileShapeError",
     "FolderExistsError",
+    "GetResult",
+    "HashingEmbedder",
+    "Hit",
     "InitReport",
     "KnowledgeSection",
     "KnowledgeStore",
@@ -50,11 +65,13 @@ __all__ = [
     "MemdirError",
     "Memory",
     "MigrationError",
+    "MiniLMEmbedder",
     "NotAMemoryFolder",
     "Notebook",
     "NotebookEntry",
     "Notice",
     "Observation",
+    "ScanReport",
     "StateEntry",
     "StateStore",
     "WriteRefused",
@@ -62,6 +79,7 @@ __all__ = [
     "__version__",
     "adopt",
     "init",
+    "load_embedder",
     "load_manifest",
     "memdir_home",
     "open",

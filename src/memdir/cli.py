@@ -11,9 +11,11 @@ from typing import Annotated, ParamSpec
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from memdir import __version__
 from memdir.errors import MemdirError
+from memdir.memory import open_memory
 from memdir.scaffold import InitReport, adopt_folder, init_folder
 
 app = typer.Typer(
@@ -47,6 +49,12 @@ def _reports_errors(command: Callable[P, None]) -> Callable[P, None]:
             raise typer.Exit(1) from exc
 
     return wrapper
+
+
+class SearchMode(enum.StrEnum):
+    heartbeat = "heartbeat"
+    normal = "normal"
+    deep = "deep"
 
 
 def _version(value: bool) -> None:
@@ -107,6 +115,62 @@ def _print_init(report: InitReport) -> None:
         console.print("  not covered by any layer (add a layer to memdir.toml to include them):")
         for relpath in report.uncovered:
             console.print(f"    {relpath}", highlight=False)
+
+
+FolderOption = Annotated[
+    Path, typer.Option("--dir", "-d", help="The memory folder (default: the current folder).")
+]
+
+
+@app.command()
+@_reports_errors
+def search(
+    query: Annotated[
+        str, typer.Argument(help="What to look for; empty lists recent observations.")
+    ],
+    folder: FolderOption = Path("."),
+    k: Annotated[int, typer.Option("-k", help="How many hits.", min=1)] = 10,
+    mode: Annotated[
+        SearchMode, typer.Option("--mode", help="Which tiers to search.")
+    ] = SearchMode.normal,
+    kind: Annotated[
+        list[str] | None, typer.Option("--kind", help="Only these kinds (repeat the option).")
+    ] = None,
+    tag: Annotated[
+        list[str] | None, typer.Option("--tag", help="Only items with one of these tags.")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the hits as JSON.")] = False,
+) -> None:
+    """Search the memory folder (keyword + semantic) and print the hits."""
+    memory = open_memory(folder)
+    hits = memory.search(query, k=k, mode=mode.value, kinds=kind, tags=tag)
+    if as_json:
+        console.print_json(data=[hit.to_dict() for hit in hits])
+        return
+    if not hits:
+        console.print("No hits.")
+        return
+    for number, hit in enumerate(hits, start=1):
+        where = f"{hit.path}:{hit.line_start}-{hit.line_end}"
+        console.print(
+            f"{number}. [cyan]{where}[/] [bold]{escape(hit.title)}[/] "
+            f"({hit.kind}, {hit.tier}, score {hit.score:.3f})",
+            highlight=False,
+        )
+        console.print(f"   {escape(hit.snippet)}", highlight=False)
+
+
+@app.command()
+@_reports_errors
+def reindex(folder: FolderOption = Path(".")) -> None:
+    """Rebuild the search index (.memdir/index.db) from the files."""
+    memory = open_memory(folder)
+    report = memory.reindex()
+    items = memory.index.db.execute("SELECT count(*) FROM items").fetchone()[0]
+    console.print(
+        f"Reindexed {len(report.added)} files, {items} items in {report.seconds:.2f}s.",
+        highlight=False,
+    )
 
 
 @app.command()

@@ -19,15 +19,30 @@ open) rebuilds it. Tables:
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
 Migration = Callable[[sqlite3.Connection], None]
 
 
+def _run_script(db: sqlite3.Connection, script: str) -> None:
+    """Execute each statement of ``script`` inside the caller's transaction
+    (``executescript`` would commit it first)."""
+    statement = ""
+    for line in script.splitlines(keepends=True):
+        statement += line
+        if sqlite3.complete_statement(statement):
+            db.execute(statement)
+            statement = ""
+    if statement.strip():
+        raise ValueError(f"incomplete SQL statement: {statement.strip()[:60]}")
+
+
 def _m001_initial(db: sqlite3.Connection) -> None:
-    db.executescript(
+    _run_script(
+        db,
         """
         CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
         CREATE TABLE files (
@@ -90,13 +105,25 @@ def _m001_initial(db: sqlite3.Connection) -> None:
             item_id INTEGER NOT NULL,
             op TEXT NOT NULL
         );
-        """
+        """,
     )
 
 
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("001_initial", _m001_initial),
 ]
+
+
+@contextmanager
+def transaction(db: sqlite3.Connection) -> Iterator[None]:
+    """``BEGIN IMMEDIATE`` ... ``COMMIT``, or ``ROLLBACK`` if the block raises."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
 
 
 def connect(path: Path) -> sqlite3.Connection:

@@ -8,6 +8,9 @@
 - ``HashingEmbedder``: deterministic hashed bag of words and character
   trigrams. No model; for tests and as a tiny offline fallback.
 
+An embedder may set ``similarity_floor``: the cosine under which two texts
+are unrelated for it (search shows no semantic hit below it; default 0.2).
+
 An embedder's ``id`` is stored with every vector: vectors made by another id
 are never compared with this one's, they are recomputed.
 

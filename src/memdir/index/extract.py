@@ -29,6 +29,10 @@ from memdir.files.sections import Section, SectionDocument
 from memdir.stores.knowledge import OBSERVATIONS_KEY
 from memdir.timeutil import parse_ts
 
+# Bump when extraction changes what it produces: an index built by another
+# version is rebuilt from the files on open.
+EXTRACT_VERSION = "1"
+
 # Metadata that is bookkeeping, not words anyone searches for.
 _SKIP_META = frozenset(
     {

@@ -5,8 +5,9 @@ Ranking, in order:
    words (stopwords dropped unless nothing else is left), and the best
    ``DEPTH`` by cosine to the query's vector, both under the same filters.
 2. Score fusion: BM25 scaled by the best BM25 of the query, cosine scaled
-   between the worst and best candidate, summed with ``SEMANTIC_WEIGHT`` on
-   the cosine side. A semantic-only hit still ranks.
+   from the embedder's similarity floor (below it, no semantic hit at all) to
+   the best candidate, summed with ``SEMANTIC_WEIGHT`` on the cosine side. A
+   semantic-only hit still ranks; a merely unrelated one does not show up.
 3. Neighbours: in narrative files (journals, conversation logs, documents) an
    item next to a strong hit takes ``NEIGHBOUR_SHARE`` of its score: the turn
    before an answer often holds the question's words.
@@ -39,6 +40,9 @@ SEMANTIC_WEIGHT = 0.4
 NEIGHBOUR_SHARE = 0.4
 SUBJECT_BOOST = 1.3
 EXACT_BONUS = 10.0
+# Below this cosine a text is not similar enough to be a semantic hit at all; an
+# embedder may say otherwise with a ``similarity_floor`` attribute.
+DEFAULT_SIMILARITY_FLOOR = 0.2
 NARRATIVE_KINDS = frozenset({"journal", "archive", "intel", "lesson", "document", "workstate"})
 SNIPPET_CHARS = 240
 # bm25() weights for the FTS columns: heading, body, tags, metadata words.
@@ -164,7 +168,7 @@ def search(
     depth = max(DEPTH, k)
     keyword = _keyword(index, words, where, params, depth)
     semantic = _semantic(index, query, where, params, depth) if use_semantic else []
-    fused = fuse(keyword, semantic)
+    fused = fuse(keyword, semantic, _floor(index))
     rows = _rows(index, list(fused))
     _add_neighbours(rows, fused)
     phrase = " " + " ".join(_WORD_RE.findall(query.lower())) + " "
@@ -179,7 +183,7 @@ def search(
         if phrase.strip() and phrase in text:
             score += EXACT_BONUS
         ranked.append((score * (0.5 + 0.5 * _relevance(row, decay, now)), item_id))
-    ranked.sort(key=lambda pair: (-pair[0], pair[1]))
+    ranked.sort(key=lambda pair: (-pair[0], rows[pair[1]]["path"], rows[pair[1]]["ordinal"]))
     kw_scores, sem_scores = dict(keyword), dict(semantic)
     return [
         _hit(
@@ -189,18 +193,24 @@ def search(
     ]
 
 
-def fuse(keyword: list[tuple[int, float]], semantic: list[tuple[int, float]]) -> dict[int, float]:
-    """Scaled BM25 plus scaled cosine (``SEMANTIC_WEIGHT`` of the total)."""
+def _floor(index: Index) -> float:
+    return float(getattr(index.embedder, "similarity_floor", DEFAULT_SIMILARITY_FLOOR))
+
+
+def fuse(
+    keyword: list[tuple[int, float]], semantic: list[tuple[int, float]], floor: float
+) -> dict[int, float]:
+    """BM25 scaled by the query's best, plus cosine scaled from ``floor`` (0) to the
+    query's best (1), weighted ``1 - SEMANTIC_WEIGHT`` and ``SEMANTIC_WEIGHT``."""
     fused: dict[int, float] = defaultdict(float)
     if keyword:
         best = keyword[0][1] or 1.0
         for item_id, score in keyword:
             fused[item_id] += (1.0 - SEMANTIC_WEIGHT) * score / best
     if semantic:
-        high, low = semantic[0][1], semantic[-1][1]
-        spread = max(high - low, 1e-9)
+        spread = max(semantic[0][1] - floor, 1e-9)
         for item_id, score in semantic:
-            fused[item_id] += SEMANTIC_WEIGHT * (score - low) / spread
+            fused[item_id] += SEMANTIC_WEIGHT * (score - floor) / spread
     return fused
 
 
@@ -231,13 +241,14 @@ def _semantic(
         vector = index.embedder.embed([query])[0]
     except Exception:  # a broken model must not take keyword search down with it
         return []
+    floor = _floor(index)
     wanted = depth * 4
     total = len(index.vectors)
     while True:
-        candidates = index.vectors.top(vector, wanted)
+        candidates = [pair for pair in index.vectors.top(vector, wanted) if pair[1] >= floor]
         allowed = _allowed(index, [item_id for item_id, _ in candidates], where, params)
         kept = [(item_id, score) for item_id, score in candidates if item_id in allowed]
-        if len(kept) >= depth or wanted >= total:
+        if len(kept) >= depth or wanted >= total or len(candidates) < wanted:
             return kept[:depth]
         wanted *= 8
 

@@ -23,9 +23,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from memdir.config import STATE_DIR, Layer, Manifest, is_glob
-from memdir.index.db import connect
+from memdir.index.db import connect, transaction
 from memdir.index.embedders import Embedder
-from memdir.index.extract import CORE_KINDS, Item, extract
+from memdir.index.extract import CORE_KINDS, EXTRACT_VERSION, Item, extract
 from memdir.index.vectors import VectorCache
 from memdir.timeutil import Clock, format_ts
 
@@ -70,6 +70,22 @@ class Index:
         self.lock = threading.RLock()
         self.vectors = VectorCache(embedder.id, embedder.dim) if embedder is not None else None
         self.scanned_at: float | None = None
+        self._check_version()
+
+    def _check_version(self) -> None:
+        """Drop rows made by another extractor version; the next scan rebuilds them."""
+        with self.lock:
+            row = self.db.execute("SELECT value FROM meta WHERE key = 'extract_version'").fetchone()
+            if row is not None and row[0] == EXTRACT_VERSION:
+                return
+            with transaction(self.db):
+                self.db.execute("DELETE FROM items")
+                self.db.execute("DELETE FROM files")
+                self.db.execute(
+                    "INSERT INTO meta (key, value) VALUES ('extract_version', ?) "
+                    "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                    (EXTRACT_VERSION,),
+                )
 
     def close(self) -> None:
         self.db.close()
@@ -139,8 +155,7 @@ class Index:
                 )
                 return "unchanged"
             items = extract(layer.store, relpath, text)
-            self.db.execute("BEGIN IMMEDIATE")
-            try:
+            with transaction(self.db):
                 self._diff(relpath, layer_name, layer, items)
                 self.db.execute(
                     "INSERT INTO files (path, layer, store, mtime_ns, size, hash) "
@@ -149,10 +164,6 @@ class Index:
                     "mtime_ns = excluded.mtime_ns, size = excluded.size, hash = excluded.hash",
                     (relpath, layer_name, layer.store, mtime_ns, size, digest),
                 )
-                self.db.execute("COMMIT")
-            except BaseException:
-                self.db.execute("ROLLBACK")
-                raise
             return "added" if row is None else "updated"
 
     def _diff(self, relpath: str, layer_name: str, layer: Layer, items: list[Item]) -> None:
@@ -212,15 +223,9 @@ class Index:
         )  # fmt: skip
 
     def remove_file(self, relpath: str) -> None:
-        with self.lock:
-            self.db.execute("BEGIN IMMEDIATE")
-            try:
-                self.db.execute("DELETE FROM items WHERE path = ?", (relpath,))
-                self.db.execute("DELETE FROM files WHERE path = ?", (relpath,))
-                self.db.execute("COMMIT")
-            except BaseException:
-                self.db.execute("ROLLBACK")
-                raise
+        with self.lock, transaction(self.db):
+            self.db.execute("DELETE FROM items WHERE path = ?", (relpath,))
+            self.db.execute("DELETE FROM files WHERE path = ?", (relpath,))
 
     # -- scanning --------------------------------------------------------------
 
@@ -264,17 +269,12 @@ class Index:
     def reindex(self) -> ScanReport:
         """Rebuild every row from the files."""
         with self.lock:
-            self.db.execute("BEGIN IMMEDIATE")
-            try:
+            with transaction(self.db):
                 self.db.execute("DELETE FROM items")
                 self.db.execute("DELETE FROM files")
                 self.db.execute("INSERT INTO items_fts (items_fts) VALUES ('rebuild')")
                 if self.embedder is not None:
                     self.db.execute("DELETE FROM vectors WHERE model != ?", (self.embedder.id,))
-                self.db.execute("COMMIT")
-            except BaseException:
-                self.db.execute("ROLLBACK")
-                raise
             report = self.scan()
             self.db.execute(
                 "DELETE FROM vectors WHERE vector_key NOT IN (SELECT vector_key FROM items)"
@@ -315,8 +315,7 @@ class Index:
                 texts = self._embed_texts([item_id for _, item_id in rows])
                 matrix = self.embedder.embed(texts)
                 keys = [key for key, _ in rows]
-                self.db.execute("BEGIN IMMEDIATE")
-                try:
+                with transaction(self.db):
                     self.db.executemany(
                         "INSERT OR IGNORE INTO vectors (vector_key, model, dim, vector) "
                         "VALUES (?, ?, ?, ?)",
@@ -331,10 +330,6 @@ class Index:
                         f"WHERE vector_key IN ({marks})",
                         keys,
                     )
-                    self.db.execute("COMMIT")
-                except BaseException:
-                    self.db.execute("ROLLBACK")
-                    raise
                 done += len(rows)
 
     def _embed_texts(self, item_ids: list[int]) -> list[str]:

@@ -1,0 +1,95 @@
+"""Embedders: the offline MiniLM default, the hashing fake, and choosing one by name."""
+
+from __future__ import annotations
+
+import hashlib
+from importlib import metadata
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import memdir
+from memdir.index import embedders
+from memdir.index.embedders import (
+    EmbedderUnavailable,
+    HashingEmbedder,
+    MiniLMEmbedder,
+    load_embedder,
+)
+
+
+@pytest.fixture(scope="module")
+def minilm() -> MiniLMEmbedder:
+    return MiniLMEmbedder()
+
+
+def test_minilm_runs_offline_and_ranks_paraphrases_first(
+    minilm: MiniLMEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    vectors = minilm.embed(
+        [
+            "How many requests per second does the payments API allow?",
+            "The payment API is rate limited to 50 requests each second.",
+            "My cat likes to sleep on the warm laptop keyboard.",
+        ]
+    )
+    assert vectors.shape == (3, 384) and vectors.dtype == np.float32
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    similar, unrelated = vectors[0] @ vectors[1], vectors[0] @ vectors[2]
+    assert similar > 0.5 > unrelated
+    assert minilm.id == "all-MiniLM-L6-v2-onnx-int8" and minilm.dim == 384
+
+
+def test_minilm_is_the_same_for_a_text_alone_or_in_a_batch(minilm: MiniLMEmbedder) -> None:
+    texts = ["short", "a somewhat longer sentence about memory and search " * 3, "mid length"]
+    batch = minilm.embed(texts)
+    alone = np.vstack([minilm.embed([text]) for text in texts])
+    assert np.allclose(batch, alone, atol=1e-4)
+    assert minilm.embed([]).shape == (0, 384)
+
+
+def test_the_vendored_vocabulary_is_checked(tmp_path: Path) -> None:
+    path = embedders._vocab_path()
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == embedders.VOCAB_SHA256
+    assert path.read_text().splitlines()[100:104] == ["[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+
+
+def test_hashing_embedder_is_deterministic_and_unit_length() -> None:
+    embedder = HashingEmbedder(dim=64)
+    first = embedder.embed(["memory systems for agents", ""])
+    again = HashingEmbedder(dim=64).embed(["memory systems for agents", ""])
+    assert np.array_equal(first, again)
+    assert np.linalg.norm(first[0]) == pytest.approx(1.0) and not first[1].any()
+    close, far = embedder.embed(["memory system for an agent", "quarterly tax filing"])
+    assert first[0] @ close > first[0] @ far
+
+
+def test_embedders_are_chosen_by_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert isinstance(load_embedder("minilm"), MiniLMEmbedder)
+    assert isinstance(load_embedder("hashing"), HashingEmbedder)
+    assert load_embedder("none") is None
+    with pytest.raises(EmbedderUnavailable, match="known: hashing, minilm, none"):
+        load_embedder("word2vec")
+
+    class Plugin:
+        name = "mine"
+
+        def load(self) -> type[HashingEmbedder]:
+            return HashingEmbedder
+
+    monkeypatch.setattr(metadata, "entry_points", lambda group: [Plugin()])
+    assert isinstance(load_embedder("mine"), HashingEmbedder)
+
+
+def test_the_manifest_names_the_embedder(folder: Path) -> None:
+    text = (folder / "memdir.toml").read_text() + '\n[index]\nembedder = "hashing"\n'
+    (folder / "memdir.toml").write_text(text)
+    assert memdir.open(folder).index.embedder.id == "hashing-v1-256"  # type: ignore[union-attr]
+    bad = text.replace('embedder = "hashing"', 'embedder = "word2vec"')
+    (folder / "memdir.toml").write_text(bad)
+    memory = memdir.open(folder)
+    memory.knowledge.save("still searchable")
+    assert [h.semantic for h in memory.search("searchable")] == [None]
+    assert any("keyword search only" in str(notice) for notice in memory.check())

@@ -1,0 +1,196 @@
+"""The derived index: updated by every write, catches hand edits, rebuilds to the same state."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+import memdir
+from memdir.index.embedders import HashingEmbedder
+from memdir.testing import FakeClock
+
+
+def _rows(memory: memdir.Memory) -> dict[tuple[str, str], int]:
+    rows = memory.index.db.execute("SELECT path, anchor, id FROM items").fetchall()
+    return {(path, anchor): item_id for path, anchor, item_id in rows}
+
+
+def _journal(folder: Path, name: str, sections: dict[str, str]) -> Path:
+    path = folder / "journal" / name
+    body = "".join(f"\n## {key}\n{text}\n" for key, text in sections.items())
+    path.write_text(f"# {name[:10]}\n{body}")
+    return path
+
+
+def test_a_write_updates_the_index_in_the_same_call(memory: memdir.Memory) -> None:
+    assert memory.search("zanzibar") == []  # the first search scans once
+    scanned_at = memory.index.scanned_at
+    saved = memory.knowledge.save("The offsite is in Zanzibar this year", type="fact")
+    memory.notebook.update("trip", "Book flights to Zanzibar")
+    memory.state.set("zanzibar-visa", "visa application sent")
+    hits = memory.search("zanzibar")
+    assert memory.index.scanned_at == scanned_at  # found without a rescan
+    found = {(hit.path, hit.anchor) for hit in hits}
+    assert found == {
+        ("knowledge.md", saved.key),
+        ("NOTEBOOK.md", "trip"),
+        ("state.md", "zanzibar-visa"),
+    }
+
+
+def test_appending_an_observation_touches_only_its_row(memory: memdir.Memory) -> None:
+    for n in range(30):
+        memory.knowledge.save(f"observation number {n}")
+    before = _rows(memory)
+    new = memory.knowledge.save("one more observation")
+    after = _rows(memory)
+    assert set(after) - set(before) == {("knowledge.md", new.key)}
+    assert all(after[key] == item_id for key, item_id in before.items())
+
+
+def test_a_removed_observation_leaves_the_index(memory: memdir.Memory) -> None:
+    gone = memory.knowledge.save("the password rotation happens on Mondays").key
+    assert memory.search("password rotation")
+    memory.knowledge.update(mode="delete", ids=[gone])
+    assert all(hit.anchor != gone for hit in memory.search("password rotation"))
+
+
+def test_hand_edits_are_picked_up_by_the_next_search(folder: Path, clock: FakeClock) -> None:
+    memory = memdir.open(folder, clock=clock, embedder="hashing")
+    assert memory.search("ostrich") == []
+    journal = _journal(folder, "2026-11-29.md", {"Morning": "Saw an ostrich at the zoo"})
+    memory.index.scanned_at = None  # as if rescan_seconds had passed
+    [hit] = memory.search("ostrich")
+    assert (hit.path, hit.anchor, hit.kind) == ("journal/2026-11-29.md", "Morning", "journal")
+    assert memory.get(hit.path, hit.line_start, hit.line_end).text == (
+        "## Morning\nSaw an ostrich at the zoo"
+    )
+    journal.unlink()
+    memory.index.scanned_at = None
+    assert memory.search("ostrich") == []
+
+
+def test_scan_skips_unchanged_files_and_rehashes_touched_ones(memory: memdir.Memory) -> None:
+    first = memory.scan()
+    assert first.changed or first.unchanged  # the folder's starter files
+    again = memory.scan()
+    assert not again.changed and again.unchanged == first.unchanged + len(first.added)
+    rows = _rows(memory)
+    os.utime(memory.root / "knowledge.md", ns=(1, 1))  # new mtime, same bytes
+    touched = memory.scan()
+    assert not touched.changed and _rows(memory) == rows
+
+
+def test_rescan_interval_comes_from_the_manifest(folder: Path, clock: FakeClock) -> None:
+    text = (folder / "memdir.toml").read_text() + "\n[index]\nrescan_seconds = 3600\n"
+    (folder / "memdir.toml").write_text(text)
+    memory = memdir.open(folder, clock=clock, embedder="hashing")
+    memory.search("anything")
+    _journal(folder, "2026-11-29.md", {"Note": "a quokka smiled"})
+    assert memory.search("quokka") == []  # within the interval: not yet seen
+    memory.scan()
+    assert [hit.anchor for hit in memory.search("quokka")] == ["Note"]
+
+
+def test_reindex_gives_the_same_hits(memory: memdir.Memory, folder: Path) -> None:
+    memory.knowledge.save("Deploys happen on Tuesdays after the standup", tags=["ops"])
+    memory.knowledge.save("The standup moved to 9:30 in November")
+    memory.knowledge.update("conventions", "- Deploy only after the standup")
+    _journal(folder, "2026-11-28.md", {"Standup": "Talked about the deploy freeze"})
+    queries = ["standup", "deploy freeze", "when do deploys happen", ""]
+
+    def results() -> list[list[tuple[str, str, float]]]:
+        return [
+            [(h.path, h.anchor, round(h.score, 6)) for h in memory.search(q, mode="deep")]
+            for q in queries
+        ]
+
+    before = results()
+    memory.reindex()
+    assert results() == before
+    memory.close()
+    (folder / ".memdir" / "index.db").unlink()  # deleting the index loses nothing
+    memory = memdir.open(folder, clock=memory.clock, embedder="hashing")
+    assert results() == before
+
+
+def test_a_new_embedder_re_embeds_instead_of_crashing(folder: Path, clock: FakeClock) -> None:
+    small = memdir.open(folder, clock=clock, embedder=HashingEmbedder(dim=32))
+    small.knowledge.save("vectors of one size")
+    assert small.search("vectors")[0].semantic is not None
+    small.close()
+    large = memdir.open(folder, clock=clock, embedder=HashingEmbedder(dim=64))
+    hit = large.search("vectors")[0]
+    assert hit.semantic is not None
+    models = dict(large.index.db.execute("SELECT model, count(*) FROM vectors GROUP BY model"))
+    assert {"hashing-v1-32", "hashing-v1-64"} <= set(models)
+    large.reindex()  # a rebuild drops vectors of other embedders
+    models = dict(large.index.db.execute("SELECT model, count(*) FROM vectors GROUP BY model"))
+    assert set(models) == {"hashing-v1-64"}
+
+
+def test_same_id_other_dimension_is_ignored_not_fatal(folder: Path, clock: FakeClock) -> None:
+    class Liar(HashingEmbedder):
+        @property
+        def id(self) -> str:
+            return "same-id"
+
+    first = memdir.open(folder, clock=clock, embedder=Liar(dim=16))
+    first.knowledge.save("dimension mismatch")
+    first.search("dimension")
+    first.close()
+    second = memdir.open(folder, clock=clock, embedder=Liar(dim=48))
+    [hit] = second.search("dimension mismatch")
+    assert hit.keyword is not None and hit.semantic is None
+
+
+def test_an_index_failure_never_fails_the_write(
+    memory: memdir.Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    memory.search("warm up")
+
+    def broken(*args: object, **kwargs: object) -> bool:
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(memory.index, "update_file", broken)
+    result = memory.knowledge.save("saved while the index is broken")
+    assert result.ok
+    assert any("could not index knowledge.md" in str(n) for n in memory.check())
+    monkeypatch.undo()
+    assert [h.snippet for h in memory.search("broken", kinds=["observation"])]
+
+
+def test_items_carry_line_ranges_that_memory_get_opens(memory: memdir.Memory) -> None:
+    memory.knowledge.update("conventions", "- snake_case\n- tabs are banned")
+    saved = memory.knowledge.save("Line ranges point at the observation")
+    for hit in memory.search("tabs banned") + memory.search("line ranges observation"):
+        opened = memory.get(hit.path, hit.line_start, hit.line_end)
+        assert opened.ok and hit.title in opened.text
+    [hit] = [h for h in memory.search("line ranges") if h.anchor == saved.key]
+    assert memory.get(hit.path, hit.line_start, hit.line_end).text.endswith(
+        "Line ranges point at the observation"
+    )
+
+
+def test_schema_migrations_run_once_and_are_recorded(tmp_path: Path) -> None:
+    from memdir.index.db import MIGRATIONS, connect
+
+    path = tmp_path / "index.db"
+    first = connect(path)
+    names = [row[0] for row in first.execute("SELECT name FROM migrations ORDER BY name")]
+    assert names == [name for name, _ in MIGRATIONS]
+    first.execute("INSERT INTO meta (key, value) VALUES ('kept', 'yes')")
+    first.close()
+    second = connect(path)  # nothing to apply: the data stays
+    assert second.execute("SELECT value FROM meta WHERE key = 'kept'").fetchone() == ("yes",)
+
+
+def test_an_index_from_another_extractor_version_is_rebuilt(memory: memdir.Memory) -> None:
+    memory.knowledge.save("versioned observation")
+    memory.index.db.execute("UPDATE meta SET value = 'old' WHERE key = 'extract_version'")
+    memory.close()
+    reopened = memdir.open(memory.root, clock=memory.clock, embedder="hashing")
+    assert reopened.index.db.execute("SELECT count(*) FROM items").fetchone() == (0,)
+    assert [hit.snippet for hit in reopened.search("versioned")] == ["**versioned** observation"]

@@ -1,0 +1,189 @@
+"""Memory.search: hybrid ranking, filters, modes, fallbacks, and memory_get."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+import memdir
+from memdir.testing import ConceptEmbedder, FakeClock
+
+CONCEPTS = ConceptEmbedder(
+    {
+        "cat": ["cat", "cats", "feline", "kitten", "tabby"],
+        "money": ["invoice", "billing", "payment", "refund", "charge"],
+        "weather": ["rain", "storm", "umbrella", "forecast"],
+    }
+)
+
+
+@pytest.fixture
+def mem(folder: Path, clock: FakeClock) -> memdir.Memory:
+    return memdir.open(folder, clock=clock, embedder=CONCEPTS)
+
+
+def _keys(hits: list[memdir.Hit]) -> list[str]:
+    return [hit.snippet.replace("**", "") for hit in hits]
+
+
+def test_keyword_hits_carry_where_and_why(mem: memdir.Memory) -> None:
+    saved = mem.knowledge.save("The refund API needs an idempotency key", tags=["billing"])
+    [hit] = [h for h in mem.search("idempotency key") if h.anchor == saved.key]
+    assert (hit.path, hit.kind, hit.layer, hit.tags) == (
+        "knowledge.md",
+        "observation",
+        "knowledge",
+        ("billing",),
+    )
+    assert hit.snippet == "The refund API needs an **idempotency** **key**"
+    assert hit.keyword is not None and hit.keyword > 0 and hit.semantic is None
+    assert hit.relevance == 1.0 and hit.tier == "active" and hit.date == mem.clock()
+    data = hit.to_dict()
+    assert data["lines"] == [hit.line_start, hit.line_end] and set(data["parts"]) == {
+        "keyword",
+        "semantic",
+        "relevance",
+    }
+
+
+def test_words_are_or_matched_and_ranked_by_how_many_match(mem: memdir.Memory) -> None:
+    mem.knowledge.save("alpha bravo charlie")
+    mem.knowledge.save("alpha only here")
+    mem.knowledge.save("nothing relevant")
+    assert _keys(mem.search("alpha bravo charlie", kinds=["observation"])) == [
+        "alpha bravo charlie",
+        "alpha only here",
+    ]
+
+
+def test_a_semantic_only_hit_still_ranks(mem: memdir.Memory) -> None:
+    mem.knowledge.save("The tabby slept on the keyboard all afternoon")
+    mem.knowledge.save("Quarterly numbers look fine")
+    hits = mem.search("feline", kinds=["observation"])
+    assert _keys(hits) == ["The tabby slept on the keyboard all afternoon"]
+    assert hits[0].keyword is None and hits[0].semantic == pytest.approx(1.0)
+
+
+def test_an_exact_match_is_never_lost_to_the_fusion(folder: Path, clock: FakeClock) -> None:
+    # Short texts that repeat the query's words (more BM25, equal cosine) against a long
+    # one that holds the query as written: the one holding it must still come first.
+    memory = memdir.open(folder, clock=clock, embedder=ConceptEmbedder({"fruit": ["apple", "red"]}))
+    for n in range(6):
+        memory.knowledge.save(f"apple apple apple red red {n}")
+    exact = (
+        "In the long story about the orchard we finally found one red apple "
+        "near the old fence by the river bank this morning"
+    )
+    memory.knowledge.save(exact)
+    hits = memory.search("red apple", k=3, kinds=["observation"])
+    assert _keys(hits)[0] == exact
+    assert hits[0].keyword is not None and hits[1].keyword is not None
+    assert hits[0].keyword < hits[1].keyword  # it won on exactness, not on BM25
+
+
+def test_an_empty_query_lists_the_most_recent_observations(
+    mem: memdir.Memory, clock: FakeClock
+) -> None:
+    for n in range(4):
+        mem.knowledge.save(f"observation {n}")
+        clock.advance(minutes=5)
+    mem.notebook.update("task", "not an observation")
+    assert _keys(mem.search("", k=3)) == ["observation 3", "observation 2", "observation 1"]
+    assert _keys(mem.search("  ?! ", k=1)) == ["observation 3"]
+
+
+def test_keyword_search_answers_without_embeddings(folder: Path, clock: FakeClock) -> None:
+    plain = memdir.open(folder, clock=clock, embedder="none")
+    plain.knowledge.save("Backups run at 02:00 UTC")
+    [hit] = plain.search("backups", kinds=["observation"])
+    assert hit.semantic is None and hit.keyword is not None
+
+
+def test_a_broken_embedder_falls_back_to_keywords(folder: Path, clock: FakeClock) -> None:
+    class Broken(ConceptEmbedder):
+        def embed(self, texts: object) -> object:  # type: ignore[override]
+            raise RuntimeError("model file is corrupt")
+
+    memory = memdir.open(folder, clock=clock, embedder=Broken({"x": ["x"]}))
+    memory.knowledge.save("Keyword search still works")
+    assert _keys(memory.search("keyword", kinds=["observation"])) == ["Keyword search still works"]
+
+
+def test_modes_filter_by_tier(mem: memdir.Memory, clock: FakeClock, folder: Path) -> None:
+    ages = {"active": 0, "warm": 15, "cold": 40, "old": 90}
+    start = clock()
+    for label, days in sorted(ages.items(), key=lambda pair: -pair[1]):
+        clock.now = start - timedelta(days=days)
+        mem.knowledge.save(f"zebra sighting {label}")
+    clock.now = start
+    mem.knowledge.update("zoo", "Zebra facts everyone should know")  # curated: core
+    archive = folder / "archive" / "notes" / "2025-01.md"
+    archive.parent.mkdir(parents=True)
+    archive.write_text("# Archive\n\n## zebra\nAn archived zebra note\n")
+    mem.scan()
+
+    def found(mode: str) -> set[str]:
+        return {hit.snippet.replace("**", "") for hit in mem.search("zebra", k=50, mode=mode)}
+
+    core = "Zebra facts everyone should know"
+    assert found("heartbeat") == {core, "zebra sighting active"}
+    assert found("normal") == {core, "zebra sighting active", "zebra sighting warm"}
+    assert found("deep") == {
+        core,
+        "zebra sighting active",
+        "zebra sighting warm",
+        "zebra sighting cold",
+        "zebra sighting old",
+        "An archived zebra note",
+    }
+    tiers = {h.snippet.replace("**", ""): h.tier for h in mem.search("zebra", k=50, mode="deep")}
+    assert tiers["zebra sighting cold"] == "cold" and tiers["zebra sighting old"] == "archive"
+    assert tiers["An archived zebra note"] == "archive" and tiers[core] == "core"
+
+
+def test_filters_by_layer_kind_tag_and_date(mem: memdir.Memory, clock: FakeClock) -> None:
+    mem.knowledge.save("storm report one", tags=["ops", "incident"])
+    clock.advance(days=2)
+    mem.knowledge.save("storm report two", tags=["ops"])
+    mem.notebook.update("storm-watch", "watch the storm report")
+    mem.state.set("storm", "storm report pending")
+    assert {h.kind for h in mem.search("storm report", kinds=["notebook", "state"])} == {
+        "notebook",
+        "state",
+    }
+    assert _keys(mem.search("storm", tags=["incident"])) == ["storm report one"]
+    assert {h.layer for h in mem.search("storm", layers=["state"])} == {"state"}
+    since = clock() - timedelta(days=1)
+    assert "storm report one" not in _keys(mem.search("storm", since=since))
+    assert _keys(mem.search("storm", until="2026-11-30T23:00:00Z", kinds=["observation"])) == [
+        "storm report one"
+    ]
+
+
+def test_bad_arguments_raise_value_error(mem: memdir.Memory) -> None:
+    with pytest.raises(ValueError, match="mode"):
+        mem.search("x", mode="creative")
+    with pytest.raises(ValueError, match="k must"):
+        mem.search("x", k=0)
+    with pytest.raises(ValueError, match="since"):
+        mem.search("x", since="last tuesday")
+
+
+def test_memory_get_returns_exact_lines_and_refuses_escapes(
+    mem: memdir.Memory, folder: Path, tmp_path: Path
+) -> None:
+    mem.knowledge.update("conventions", "- one\n- two")
+    whole = mem.get("knowledge.md")
+    assert whole.ok and whole.from_line == 1 and whole.to_line == whole.total_lines
+    part = mem.get("knowledge.md", 3, 4)
+    assert part.text == "## conventions\n<!-- updated: 2026-11-30T10:00:00Z -->"
+    outside = tmp_path / "secret.md"
+    outside.write_text("secret")
+    (folder / "link.md").symlink_to(outside)
+    for path in ("../secret.md", str(outside), "link.md", ".memdir/index.db", "missing.md"):
+        refused = mem.get(path)
+        assert not refused.ok and refused.reason and refused.to_dict()["status"] == "error"
+    assert not mem.get("knowledge.md", 500, 600).ok
+    assert not mem.get("knowledge.md", 0, 2).ok
