@@ -54,11 +54,15 @@ def test_four_processes_saving_100_observations_each_lose_nothing(folder: Path) 
     for worker in workers:
         _, err = worker.communicate(timeout=120)
         assert worker.returncode == 0, err.decode()
-    observations = memdir.open(folder).knowledge.observations()
+    memory = memdir.open(folder, embedder="none")
+    observations = memory.knowledge.observations()
     assert len(observations) == 400
     expected = {f"process {p} observation {n}" for p in range(4) for n in range(100)}
     assert {o.content for o in observations} == expected
     assert len({o.id for o in observations}) == 400
+    # Each process updated the shared index as it wrote: it already holds all 400.
+    indexed = memory.index.db.execute("SELECT body FROM items WHERE kind = 'observation'")
+    assert sorted(body for (body,) in indexed) == sorted(expected)
 
 
 def test_threads_sharing_one_memory_lose_nothing(memory: memdir.Memory) -> None:

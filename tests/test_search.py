@@ -187,3 +187,29 @@ def test_memory_get_returns_exact_lines_and_refuses_escapes(
         assert not refused.ok and refused.reason and refused.to_dict()["status"] == "error"
     assert not mem.get("knowledge.md", 500, 600).ok
     assert not mem.get("knowledge.md", 0, 2).ok
+
+
+def test_a_selective_filter_still_finds_its_semantic_hits(folder: Path, clock: FakeClock) -> None:
+    # 900 old items that the embedder rates closer to the query than the one recent
+    # item: more than the first semantic pass looks at, and all outside normal mode.
+    embedder = ConceptEmbedder({"cat": ["kitten", "feline", "tabby"], "fur": ["fur", "fluffy"]})
+    memory = memdir.open(folder, clock=clock, embedder=embedder)
+    old = "".join(f"\n## note {n}\nfeline fur fact number {n}\n" for n in range(900))
+    (folder / "journal" / "2025-01-01.md").write_text(f"# 2025-01-01\n{old}")
+    (folder / "journal" / "2026-11-29.md").write_text("# 2026-11-29\n\n## today\na tabby visited\n")
+    memory.scan()
+    hits = memory.search("kitten fluffy")  # no keyword match anywhere: semantic only
+    assert [hit.snippet for hit in hits] == ["a tabby visited"]
+    assert hits[0].semantic == pytest.approx(0.7071, abs=1e-3)
+    deep = memory.search("kitten fluffy", mode="deep", k=5)
+    assert all(hit.semantic == pytest.approx(1.0) for hit in deep)
+
+
+def test_vectors_are_computed_once_per_text(mem: memdir.Memory) -> None:
+    mem.knowledge.save("a first cat note")
+    mem.search("cat")
+    assert mem.index.ensure_vectors() == 0  # nothing new since the last search
+    mem.knowledge.save("a second cat note")
+    mem.knowledge.save("a second cat note")  # same text, one vector
+    assert mem.index.ensure_vectors() == 1
+    assert mem.index.ensure_vectors() == 0

@@ -40,6 +40,17 @@ def _run_script(db: sqlite3.Connection, script: str) -> None:
         raise ValueError(f"incomplete SQL statement: {statement.strip()[:60]}")
 
 
+# Kept apart: reindex drops it while it empties the tables (one FTS rebuild
+# instead of a delete per row), then puts it back.
+DELETE_TRIGGER = """
+        CREATE TRIGGER items_ad AFTER DELETE ON items BEGIN
+            INSERT INTO items_fts (items_fts, rowid, heading, body, tags, meta)
+            VALUES ('delete', old.id, old.heading, old.body, old.tags, old.meta);
+            INSERT INTO item_log (item_id, op) VALUES (old.id, 'del');
+        END;
+"""
+
+
 def _m001_initial(db: sqlite3.Connection) -> None:
     _run_script(
         db,
@@ -78,6 +89,7 @@ def _m001_initial(db: sqlite3.Connection) -> None:
         CREATE INDEX items_by_path ON items (path, ordinal);
         CREATE INDEX items_by_vector ON items (vector_key);
         CREATE INDEX items_by_date ON items (kind, date);
+        CREATE INDEX items_by_tier ON items (tier, decay_from);
         CREATE VIRTUAL TABLE items_fts USING fts5 (
             heading, body, tags, meta,
             content = 'items', content_rowid = 'id',
@@ -88,18 +100,17 @@ def _m001_initial(db: sqlite3.Connection) -> None:
             VALUES (new.id, new.heading, new.body, new.tags, new.meta);
             INSERT INTO item_log (item_id, op) VALUES (new.id, 'add');
         END;
-        CREATE TRIGGER items_ad AFTER DELETE ON items BEGIN
-            INSERT INTO items_fts (items_fts, rowid, heading, body, tags, meta)
-            VALUES ('delete', old.id, old.heading, old.body, old.tags, old.meta);
-            INSERT INTO item_log (item_id, op) VALUES (old.id, 'del');
-        END;
+        """
+        + DELETE_TRIGGER
+        + """
         CREATE TABLE vectors (
+            id INTEGER PRIMARY KEY,
             vector_key TEXT NOT NULL,
             model TEXT NOT NULL,
             dim INTEGER NOT NULL,
             vector BLOB NOT NULL,
-            PRIMARY KEY (vector_key, model)
-        ) WITHOUT ROWID;
+            UNIQUE (vector_key, model)
+        );
         CREATE TABLE item_log (
             seq INTEGER PRIMARY KEY AUTOINCREMENT,
             item_id INTEGER NOT NULL,
@@ -112,6 +123,28 @@ def _m001_initial(db: sqlite3.Connection) -> None:
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("001_initial", _m001_initial),
 ]
+
+
+def log_bounds(db: sqlite3.Connection) -> tuple[int, int]:
+    """The first and last position in ``item_log`` (0, 0 when empty); two index lookups."""
+    low, high = db.execute(
+        "SELECT (SELECT min(seq) FROM item_log), (SELECT max(seq) FROM item_log)"
+    ).fetchone()
+    return int(low or 0), int(high or 0)
+
+
+def clear_items(db: sqlite3.Connection) -> None:
+    """Empty ``items`` and ``files`` at once (inside the caller's transaction).
+
+    One FTS rebuild instead of a delete per row; a ``reset`` entry in the log
+    tells every process's vector cache to reload.
+    """
+    db.execute("DROP TRIGGER items_ad")
+    db.execute("DELETE FROM items")
+    db.execute("DELETE FROM files")
+    db.execute("INSERT INTO items_fts (items_fts) VALUES ('rebuild')")
+    _run_script(db, DELETE_TRIGGER)
+    db.execute("INSERT INTO item_log (item_id, op) VALUES (0, 'reset')")
 
 
 @contextmanager

@@ -217,7 +217,10 @@ def fuse(
 def _keyword(
     index: Index, words: list[str], where: str, params: list[object], depth: int
 ) -> list[tuple[int, float]]:
-    match = " OR ".join('"' + word.replace('"', '""') + '"' for word in words)
+    quoted = ['"' + word.replace('"', '""') + '"' for word in words]
+    # Only stopwords: match them as a phrase, or nearly every item would match.
+    phrase_only = all(word in STOPWORDS for word in words)
+    match = " + ".join(quoted) if phrase_only else " OR ".join(quoted)
     weights = ", ".join(str(weight) for weight in COLUMN_WEIGHTS)
     sql = (
         f"SELECT i.id, -bm25(items_fts, {weights}) FROM items_fts "
@@ -243,14 +246,20 @@ def _semantic(
         return []
     floor = _floor(index)
     wanted = depth * 4
-    total = len(index.vectors)
-    while True:
-        candidates = [pair for pair in index.vectors.top(vector, wanted) if pair[1] >= floor]
-        allowed = _allowed(index, [item_id for item_id, _ in candidates], where, params)
-        kept = [(item_id, score) for item_id, score in candidates if item_id in allowed]
-        if len(kept) >= depth or wanted >= total or len(candidates) < wanted:
-            return kept[:depth]
-        wanted *= 8
+    candidates = [pair for pair in index.vectors.top(vector, wanted) if pair[1] >= floor]
+    if where == "1":
+        return candidates[:depth]
+    allowed = _allowed(index, [item_id for item_id, _ in candidates], where, params)
+    kept = [(item_id, score) for item_id, score in candidates if item_id in allowed]
+    if len(kept) >= depth or len(candidates) < wanted:
+        return kept[:depth]  # enough, or every item above the floor was looked at
+    # A selective filter (say, the recent tiers of a large folder): score just its items.
+    with index.lock:
+        matching = [
+            row[0] for row in index.db.execute(f"SELECT i.id FROM items AS i WHERE {where}", params)
+        ]
+    best = index.vectors.top_among(vector, matching, depth)
+    return [(item_id, score) for item_id, score in best if score >= floor]
 
 
 def _allowed(index: Index, ids: list[int], where: str, params: list[object]) -> set[int]:

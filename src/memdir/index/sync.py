@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from memdir.config import STATE_DIR, Layer, Manifest, is_glob
-from memdir.index.db import connect, transaction
+from memdir.index.db import clear_items, connect, log_bounds, transaction
 from memdir.index.embedders import Embedder
 from memdir.index.extract import CORE_KINDS, EXTRACT_VERSION, Item, extract
 from memdir.index.vectors import VectorCache
@@ -70,6 +70,7 @@ class Index:
         self.lock = threading.RLock()
         self.vectors = VectorCache(embedder.id, embedder.dim) if embedder is not None else None
         self.scanned_at: float | None = None
+        self._vectors_seen: int | None = None  # item_log position ensure_vectors has covered
         self._check_version()
 
     def _check_version(self) -> None:
@@ -79,8 +80,7 @@ class Index:
             if row is not None and row[0] == EXTRACT_VERSION:
                 return
             with transaction(self.db):
-                self.db.execute("DELETE FROM items")
-                self.db.execute("DELETE FROM files")
+                clear_items(self.db)
                 self.db.execute(
                     "INSERT INTO meta (key, value) VALUES ('extract_version', ?) "
                     "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
@@ -270,9 +270,7 @@ class Index:
         """Rebuild every row from the files."""
         with self.lock:
             with transaction(self.db):
-                self.db.execute("DELETE FROM items")
-                self.db.execute("DELETE FROM files")
-                self.db.execute("INSERT INTO items_fts (items_fts) VALUES ('rebuild')")
+                clear_items(self.db)
                 if self.embedder is not None:
                     self.db.execute("DELETE FROM vectors WHERE model != ?", (self.embedder.id,))
             report = self.scan()
@@ -282,55 +280,81 @@ class Index:
         return report
 
     def _trim_log(self) -> None:
-        row = self.db.execute("SELECT max(seq) FROM item_log").fetchone()
-        if row and row[0] is not None and row[0] > _LOG_KEEP * 2:
-            self.db.execute("DELETE FROM item_log WHERE seq <= ?", (row[0] - _LOG_KEEP,))
+        low, high = log_bounds(self.db)
+        if high - low > _LOG_KEEP * 2:
+            self.db.execute("DELETE FROM item_log WHERE seq <= ?", (high - _LOG_KEEP,))
 
     # -- vectors ---------------------------------------------------------------
 
-    def pending_vectors(self) -> int:
-        if self.embedder is None:
-            return 0
-        row = self.db.execute(
-            "SELECT count(DISTINCT vector_key) FROM items WHERE vector_key NOT IN "
-            "(SELECT vector_key FROM vectors WHERE model = ?)",
-            (self.embedder.id,),
-        ).fetchone()
-        return int(row[0]) if row else 0
-
     def ensure_vectors(self) -> int:
-        """Embed every item text that has no vector for the current embedder; return how many."""
+        """Embed every item text that has no vector for the current embedder; return how many.
+
+        After the first call only the items logged since the last one are checked,
+        so a search after no write costs one lookup of the log's end.
+        """
         if self.embedder is None:
             return 0
         done = 0
         with self.lock:
+            low, high = log_bounds(self.db)
+            seen = self._vectors_seen
+            if seen is not None and high == seen:
+                return 0
+            whole = (
+                seen is None
+                or low > seen + 1
+                or self.db.execute(
+                    "SELECT 1 FROM item_log WHERE seq > ? AND op = 'reset' LIMIT 1", (seen,)
+                ).fetchone()
+                is not None
+            )
             while True:
-                rows = self.db.execute(
-                    "SELECT vector_key, min(id) FROM items WHERE vector_key NOT IN "
-                    "(SELECT vector_key FROM vectors WHERE model = ?) GROUP BY vector_key LIMIT ?",
-                    (self.embedder.id, _EMBED_BATCH),
-                ).fetchall()
+                rows = self._missing_vectors(None if whole else seen)
                 if not rows:
-                    return done
-                texts = self._embed_texts([item_id for _, item_id in rows])
-                matrix = self.embedder.embed(texts)
-                keys = [key for key, _ in rows]
-                with transaction(self.db):
-                    self.db.executemany(
-                        "INSERT OR IGNORE INTO vectors (vector_key, model, dim, vector) "
-                        "VALUES (?, ?, ?, ?)",
-                        [
-                            (key, self.embedder.id, self.embedder.dim, vector.tobytes())
-                            for key, vector in zip(keys, matrix, strict=True)
-                        ],
-                    )
-                    marks = ",".join("?" * len(keys))
-                    self.db.execute(
-                        f"INSERT INTO item_log (item_id, op) SELECT id, 'vec' FROM items "
-                        f"WHERE vector_key IN ({marks})",
-                        keys,
-                    )
+                    break
+                self._store_vectors(rows)
                 done += len(rows)
+            self._vectors_seen = log_bounds(self.db)[1]
+        return done
+
+    def _missing_vectors(self, since: int | None) -> list[tuple[str, int]]:
+        """Up to a batch of (vector key, an item id) with no vector for this embedder."""
+        assert self.embedder is not None
+        missing = (
+            "NOT EXISTS (SELECT 1 FROM vectors AS v WHERE v.vector_key = i.vector_key "
+            "AND v.model = ?)"
+        )
+        if since is None:
+            sql = f"SELECT i.vector_key, min(i.id) FROM items AS i WHERE {missing} "
+            params: tuple[object, ...] = (self.embedder.id, _EMBED_BATCH)
+        else:
+            sql = (
+                f"SELECT i.vector_key, min(i.id) FROM item_log AS l JOIN items AS i "
+                f"ON i.id = l.item_id WHERE l.seq > ? AND l.op = 'add' AND {missing} "
+            )
+            params = (since, self.embedder.id, _EMBED_BATCH)
+        sql += "GROUP BY i.vector_key LIMIT ?"
+        return [(str(key), int(item_id)) for key, item_id in self.db.execute(sql, params)]
+
+    def _store_vectors(self, rows: list[tuple[str, int]]) -> None:
+        assert self.embedder is not None
+        matrix = self.embedder.embed(self._embed_texts([item_id for _, item_id in rows]))
+        keys = [key for key, _ in rows]
+        with transaction(self.db):
+            self.db.executemany(
+                "INSERT OR IGNORE INTO vectors (vector_key, model, dim, vector) "
+                "VALUES (?, ?, ?, ?)",
+                [
+                    (key, self.embedder.id, self.embedder.dim, vector.tobytes())
+                    for key, vector in zip(keys, matrix, strict=True)
+                ],
+            )
+            marks = ",".join("?" * len(keys))
+            self.db.execute(
+                f"INSERT INTO item_log (item_id, op) SELECT id, 'vec' FROM items "
+                f"WHERE vector_key IN ({marks})",
+                keys,
+            )
 
     def _embed_texts(self, item_ids: list[int]) -> list[str]:
         marks = ",".join("?" * len(item_ids))

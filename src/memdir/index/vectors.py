@@ -17,6 +17,7 @@ from collections.abc import Iterable
 import numpy as np
 import numpy.typing as npt
 
+from memdir.index.db import log_bounds
 from memdir.index.embedders import Vectors
 
 _GROW = 1.5
@@ -35,15 +36,11 @@ class VectorCache:
         self._lock = threading.Lock()
 
     def refresh(self, db: sqlite3.Connection) -> None:
-        """Catch up with the index (a full load the first time or after the log was trimmed)."""
+        """Catch up with the index (a full load the first time, after a reset, or after
+        the log was trimmed past what this process saw)."""
         with self._lock:
-            first = db.execute("SELECT min(seq), max(seq) FROM item_log").fetchone()
-            low, high = first if first else (None, None)
-            if high is None:
-                if self.seq < 0:
-                    self._load_all(db, 0)
-                return
-            if self.seq < 0 or (low is not None and low > self.seq + 1):
+            low, high = log_bounds(db)
+            if self.seq < 0 or low > self.seq + 1:
                 self._load_all(db, high)
                 return
             if high == self.seq:
@@ -51,6 +48,9 @@ class VectorCache:
             changes = db.execute(
                 "SELECT item_id, op FROM item_log WHERE seq > ? ORDER BY seq", (self.seq,)
             ).fetchall()
+            if any(op == "reset" for _, op in changes):
+                self._load_all(db, high)
+                return
             wanted: set[int] = set()
             for item_id, op in changes:
                 if op == "del":
@@ -129,6 +129,20 @@ class VectorCache:
             best = np.argpartition(-scores, limit - 1)[:limit]
             best = best[np.argsort(-scores[best], kind="stable")]
             return [(int(self.ids[row]), float(scores[row])) for row in best]
+
+    def top_among(
+        self, query: Vectors, item_ids: Iterable[int], limit: int
+    ) -> list[tuple[int, float]]:
+        """The ``limit`` best (item id, cosine) pairs among ``item_ids`` only."""
+        with self._lock:
+            rows = np.fromiter((self.rows[i] for i in item_ids if i in self.rows), dtype=np.int64)
+            if rows.size == 0:
+                return []
+            scores: npt.NDArray[np.float32] = self.matrix[rows] @ query
+            limit = min(limit, rows.size)
+            best = np.argpartition(-scores, limit - 1)[:limit]
+            best = best[np.argsort(-scores[best], kind="stable")]
+            return [(int(self.ids[rows[i]]), float(scores[i])) for i in best]
 
     def __len__(self) -> int:
         return int(self.alive[: self.size].sum())
