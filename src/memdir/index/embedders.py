@@ -133,6 +133,9 @@ class MiniLMEmbedder:
             tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
             options = ort.SessionOptions()
             options.log_severity_level = 3
+            # Idle worker threads must not spin after a run: the vector scan that
+            # follows a query embedding needs the same cores.
+            options.add_session_config_entry("session.intra_op.allow_spinning", "0")
             if self._threads:
                 options.intra_op_num_threads = self._threads
             session = ort.InferenceSession(

@@ -31,6 +31,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from memdir.config import Decay
+from memdir.index.embedders import Vectors
 from memdir.index.sync import Index
 from memdir.tiers import MODE_TIERS, days_since, max_age_days, relevance, tier_for
 from memdir.timeutil import format_ts, parse_ts
@@ -43,6 +44,9 @@ EXACT_BONUS = 10.0
 # Below this cosine a text is not similar enough to be a semantic hit at all; an
 # embedder may say otherwise with a ``similarity_floor`` attribute.
 DEFAULT_SIMILARITY_FLOOR = 0.2
+# A filter letting through at most this share of the items is applied before the
+# vector scan (score only its items) rather than after it.
+SELECTIVE_SHARE = 0.25
 NARRATIVE_KINDS = frozenset({"journal", "archive", "intel", "lesson", "document", "workstate"})
 SNIPPET_CHARS = 240
 # bm25() weights for the FTS columns: heading, body, tags, metadata words.
@@ -120,9 +124,10 @@ class Filters:
             age = max_age_days(self.mode, decay)
             cutoff = format_ts(now - timedelta(days=(age or 0) + 1))
             marks = ",".join("?" * len(allowed))
+            # Three OR terms SQLite can each answer from the (tier, decay_from) index.
             clauses.append(
-                f"(i.tier IN ({marks}) OR (i.tier IS NULL AND "
-                f"(i.decay_from IS NULL OR i.decay_from >= ?)))"
+                f"(i.tier IN ({marks}) OR (i.tier IS NULL AND i.decay_from >= ?) "
+                f"OR (i.tier IS NULL AND i.decay_from IS NULL))"
             )
             params += [*allowed, cutoff]
         for column, values in (("layer", self.layers), ("kind", self.kinds)):
@@ -173,18 +178,20 @@ def search(
     _add_neighbours(rows, fused)
     phrase = " " + " ".join(_WORD_RE.findall(query.lower())) + " "
     subject = set(words)
+    kw_scores, sem_scores = dict(keyword), dict(semantic)
     ranked: list[tuple[float, int]] = []
     for item_id, score in fused.items():
         row = rows[item_id]
         heading_words = {word.lower() for word in _WORD_RE.findall(row["heading"])}
         if heading_words & subject:
             score *= SUBJECT_BOOST
-        text = " " + " ".join(_WORD_RE.findall(f"{row['heading']} {row['body']}".lower())) + " "
-        if phrase.strip() and phrase in text:
-            score += EXACT_BONUS
+        # Only a keyword hit can hold every word of the query.
+        if item_id in kw_scores and phrase.strip():
+            text = " ".join(_WORD_RE.findall(f"{row['heading']} {row['body']}".lower()))
+            if phrase in f" {text} ":
+                score += EXACT_BONUS
         ranked.append((score * (0.5 + 0.5 * _relevance(row, decay, now)), item_id))
     ranked.sort(key=lambda pair: (-pair[0], rows[pair[1]]["path"], rows[pair[1]]["ordinal"]))
-    kw_scores, sem_scores = dict(keyword), dict(semantic)
     return [
         _hit(
             rows[item_id], score, kw_scores.get(item_id), sem_scores.get(item_id), words, decay, now
@@ -245,6 +252,13 @@ def _semantic(
     except Exception:  # a broken model must not take keyword search down with it
         return []
     floor = _floor(index)
+    if where != "1":
+        with index.lock:
+            count = index.db.execute(
+                f"SELECT count(*) FROM items AS i WHERE {where}", params
+            ).fetchone()[0]
+        if count <= len(index.vectors) * SELECTIVE_SHARE:
+            return _semantic_among(index, vector, where, params, depth, floor)
     wanted = depth * 4
     candidates = [pair for pair in index.vectors.top(vector, wanted) if pair[1] >= floor]
     if where == "1":
@@ -253,11 +267,17 @@ def _semantic(
     kept = [(item_id, score) for item_id, score in candidates if item_id in allowed]
     if len(kept) >= depth or len(candidates) < wanted:
         return kept[:depth]  # enough, or every item above the floor was looked at
-    # A selective filter (say, the recent tiers of a large folder): score just its items.
+    return _semantic_among(index, vector, where, params, depth, floor)
+
+
+def _semantic_among(
+    index: Index, vector: Vectors, where: str, params: list[object], depth: int, floor: float
+) -> list[tuple[int, float]]:
+    """Cosine over just the items a selective filter lets through."""
     with index.lock:
-        matching = [
-            row[0] for row in index.db.execute(f"SELECT i.id FROM items AS i WHERE {where}", params)
-        ]
+        sql = f"SELECT i.id FROM items AS i WHERE {where}"
+        matching = [row[0] for row in index.db.execute(sql, params)]
+    assert index.vectors is not None
     best = index.vectors.top_among(vector, matching, depth)
     return [(item_id, score) for item_id, score in best if score >= floor]
 
