@@ -259,10 +259,10 @@ def _semantic(
             ).fetchone()[0]
         if count <= len(index.vectors) * SELECTIVE_SHARE:
             return _semantic_among(index, vector, where, params, depth, floor)
+    if where == "1":
+        return [pair for pair in index.vectors.top(vector, depth) if pair[1] >= floor]
     wanted = depth * 4
     candidates = [pair for pair in index.vectors.top(vector, wanted) if pair[1] >= floor]
-    if where == "1":
-        return candidates[:depth]
     allowed = _allowed(index, [item_id for item_id, _ in candidates], where, params)
     kept = [(item_id, score) for item_id, score in candidates if item_id in allowed]
     if len(kept) >= depth or len(candidates) < wanted:
