@@ -2,8 +2,8 @@
 
 Writes notebook entries (the fifth evicts the oldest), saves observations,
 refuses an empty one and an array, writes a curated section, shows a write
-refused over the section cap, sets a state snapshot, then prints the files and
-what an agent would load into its prompt.
+refused over the section cap, sets a state snapshot, searches, then prints the
+files and what an agent would load into its prompt.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 from rich.panel import Panel
 from rich.syntax import Syntax
 from rich.tree import Tree
@@ -85,13 +86,20 @@ def run_demo(root: Path, console: Console) -> Memory:
     _step(console, "5. State: dated snapshots that expire after a week")
     _show(console, "state_update deploy", memory.state.set("deploy", "v2.1 rolling out: 60% done"))
 
-    _step(console, "6. The files (plain markdown: read them, edit them, commit them)")
+    _step(console, "6. Search: keyword and semantic at once, offline, pointing at exact lines")
+    question = "how fast may we call the payments API?"
+    console.print(f"  memory_search {question!r}")
+    for hit in memory.search(question, k=3):
+        where = f"{hit.path}:{hit.line_start}-{hit.line_end}"
+        console.print(f"    {where} [dim]({hit.kind})[/] {escape(hit.snippet)}", highlight=False)
+
+    _step(console, "7. The files (plain markdown: read them, edit them, commit them)")
     console.print(_tree(root))
     for store in (memory.notebook, memory.knowledge, memory.state):
         text = store.path.read_text(encoding="utf-8")
         console.print(Panel(Syntax(text, "markdown", word_wrap=True), title=store.relpath))
 
-    _step(console, "7. What an agent would load into its prompt")
+    _step(console, "8. What an agent would load into its prompt")
     parts = [memory.knowledge.render(), memory.notebook.render()]
     reflex = memory.state.reflex_lines()
     if reflex:
