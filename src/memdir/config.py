@@ -145,6 +145,9 @@ class Layer(_Strict):
     indexed: bool = True
     budget: Annotated[int, Field(ge=0)] | None = None
     description: str = ""
+    mount: str | None = None
+    """a folder outside this one that the layer's paths are relative to (a vault
+    shared by several agents); its files appear under the layer's name"""
 
     @field_validator("paths")
     @classmethod
@@ -163,6 +166,10 @@ class Layer(_Strict):
     def _single_file(self) -> Layer:
         if self.store in SINGLE_FILE_STORES and (len(self.paths) != 1 or is_glob(self.paths[0])):
             raise ValueError(f"a {self.store} layer has exactly one path and no glob")
+        if self.mount is not None and self.store != "vault":
+            raise ValueError("only a vault layer can be mounted from another folder")
+        if self.mount is not None and not self.mount.strip():
+            raise ValueError("mount must name a folder")
         return self
 
 
@@ -218,6 +225,14 @@ class Manifest(_Strict):
         found = self.layer_for(store)
         return None if found is None else found[1].paths[0]
 
+    def mounts(self, root: Path) -> dict[str, Path]:
+        """Layer name -> the folder it is mounted from (relative mounts start at ``root``)."""
+        found = {}
+        for name, layer in self.layers.items():
+            if layer.mount is not None:
+                found[name] = (root / Path(layer.mount).expanduser()).resolve()
+        return found
+
     def archive_dir(self) -> str:
         """Where evicted and overflowing text is kept: the archive layer's folder."""
         found = self.layer_for("archive")
@@ -239,6 +254,17 @@ def static_prefix(pattern: str) -> str:
     if len(parts) == len(all_parts):  # no wildcard: a file, take its folder
         parts = parts[:-1]
     return "/".join(parts)
+
+
+def file_template(pattern: str, field: str) -> str:
+    """A path template from a layer's glob: ``intel/*.md`` -> ``intel/{project}.md``,
+    ``memory/[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9].md`` -> ``memory/{date}.md``."""
+    folder, _, name = pattern.replace("\\", "/").rpartition("/")
+    if "*" in name:
+        name = name.replace("*", "{" + field + "}", 1)
+    elif "[" in name:
+        name = "{" + field + "}" + name[name.rindex("]") + 1 :]
+    return f"{folder}/{name}" if folder else name
 
 
 # -- loading ---------------------------------------------------------------------

@@ -13,6 +13,7 @@ has nothing to lose.
 
 from __future__ import annotations
 
+import random
 import time
 from collections.abc import Sequence
 from datetime import datetime
@@ -20,20 +21,35 @@ from functools import cached_property
 from pathlib import Path
 from types import TracebackType
 
-from memdir.config import MANIFEST_NAME, STATE_DIR, Manifest, load_manifest
+from memdir.config import (
+    MANIFEST_NAME,
+    STATE_DIR,
+    Layer,
+    Manifest,
+    file_template,
+    load_manifest,
+)
 from memdir.errors import LayerNotConfigured, NotAMemoryFolder
 from memdir.files.atomic import folder_lock, remove_stale_temp_files
 from memdir.index.embedders import Embedder, EmbedderUnavailable, load_embedder
 from memdir.index.search import Filters, Hit
+from memdir.index.search import creative as run_creative
 from memdir.index.search import search as run_search
 from memdir.index.sync import Index, ScanReport
+from memdir.maintain.decay import DecayReport, run_decay
+from memdir.maintain.graph import Graph, build_graph, write_mocs
 from memdir.migrate import MigrationReport, migrate_legacy
+from memdir.paths import FileSpace
 from memdir.reader import GetResult, read_lines
-from memdir.results import Notice
-from memdir.stores.base import Archive, StoreContext
+from memdir.results import Notice, WriteResult
+from memdir.stores.base import Archive, SectionFileStore, StoreContext
+from memdir.stores.journal import JournalStore
 from memdir.stores.knowledge import KnowledgeStore
+from memdir.stores.lessons import LessonsStore
 from memdir.stores.notebook import Notebook
 from memdir.stores.state import StateStore
+from memdir.stores.vault import VaultStore
+from memdir.stores.workstate import FILE_KEYS, NOTEBOOK_KEYS, WORKSTATE_STARTER, WorkState
 from memdir.tiers import MODE_TIERS
 from memdir.timeutil import Clock, parse_ts, utc_now
 
@@ -57,6 +73,7 @@ class Memory:
         self.lock = folder_lock(root / STATE_DIR / LOCK_FILE)
         self.migration: MigrationReport | None = None
         self.notices: list[Notice] = []
+        self.space = FileSpace(root, manifest)
         self._embedder_choice = embedder
         self._ctx = StoreContext(
             root=root,
@@ -174,7 +191,85 @@ class Memory:
 
     def get(self, path: str, from_line: int | None = None, to_line: int | None = None) -> GetResult:
         """Exact lines of a memory file (``memory_get``): open what a hit points at."""
-        return read_lines(self.root, path, from_line, to_line)
+        return read_lines(self.space, path, from_line, to_line)
+
+    def creative(self, n: int = 5, *, seed: int | None = None) -> list[Hit]:
+        """A random sample of cold and archived items, not ranked by any query
+        (the vault specification's creative mode: surface forgotten associations)."""
+        if n < 1:
+            raise ValueError("n must be at least 1")
+        index = self._fresh_index()
+        return run_creative(
+            index, n, decay=self.manifest.decay, now=self.clock(), rng=random.Random(seed)
+        )
+
+    # -- the vault -------------------------------------------------------------
+
+    @cached_property
+    def vault(self) -> VaultStore:
+        """Cards (the first vault layer; mounted from another folder if its manifest says so)."""
+        found = self.manifest.layer_for("vault")
+        if found is None:
+            raise LayerNotConfigured(
+                f"{self.root / MANIFEST_NAME} declares no layer with store = 'vault'"
+            )
+        name, layer = found
+        mount = self.space.mounts.get(name)
+        lock = self.lock if mount is None else folder_lock(mount / STATE_DIR / LOCK_FILE)
+        return VaultStore(self._ctx, self.space, name, layer, lock)
+
+    def touch(self, path: str) -> WriteResult:
+        """Mark a card recalled: one tier up, last_accessed today (``memdir touch``)."""
+        return self.vault.touch(path)
+
+    def decay(self, *, dry_run: bool = False) -> DecayReport:
+        """Recompute every card's relevance and tier (``memdir decay``); touches nothing."""
+        return run_decay(self.vault, dry_run=dry_run)
+
+    def graph(self) -> Graph:
+        """The vault's link graph (also saved to ``.memdir/graph.json``)."""
+        return build_graph(self.vault, self.root / STATE_DIR)
+
+    def write_mocs(self) -> list[str]:
+        """Write a Map of Content per vault folder (``memdir moc``); touches no card."""
+        return write_mocs(self.vault)
+
+    # -- the workspace ---------------------------------------------------------
+
+    def _layer(self, store: str) -> Layer:
+        found = self.manifest.layer_for(store)
+        if found is None:
+            raise LayerNotConfigured(
+                f"{self.root / MANIFEST_NAME} declares no layer with store = {store!r}"
+            )
+        return found[1]
+
+    @cached_property
+    def journal(self) -> JournalStore:
+        """Daily journals (Decisions, Learnings, Milestones, Context)."""
+        return JournalStore(self._ctx, file_template(self._layer("journal").paths[0], "date"))
+
+    @cached_property
+    def lessons(self) -> LessonsStore:
+        """Lessons learned, by category; never pruned."""
+        return LessonsStore(self._ctx, self._layer("lessons").paths[0])
+
+    @cached_property
+    def workstate(self) -> WorkState:
+        """Right Now / Done / Pending (working-state.md; NOTEBOOK.md keys by default)."""
+        journal = self.journal if self.has("journal") else None
+        if self.has("workstate"):
+            path = self._layer("workstate").paths[0]
+            store = SectionFileStore(self._ctx, path, starter=WORKSTATE_STARTER)
+            return WorkState(store, FILE_KEYS, journal)
+        return WorkState(self.notebook, NOTEBOOK_KEYS, journal, managed="system")
+
+    def lessons_check(self, query: str, k: int = 5) -> list[Hit]:
+        """Search the lessons before something risky (``memdir lessons check``)."""
+        found = self.manifest.layer_for("lessons")
+        if found is None:
+            raise LayerNotConfigured("this memory folder has no lessons layer")
+        return self.search(query, k=k, mode="deep", layers=[found[0]])
 
     def has(self, store: str) -> bool:
         """True if the manifest declares a layer backed by ``store``."""

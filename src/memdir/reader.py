@@ -7,6 +7,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from memdir.config import STATE_DIR
+from memdir.paths import FileSpace
 
 
 @dataclass(frozen=True)
@@ -32,8 +33,9 @@ class GetResult:
         }
 
 
-def resolve_inside(root: Path, path: str) -> tuple[Path, str] | str:
-    """The file ``path`` names inside ``root`` and its relative form, or why it is refused."""
+def resolve_inside(space: FileSpace, path: str) -> tuple[Path, str] | str:
+    """The file ``path`` names inside the memory folder (or a mounted layer) and its
+    relative form, or why it is refused."""
     raw = path.strip().replace("\\", "/")
     if not raw:
         return "path is empty"
@@ -44,17 +46,17 @@ def resolve_inside(root: Path, path: str) -> tuple[Path, str] | str:
         return "the path leaves the memory folder"
     if any(part.startswith(".") for part in posix.parts):
         return f"{raw} is internal to memdir or hidden"
-    target = (root / raw).resolve()
-    if not target.is_relative_to(root.resolve()):
+    target = space.real(raw).resolve()
+    if not target.is_relative_to(space.confining(raw)):
         return "the path leaves the memory folder (through a link)"
-    return target, target.relative_to(root.resolve()).as_posix()
+    return target, posix.as_posix()
 
 
 def read_lines(
-    root: Path, path: str, from_line: int | None = None, to_line: int | None = None
+    space: FileSpace, path: str, from_line: int | None = None, to_line: int | None = None
 ) -> GetResult:
     """Lines ``from_line``..``to_line`` (1-based, inclusive) of a file in the folder."""
-    resolved = resolve_inside(root, path)
+    resolved = resolve_inside(space, path)
     if isinstance(resolved, str):
         return GetResult(False, path, reason=resolved)
     target, relpath = resolved

@@ -35,9 +35,13 @@ _OPEN_RE = re.compile(r"---[ \t]*")
 _CLOSE_RE = re.compile(r"(---|\.\.\.)[ \t]*")
 
 
+# libyaml's loader when PyYAML was built with it (the wheels are): many times faster.
+_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 def _load_yaml(text: str) -> dict[str, Any]:
     try:
-        data = yaml.safe_load(text) if text.strip() else {}
+        data = _parse_yaml(text) if text.strip() else {}
     except (yaml.YAMLError, ValueError, TypeError) as exc:  # bad dates raise ValueError
         raise FileShapeError(f"frontmatter is not valid YAML: {exc}") from exc
     if data is None:
@@ -45,6 +49,16 @@ def _load_yaml(text: str) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise FileShapeError("frontmatter must be a mapping of keys to values")
     return {str(key): value for key, value in data.items()}
+
+
+def _parse_yaml(text: str) -> Any:
+    """libyaml first; the pure-Python loader for what libyaml refuses (lone surrogates)."""
+    try:
+        return yaml.load(text, Loader=_Loader)
+    except yaml.YAMLError:
+        if _Loader is yaml.SafeLoader:
+            raise
+        return yaml.load(text, Loader=yaml.SafeLoader)
 
 
 def _dump(mapping: Mapping[str, Any]) -> str:
@@ -66,8 +80,11 @@ def _dump(mapping: Mapping[str, Any]) -> str:
                 default_flow_style=style,
                 width=10_000,
             )
-            if yaml.safe_load(text) == item:
-                break
+            try:
+                if _parse_yaml(text) == item:
+                    break
+            except (yaml.YAMLError, ValueError):
+                continue
         out.append(text)
     return "".join(out)
 

@@ -31,7 +31,7 @@ from memdir.timeutil import parse_ts
 
 # Bump when extraction changes what it produces: an index built by another
 # version is rebuilt from the files on open.
-EXTRACT_VERSION = "1"
+EXTRACT_VERSION = "2"
 
 # Metadata that is bookkeeping, not words anyone searches for.
 _SKIP_META = frozenset(
@@ -121,6 +121,8 @@ def extract(store: str, relpath: str, text: str) -> list[Item]:
     """The searchable items of one file owned by ``store``."""
     if store == "knowledge":
         return _knowledge(text)
+    if store == "lessons":
+        return _lessons(relpath, text)
     if store in _SECTION_KINDS:
         return _section_file(relpath, text, _SECTION_KINDS[store])
     if store == "document":
@@ -226,6 +228,37 @@ def _section_file(relpath: str, text: str, kind: str) -> list[Item]:
     return items
 
 
+def _lessons(relpath: str, text: str) -> list[Item]:
+    """One item per lesson: each ``- `` entry of a category section."""
+    doc = SectionDocument.parse(text)
+    lines = _Lines(text)
+    items: list[Item] = []
+    for ordinal, (section, start, _end) in enumerate(doc.spans(), start=1):
+        raw_lines = (section.raw or "").splitlines(keepends=True)
+        cursor = start + (len(raw_lines[0]) if raw_lines else 0)
+        starts: list[int] = []
+        for line in raw_lines[1:]:
+            if line.startswith("- "):
+                starts.append(cursor)
+            cursor += len(line)
+        bounds = zip(starts, [*starts[1:], cursor], strict=True)
+        for number, (piece_start, piece_end) in enumerate(bounds, start=1):
+            first, last = lines.span(piece_start, piece_end)
+            items.append(
+                Item(
+                    anchor=f"{section.key} #{number}",
+                    ordinal=ordinal * 10_000 + number,
+                    kind="lesson",
+                    title=section.key,
+                    heading=section.key,
+                    body=text[piece_start:piece_end].strip(),
+                    line_start=first,
+                    line_end=last,
+                )
+            )
+    return items
+
+
 def _knowledge(text: str) -> list[Item]:
     doc = SectionDocument.parse(text)
     lines = _Lines(text)
@@ -276,6 +309,8 @@ def _document(relpath: str, text: str) -> list[Item]:
 
 
 def _card(relpath: str, text: str) -> list[Item]:
+    if "MOC" in PurePosixPath(relpath).parts:
+        return []  # Maps of Content are generated indexes of the cards, not cards
     try:
         card = Card.parse(text)
     except FileShapeError:

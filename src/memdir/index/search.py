@@ -24,6 +24,7 @@ the results plateau, not at their peak.
 
 from __future__ import annotations
 
+import random
 import re
 from collections import defaultdict
 from dataclasses import dataclass
@@ -426,3 +427,17 @@ def snippet(body: str, words: list[str], width: int = SNIPPET_CHARS) -> str:
     window = flat[start : start + width]
     marked = pattern.sub(lambda m: f"**{m.group(0)}**", window)
     return ("…" if start else "") + marked + ("…" if start + width < len(flat) else "")
+
+
+def creative(index: Index, n: int, *, decay: Decay, now: datetime, rng: random.Random) -> list[Hit]:
+    """A random sample of cold and archived items: deliberately not ranked by any query."""
+    cutoff = format_ts(now - timedelta(days=decay.warm_days + 1))
+    sql = (
+        "SELECT i.id FROM items AS i WHERE i.tier IN ('cold', 'archive') "
+        "OR (i.tier IS NULL AND i.decay_from < ?) ORDER BY i.id"
+    )
+    with index.lock:
+        ids = [row[0] for row in index.db.execute(sql, (cutoff,))]
+    chosen = rng.sample(ids, min(n, len(ids)))
+    rows = _rows(index, chosen)
+    return [_hit(rows[item_id], 0.0, None, None, [], decay, now) for item_id in chosen]

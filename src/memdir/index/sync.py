@@ -22,11 +22,12 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from memdir.config import STATE_DIR, Layer, Manifest, is_glob
+from memdir.config import STATE_DIR, Layer, Manifest
 from memdir.index.db import clear_items, connect, log_bounds, transaction
 from memdir.index.embedders import Embedder
 from memdir.index.extract import CORE_KINDS, EXTRACT_VERSION, Item, extract
 from memdir.index.vectors import VectorCache
+from memdir.paths import FileSpace
 from memdir.timeutil import Clock, format_ts
 
 INDEX_FILE = "index.db"
@@ -66,6 +67,7 @@ class Index:
         self.embedder = embedder
         self.clock = clock
         self.path = root / STATE_DIR / INDEX_FILE
+        self.space = FileSpace(root, manifest)
         self.db: sqlite3.Connection = connect(self.path)
         self.lock = threading.RLock()
         self.vectors = VectorCache(embedder.id, embedder.dim) if embedder is not None else None
@@ -103,21 +105,14 @@ class Index:
         """Relative path -> (layer name, layer) for every indexed file; first layer wins."""
         found: dict[str, tuple[str, Layer]] = {}
         for name, layer in self.layers():
-            for pattern in layer.paths:
-                paths = self.root.glob(pattern) if is_glob(pattern) else [self.root / pattern]
-                for path in paths:
-                    relative = path.relative_to(self.root).as_posix()
-                    if relative in found or relative.startswith(".") or "/." in relative:
-                        continue
-                    if path.is_file():
-                        found[relative] = (name, layer)
+            for relpath in self.space.files(name, layer):
+                found.setdefault(relpath, (name, layer))
         return found
 
     def layer_of(self, relpath: str) -> tuple[str, Layer] | None:
         for name, layer in self.layers():
-            for pattern in layer.paths:
-                if Path(relpath).match(pattern) if is_glob(pattern) else relpath == pattern:
-                    return name, layer
+            if self.space.matches(name, layer, relpath):
+                return name, layer
         return None
 
     # -- writing rows ----------------------------------------------------------
@@ -127,7 +122,7 @@ class Index:
         found = self.layer_of(relpath)
         if found is None:
             return False
-        path = self.root / relpath
+        path = self.space.real(relpath)
         try:
             stat = path.stat()
             if text is None:
@@ -243,14 +238,14 @@ class Index:
             on_disk = self.files_on_disk()
             for relpath, found in on_disk.items():
                 try:
-                    stat = os.stat(self.root / relpath)
+                    stat = os.stat(self.space.real(relpath))
                 except FileNotFoundError:
                     continue
                 seen = known.get(relpath)
                 if seen == (stat.st_mtime_ns, stat.st_size, found[0]):
                     report.unchanged += 1
                     continue
-                text = (self.root / relpath).read_bytes().decode("utf-8", "surrogateescape")
+                text = self.space.real(relpath).read_bytes().decode("utf-8", "surrogateescape")
                 outcome = self._apply(relpath, found, text, stat.st_mtime_ns, stat.st_size)
                 if outcome == "added":
                     report.added.append(relpath)

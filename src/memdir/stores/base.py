@@ -151,8 +151,9 @@ class SectionFileStore:
 
     STARTER: ClassVar[str] = ""
 
-    def __init__(self, ctx: StoreContext, relpath: str) -> None:
+    def __init__(self, ctx: StoreContext, relpath: str, *, starter: str | None = None) -> None:
         self.ctx = ctx
+        self.starter = self.STARTER if starter is None else starter
         self.relpath = relpath
         self.path = ctx.root / relpath
         self._cache: tuple[tuple[int, int, int], SectionDocument] | None = None
@@ -170,8 +171,8 @@ class SectionFileStore:
         with self.ctx.lock:
             if self.path.exists():
                 return False
-            write_text(self.path, self.STARTER)
-            self.ctx.on_write(self.relpath, self.STARTER)
+            write_text(self.path, self.starter)
+            self.ctx.on_write(self.relpath, self.starter)
             return True
 
     def mtime(self) -> datetime | None:
@@ -186,12 +187,12 @@ class SectionFileStore:
         try:
             stat = os.stat(self.path)
         except FileNotFoundError:
-            return SectionDocument.parse(self.STARTER)
+            return SectionDocument.parse(self.starter)
         signature = (stat.st_mtime_ns, stat.st_size, stat.st_ino)
         if self._cache is not None and self._cache[0] == signature:
             return self._cache[1]
         text = read_text(self.path)
-        doc = SectionDocument.parse(text if text is not None else self.STARTER)
+        doc = SectionDocument.parse(text if text is not None else self.starter)
         self._cache = (signature, doc)
         return doc
 
@@ -203,10 +204,10 @@ class SectionFileStore:
         """
         with self.ctx.lock:
             text = read_text(self.path)
-            doc = SectionDocument.parse(text if text is not None else self.STARTER)
+            doc = SectionDocument.parse(text if text is not None else self.starter)
             yield doc
             rendered = doc.render()
-            if rendered != (text if text is not None else self.STARTER):
+            if rendered != (text if text is not None else self.starter):
                 write_text(self.path, rendered)
                 self._cache = None
                 self.ctx.on_write(self.relpath, rendered)

@@ -70,7 +70,7 @@ class Notebook(SectionFileStore):
 
     def render(self) -> str:
         """The notebook as an agent's prompt shows it (``## Notebook``); empty if no entries."""
-        entries = self.entries()
+        entries = [entry for entry in self.entries() if entry.text.strip()]
         if not entries:
             return ""
         blocks = [f"### {entry.key}\n{entry.text}" for entry in entries]

@@ -1,0 +1,82 @@
+"""``memdir decay``: the forgetting curve applied to every card.
+
+For each card: relevance = max(floor, 1 - days since last access x rate),
+rounded to three places; tier = the colder of its current tier and the tier
+its age gives (decay only cools: warming is touch's job, one tier at a time,
+so a recalled card climbs back gradually). ``core`` cards never change.
+Only cards whose values changed are rewritten, frontmatter only, body byte for
+byte. Reading a card here is not a touch. Running it twice changes nothing.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import date
+from typing import Any
+
+from memdir.config import Decay
+from memdir.files.cards import Card
+from memdir.stores.base import read_text, write_text
+from memdir.stores.vault import VaultStore, as_date
+from memdir.tiers import TIERS, relevance, tier_for
+
+_ORDER: dict[str, int] = {tier: rank for rank, tier in enumerate(TIERS)}  # core 0 .. archive 4
+
+
+@dataclass
+class DecayReport:
+    cards: int = 0
+    changed: list[str] = field(default_factory=list)
+    tiers: Counter[str] = field(default_factory=Counter)
+    dry_run: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "cards": self.cards,
+            "changed": len(self.changed),
+            "tiers": {tier: self.tiers.get(tier, 0) for tier in TIERS},
+            "dry_run": self.dry_run,
+        }
+
+
+def decayed(meta: dict[str, Any], today: date, settings: Decay) -> tuple[str, float]:
+    """The tier and relevance a card's metadata should have today."""
+    tier = meta.get("tier")
+    if tier == "core":
+        current = meta.get("relevance")
+        return "core", float(current) if isinstance(current, (int, float)) else 1.0
+    moment = as_date(meta.get("last_accessed")) or as_date(meta.get("updated"))
+    moment = moment or as_date(meta.get("created")) or today
+    days = max((today - moment).days, 0)
+    by_age: str = tier_for(days, settings)
+    if tier in _ORDER and _ORDER[str(tier)] > _ORDER[by_age]:
+        by_age = str(tier)  # colder already: decay never warms a card
+    return by_age, round(relevance(days, settings), 3)
+
+
+def run_decay(vault: VaultStore, *, dry_run: bool = False) -> DecayReport:
+    report = DecayReport(dry_run=dry_run)
+    today = vault.ctx.clock().date()
+    settings = vault.ctx.manifest.decay
+    with vault.lock:
+        for path in vault.paths():
+            real = vault.real_path(path)
+            text = read_text(real)
+            if text is None:
+                continue
+            card = Card.parse(text)
+            tier, rel = decayed(card.meta, today, settings)
+            report.cards += 1
+            report.tiers[tier] += 1
+            if card.meta.get("tier") == tier and card.meta.get("relevance") == rel:
+                continue
+            report.changed.append(path)
+            if dry_run:
+                continue
+            card.meta["tier"] = tier
+            card.meta["relevance"] = rel
+            rendered = card.render()
+            write_text(real, rendered)
+            vault.ctx.on_write(path, rendered)
+    return report

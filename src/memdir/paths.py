@@ -1,0 +1,97 @@
+"""Where a memory folder's paths live on disk.
+
+Every file memdir knows has one path relative to the memory folder, as results,
+hits and ``Memory.get`` spell it. A layer mounted from another folder (a vault
+shared by several agents) shows its files under the layer's name: with
+``[layers.vault] mount = "/srv/team-vault"``, ``vault/crm/alice.md`` is
+``/srv/team-vault/crm/alice.md``. Nothing resolves outside the folder or a mount.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from pathlib import Path, PurePosixPath
+
+from memdir.config import Layer, Manifest, is_glob
+
+
+class FileSpace:
+    def __init__(self, root: Path, manifest: Manifest) -> None:
+        self.root = root.resolve()
+        self.mounts = manifest.mounts(self.root)
+
+    def base(self, layer_name: str) -> tuple[Path, str]:
+        """The folder a layer's paths start from, and the prefix its files carry."""
+        mount = self.mounts.get(layer_name)
+        return (mount, f"{layer_name}/") if mount is not None else (self.root, "")
+
+    def real(self, relpath: str) -> Path:
+        """The file on disk for a memory-folder path (mounted layers included)."""
+        first, _, rest = relpath.partition("/")
+        if first in self.mounts and rest:
+            return self.mounts[first] / rest
+        return self.root / relpath
+
+    def confining(self, relpath: str) -> Path:
+        """The folder ``relpath`` must stay inside: a mount, or the memory folder."""
+        first, _, rest = relpath.partition("/")
+        return self.mounts[first] if first in self.mounts and rest else self.root
+
+    def files(self, layer_name: str, layer: Layer) -> list[str]:
+        """The layer's existing files, as memory-folder paths, hidden ones left out."""
+        base, prefix = self.base(layer_name)
+        found: list[str] = []
+        for pattern in layer.paths:
+            paths = base.glob(pattern) if is_glob(pattern) else [base / pattern]
+            for path in paths:
+                relative = path.relative_to(base).as_posix()
+                if any(part.startswith(".") for part in PurePosixPath(relative).parts):
+                    continue
+                if path.is_file():
+                    found.append(prefix + relative)
+        return found
+
+    def matches(self, layer_name: str, layer: Layer, relpath: str) -> bool:
+        """Whether ``relpath`` (a memory-folder path) is one of the layer's files."""
+        _, prefix = self.base(layer_name)
+        if prefix:
+            if not relpath.startswith(prefix):
+                return False
+            relpath = relpath[len(prefix) :]
+        elif relpath.partition("/")[0] in self.mounts:
+            return False
+        return any(
+            glob_regex(pattern).fullmatch(relpath) if is_glob(pattern) else relpath == pattern
+            for pattern in layer.paths
+        )
+
+
+@functools.lru_cache(maxsize=256)
+def glob_regex(pattern: str) -> re.Pattern[str]:
+    """A regex for a glob as ``Path.glob`` reads it: ``*`` and ``?`` stay within a folder,
+    ``**/`` spans any number of folders (none included), ``[...]`` is a class."""
+    out = ""
+    i = 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            out += "(?:[^/]+/)*"
+            i += 3
+        elif pattern.startswith("**", i):
+            out += ".*"
+            i += 2
+        elif pattern[i] == "*":
+            out += "[^/]*"
+            i += 1
+        elif pattern[i] == "?":
+            out += "[^/]"
+            i += 1
+        elif pattern[i] == "[" and "]" in pattern[i + 2 :]:
+            end = pattern.index("]", i + 2)
+            body = pattern[i + 1 : end]
+            out += "[" + ("^" + body[1:] if body.startswith("!") else body) + "]"
+            i = end + 1
+        else:
+            out += re.escape(pattern[i])
+            i += 1
+    return re.compile(out)

@@ -1,0 +1,199 @@
+"""Daily journals: ``journal/YYYY-MM-DD.md`` (workspace layout: ``memory/YYYY-MM-DD.md``).
+
+    # 2026-11-30
+
+    ## Decisions
+    - Chose Redis over Postgres for caching because reads dominate 50:1
+
+    ## Learnings
+    - The Stripe webhook needs HTTPS even in dev
+
+    ## Milestones
+    - 14:30 — Deployed v2.1
+
+    ## Context
+    - Owner is travelling next week
+
+Rules (workspace seed, "Daily Logs"; vault seed, "Daily Files"):
+- Append mid-session, as things happen; the four sections appear in this order.
+- Log decisions and WHY: a decision with no reason is written, marked
+  "(why: not recorded)", and the result says so.
+- Days are never deleted. A day over ``JOURNAL_MAX_BYTES`` (20 KB) is compressed:
+  its full text goes to the archive first, key facts go to cards (a line naming
+  a card joins that card's History) and lessons (learnings), and the day is
+  trimmed to a summary of at most ``SUMMARY_LINES`` lines, frontmatter kept.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from pathlib import PurePosixPath
+
+from memdir.files.sections import SectionDocument, strip_think
+from memdir.results import WriteResult
+from memdir.stores.base import (
+    ArchivedText,
+    Refusal,
+    SectionFileStore,
+    StoreContext,
+    read_text,
+)
+
+SECTIONS = {
+    "decision": "Decisions",
+    "learning": "Learnings",
+    "milestone": "Milestones",
+    "context": "Context",
+}
+ORDER = list(SECTIONS.values())
+JOURNAL_MAX_BYTES = 20 * 1024
+SUMMARY_LINES = 20
+NO_REASON = "(why: not recorded)"
+_REASON_RE = re.compile(
+    r"\b(because|since|so that|due to|in order to|to avoid|as it|given that|reason)\b", re.I
+)
+_DAY_RE = re.compile(r"(\d{4}-\d{2}-\d{2})")
+
+
+@dataclass
+class CompressionReport:
+    day: str
+    compressed: bool
+    bytes_before: int = 0
+    bytes_after: int = 0
+    archive: str | None = None
+    to_cards: list[str] = field(default_factory=list)
+    to_lessons: int = 0
+
+
+class JournalStore:
+    """One section file per day, from the journal layer's path pattern."""
+
+    def __init__(self, ctx: StoreContext, template: str) -> None:
+        self.ctx = ctx
+        self.template = template  # e.g. "journal/{date}.md"
+
+    def path(self, day: date) -> str:
+        return self.template.format(date=day.isoformat())
+
+    def _file(self, day: date) -> SectionFileStore:
+        return SectionFileStore(self.ctx, self.path(day), starter=f"# {day.isoformat()}\n")
+
+    def days(self) -> list[date]:
+        folder = self.ctx.root / PurePosixPath(self.template).parent
+        found = []
+        for path in sorted(folder.glob("*.md")):
+            match = _DAY_RE.fullmatch(path.stem)
+            if match:
+                found.append(date.fromisoformat(match.group(1)))
+        return found
+
+    def text(self, day: date) -> str | None:
+        path = self.ctx.root / self.path(day)
+        return path.read_text(encoding="utf-8") if path.exists() else None
+
+    def append(
+        self, kind: str, text: str, *, why: str | None = None, at: datetime | None = None
+    ) -> WriteResult:
+        """Add a line to today's Decisions, Learnings, Milestones or Context."""
+        moment = at or self.ctx.clock()
+        store = self._file(moment.date())
+        try:
+            heading = (
+                SECTIONS.get(kind.strip().lower().rstrip("s")) if isinstance(kind, str) else None
+            )
+            if heading is None:
+                raise Refusal(f"kind must be one of {', '.join(SECTIONS)}, not {kind!r}")
+            if not isinstance(text, str) or not strip_think(text).strip():
+                raise Refusal("the journal line is empty; nothing was written")
+            line = " ".join(strip_think(text).split())
+            notes: list[str] = []
+            if heading == "Decisions":
+                reason = " ".join(why.split()) if isinstance(why, str) and why.strip() else ""
+                if reason:
+                    line = f"{line} because {reason}"
+                elif not _REASON_RE.search(line):
+                    line = f"{line} {NO_REASON}"
+                    notes.append(
+                        "decision logged without its reason: add why=... so future-you knows"
+                    )
+            elif heading == "Milestones":
+                line = f"{moment:%H:%M} — {line}"
+            with store._edit() as doc:
+                section = doc.get(heading)
+                if section is None:
+                    section = doc.new_section(heading)
+                    later = [doc.index(h) for h in ORDER[ORDER.index(heading) + 1 :]]
+                    positions = [p for p in later if p is not None]
+                    doc.insert(min(positions) if positions else len(doc), section)
+                section.body = f"{section.body}\n- {line}" if section.body else f"- {line}"
+        except Refusal as refusal:
+            return WriteResult.refused(store.store, refusal.reason)
+        return WriteResult(
+            ok=True, store=store.store, action="updated", key=heading, notes=tuple(notes)
+        )
+
+    def compress(
+        self,
+        day: date,
+        *,
+        to_card: Callable[[str], str | None] | None = None,
+        to_lesson: Callable[[str], bool] | None = None,
+        limit: int = JOURNAL_MAX_BYTES,
+    ) -> CompressionReport:
+        """Trim a day over ``limit`` bytes to a summary; nothing is lost (see module doc).
+
+        ``to_card(line)`` files a line under a card's History and returns the card's
+        path (or None if the line names no card); ``to_lesson(line)`` files a learning.
+        """
+        store = self._file(day)
+        report = CompressionReport(day.isoformat(), compressed=False)
+        with self.ctx.lock:
+            original = read_text(store.path) or ""
+            report.bytes_before = len(original.encode("utf-8", "surrogateescape"))
+            if report.bytes_before <= limit:
+                return report
+            doc = SectionDocument.parse(original)
+            lines = {s.key: [ln for ln in s.body.splitlines() if ln.strip()] for s in doc}
+            for heading in ("Decisions", "Learnings"):
+                for line in lines.get(heading, []):
+                    card = to_card(line) if to_card is not None else None
+                    if card is not None and card not in report.to_cards:
+                        report.to_cards.append(card)
+                    if heading == "Learnings" and to_lesson is not None and to_lesson(line):
+                        report.to_lessons += 1
+            report.archive = self.ctx.archive.keep(
+                "journal", store.relpath, [ArchivedText(day.isoformat(), original, "compressed")]
+            )
+            summary = _summary(doc, lines, report.archive)
+            with store._edit() as current:
+                trimmed = SectionDocument.parse(summary)
+                current.preamble, current.sections = trimmed.preamble, trimmed.sections
+            report.bytes_after = len(summary.encode("utf-8"))
+            report.compressed = True
+        return report
+
+
+def _summary(doc: SectionDocument, lines: dict[str, list[str]], archive: str) -> str:
+    """At most SUMMARY_LINES lines: the preamble (frontmatter and title), then the first
+    lines of each section, decisions first, then where the full text went."""
+    head = doc.preamble.rstrip("\n").splitlines() or ["# journal"]
+    tail = ["", f"Compressed: the full day is kept in {archive}."]
+    room = SUMMARY_LINES - len(head) - len(tail)
+    order = [h for h in ORDER if lines.get(h)] + [
+        s.key for s in doc if s.key not in ORDER and lines.get(s.key)
+    ]
+    body: list[str] = []
+    per_section = max(1, room // max(1, len(order)) - 2)
+    for heading in order:
+        block = ["", f"## {heading}"] + [
+            line if len(line) <= 200 else line[:197] + "..."
+            for line in lines[heading][:per_section]
+        ]
+        if len(body) + len(block) > room:
+            break
+        body += block
+    return "\n".join(head + body + tail) + "\n"

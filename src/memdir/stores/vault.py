@@ -1,0 +1,395 @@
+"""The vault: one card per entity (person, project, company, idea), YAML frontmatter
+over a markdown body, in domain folders (vault seed, "Layer 2: Searchable Vault").
+
+    ---
+    type: person
+    tags: [client, berlin]
+    created: 2026-11-02
+    updated: 2026-11-30
+    last_accessed: 2026-11-30
+    access_count: 4
+    relevance: 1.0
+    tier: active
+    links: [acme-corp]
+    ---
+    # Alice Moreau
+    Head of data at [[acme-corp]].
+
+    ## History
+    - 2026-11-30 (agent-1): Signed the renewal.
+
+Rules:
+- Touch (reading a card's content through memdir, or updating it) promotes the
+  card one tier (archive -> cold -> warm -> active; core never moves), sets
+  ``last_accessed`` to today, counts ``access_count`` and resets relevance.
+  Listing, search results, decay and bulk jobs never touch.
+- ``## History`` is append-only: a body rewrite keeps every history line.
+- Metadata is last-write-wins per field: every write re-reads the card under
+  the vault's lock and changes only the fields it was given, so two agents
+  sharing a vault never lose each other's changes.
+- Hand-written fields are kept; the body is never reflowed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import date, datetime
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from memdir.config import Layer
+from memdir.files.atomic import FolderLock
+from memdir.files.cards import Card
+from memdir.files.sections import SectionDocument, strip_think
+from memdir.paths import FileSpace
+from memdir.results import WriteResult
+from memdir.stores.base import Refusal, StoreContext, read_text, write_text
+from memdir.tiers import TIERS, tier_for
+
+CARD_TYPES = ("person", "project", "company", "idea", "place", "topic", "other")
+HISTORY = "History"
+MOC_FOLDER = "MOC"
+_LINK_RE = re.compile(r"\[\[([^\]|#\n]+)(?:#[^\]|\n]*)?(?:\|[^\]\n]*)?\]\]")
+_SLUG_RE = re.compile(r"[^a-z0-9]+")
+PROMOTION = {
+    "archive": "cold",
+    "cold": "warm",
+    "warm": "active",
+    "active": "active",
+    "core": "core",
+}
+
+
+def slug(name: str) -> str:
+    return _SLUG_RE.sub("-", name.lower()).strip("-")
+
+
+def card_links(meta: dict[str, Any], body: str) -> list[str]:
+    """Link targets named in the ``links`` field and as ``[[wiki links]]`` in the body."""
+    raw = meta.get("links") or []
+    named = [str(item) for item in raw] if isinstance(raw, list) else [str(raw)]
+    named += [match.group(1) for match in _LINK_RE.finditer(body)]
+    seen: list[str] = []
+    for target in named:
+        target = target.strip().removeprefix("[[").removesuffix("]]").strip()
+        if target and target not in seen:
+            seen.append(target)
+    return seen
+
+
+def as_date(value: object) -> date | None:
+    if isinstance(value, datetime):
+        return value.date()
+    if isinstance(value, date):
+        return value
+    if isinstance(value, str):
+        try:
+            return date.fromisoformat(value.strip()[:10])
+        except ValueError:
+            return None
+    return None
+
+
+@dataclass(frozen=True)
+class CardInfo:
+    path: str
+    name: str
+    title: str
+    type: str
+    tags: tuple[str, ...]
+    tier: str
+    relevance: float
+    last_accessed: date | None
+    access_count: int
+    links: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class CardRead:
+    path: str
+    meta: dict[str, Any]
+    body: str
+    text: str
+    touched: bool
+
+
+class VaultStore:
+    """Cards of one vault layer (inside the memory folder, or mounted from another)."""
+
+    def __init__(
+        self, ctx: StoreContext, space: FileSpace, name: str, layer: Layer, lock: FolderLock
+    ) -> None:
+        self.ctx = ctx
+        self.space = space
+        self.name = name
+        self.layer = layer
+        self.lock = lock
+        self.base, self.prefix = space.base(name)
+        # Where new cards go: the static folder of the layer's first pattern.
+        first = layer.paths[0].split("*", 1)[0].rstrip("/")
+        self.folder = first.rsplit("/", 1)[0] if first.endswith(".md") else first
+
+    # -- finding cards ---------------------------------------------------------
+
+    def paths(self) -> list[str]:
+        """Every card's path (memory-folder relative), Maps of Content left out."""
+        moc = f"{self.prefix}{self.folder + '/' if self.folder else ''}{MOC_FOLDER}/"
+        return sorted(p for p in self.space.files(self.name, self.layer) if not p.startswith(moc))
+
+    def resolve(self, ref: str) -> str | None:
+        """A card path from a path, a path inside the vault, a file name or a title."""
+        ref = ref.strip().removeprefix("[[").removesuffix("]]").strip()
+        if not ref:
+            return None
+        cards = self.paths()
+        direct = [ref, ref + ".md", f"{self.prefix}{ref}", f"{self.prefix}{ref}.md"]
+        inside = f"{self.prefix}{self.folder}/" if self.folder else self.prefix
+        direct += [f"{inside}{ref}", f"{inside}{ref}.md"]
+        for candidate in direct:
+            if candidate in cards:
+                return candidate
+        wanted = slug(PurePosixPath(ref).stem)
+        for path in cards:
+            if slug(PurePosixPath(path).stem) == wanted:
+                return path
+        for info in self.cards():
+            if slug(info.title) == wanted:
+                return info.path
+        return None
+
+    def cards(self) -> list[CardInfo]:
+        """Every card, read without touching."""
+        infos = []
+        for path in self.paths():
+            text = read_text(self.space.real(path))
+            if text is None:
+                continue
+            infos.append(self._info(path, Card.parse(text)))
+        return infos
+
+    def _info(self, path: str, card: Card) -> CardInfo:
+        meta = card.meta
+        title = str(meta.get("title") or "") or _heading(card.body) or PurePosixPath(path).stem
+        tier = str(meta.get("tier", "")) if meta.get("tier") in TIERS else self._tier_now(meta)
+        raw_relevance = meta.get("relevance")
+        rel = float(raw_relevance) if isinstance(raw_relevance, (int, float)) else 1.0
+        tags = meta.get("tags") or []
+        return CardInfo(
+            path=path,
+            name=PurePosixPath(path).stem,
+            title=title,
+            type=str(meta.get("type", "other")),
+            tags=tuple(str(t) for t in tags) if isinstance(tags, list) else (str(tags),),
+            tier=tier,
+            relevance=rel,
+            last_accessed=as_date(meta.get("last_accessed")),
+            access_count=int(meta.get("access_count") or 0),
+            links=tuple(card_links(meta, card.body)),
+        )
+
+    def _tier_now(self, meta: dict[str, Any]) -> str:
+        moment = as_date(meta.get("last_accessed")) or as_date(meta.get("updated"))
+        if moment is None:
+            return "active"
+        return tier_for((self.ctx.clock().date() - moment).days, self.ctx.manifest.decay)
+
+    # -- reading and touching --------------------------------------------------
+
+    def read(self, ref: str, *, touch: bool = True) -> CardRead | None:
+        """A card's content; reading it through memdir touches it (unless ``touch=False``)."""
+        path = self.resolve(ref)
+        if path is None:
+            return None
+        if not touch:
+            text = read_text(self.space.real(path)) or ""
+            card = Card.parse(text)
+            return CardRead(path, card.meta, card.body, text, touched=False)
+        with self._edit(path) as card:
+            self._touch(card)
+        text = read_text(self.space.real(path)) or ""
+        card = Card.parse(text)
+        return CardRead(path, card.meta, card.body, text, touched=True)
+
+    def touch(self, ref: str) -> WriteResult:
+        """Promote a card one tier and mark it accessed today (``memdir touch``)."""
+        path = self.resolve(ref)
+        if path is None:
+            return WriteResult.refused(self._store(), f"no card {ref!r} in the vault")
+        with self._edit(path) as card:
+            before = str(card.meta.get("tier", ""))
+            self._touch(card)
+        after = str(card.meta.get("tier"))
+        note = f"tier {before or 'unset'} -> {after}"
+        return WriteResult(ok=True, store=path, action="touched", key=path, notes=(note,))
+
+    def _touch(self, card: Card) -> None:
+        meta = card.meta
+        today = self.ctx.clock().date()
+        current = str(meta.get("tier")) if meta.get("tier") in TIERS else self._tier_now(meta)
+        meta["tier"] = PROMOTION[current]
+        meta["last_accessed"] = today
+        meta["access_count"] = int(meta.get("access_count") or 0) + 1
+        meta["relevance"] = 1.0 if meta["tier"] != "core" else meta.get("relevance", 1.0)
+
+    # -- writing ---------------------------------------------------------------
+
+    def write(
+        self,
+        ref: str,
+        body: str | None = None,
+        *,
+        type: str | None = None,
+        tags: list[str] | None = None,
+        links: list[str] | None = None,
+        folder: str | None = None,
+        fields: dict[str, Any] | None = None,
+    ) -> WriteResult:
+        """Create a card, or update the fields and body given (an update touches it)."""
+        try:
+            if not isinstance(ref, str) or not ref.strip():
+                raise Refusal("name the card, such as 'alice-moreau' or 'crm/alice-moreau'")
+            if body is not None and not isinstance(body, str):
+                raise Refusal(f"body must be a string, not {type_name(body)}")
+            if type is not None and not isinstance(type, str):
+                raise Refusal("type must be a string such as 'person'")
+            path = self.resolve(ref)
+            created = path is None
+            if path is None:
+                path = self._new_path(ref, folder)
+            with self._edit(path) as card:
+                today = self.ctx.clock().date()
+                if created:
+                    title = ref.strip().rsplit("/", 1)[-1]
+                    card.meta.update(
+                        {
+                            "type": type or "other",
+                            "tags": list(tags or []),
+                            "created": today,
+                            "updated": today,
+                            "last_accessed": today,
+                            "access_count": 0,
+                            "relevance": 1.0,
+                            "tier": "active",
+                            "links": list(links or []),
+                        }
+                    )
+                    card.body = _with_title(title, clean(body or ""))
+                else:
+                    if body is not None:
+                        card.body = keep_history(card.body, clean(body))
+                    self._touch(card)
+                if type is not None:
+                    card.meta["type"] = type
+                if tags is not None:
+                    card.meta["tags"] = list(tags)
+                if links is not None:
+                    card.meta["links"] = list(links)
+                for key, value in (fields or {}).items():
+                    card.meta[key] = value
+                card.meta["updated"] = today
+        except Refusal as refusal:
+            return WriteResult.refused(self._store(), refusal.reason)
+        return WriteResult(
+            ok=True, store=path, action="created" if created else "updated", key=path
+        )
+
+    def append_history(self, ref: str, text: str) -> WriteResult:
+        """Add a dated line to the card's ``## History`` (append-only; touches the card)."""
+        try:
+            path = self.resolve(ref)
+            if path is None:
+                raise Refusal(f"no card {ref!r} in the vault; create it with a card write first")
+            if not isinstance(text, str) or not strip_think(text).strip():
+                raise Refusal("the history entry is empty; nothing was written")
+            line = " ".join(strip_think(text).split())
+            with self._edit(path) as card:
+                stamp = self.ctx.clock().date().isoformat()
+                card.body = add_history(card.body, f"- {stamp} ({self.ctx.manifest.agent}): {line}")
+                self._touch(card)
+                card.meta["updated"] = self.ctx.clock().date()
+        except Refusal as refusal:
+            return WriteResult.refused(self._store(), refusal.reason)
+        return WriteResult(ok=True, store=path, action="updated", key=path)
+
+    def _store(self) -> str:
+        return f"{self.prefix}{self.folder}/".replace("//", "/") if self.folder else self.prefix
+
+    def _new_path(self, ref: str, folder: str | None) -> str:
+        name = slug(ref.strip().rsplit("/", 1)[-1])
+        if not name:
+            raise Refusal(f"{ref!r} has no letters or digits to name a file after")
+        inner = folder if folder is not None else ref.strip().rpartition("/")[0]
+        parts = [p for p in (self.folder, *inner.strip("/").split("/")) if p]
+        if any(part in ("..", ".") or part.startswith(".") for part in parts):
+            raise Refusal(f"folder {inner!r} must stay inside the vault")
+        return self.prefix + "/".join([*parts, f"{name}.md"])
+
+    @contextmanager
+    def _edit(self, path: str) -> Iterator[Card]:
+        """Lock the vault, re-read the card, yield it, write it back if it changed."""
+        real = self.space.real(path)
+        with self.lock:
+            text = read_text(real)
+            card = Card.parse(text) if text is not None else Card()
+            yield card
+            rendered = card.render()
+            if rendered != text:
+                write_text(real, rendered)
+                self.ctx.on_write(path, rendered)
+
+    def real_path(self, path: str) -> Path:
+        return self.space.real(path)
+
+
+def type_name(value: object) -> str:
+    return "null" if value is None else type(value).__name__
+
+
+def clean(text: str) -> str:
+    return strip_think(text).strip()
+
+
+def _heading(body: str) -> str:
+    for line in body.splitlines():
+        if line.startswith("# "):
+            return line[2:].strip()
+    return ""
+
+
+def _with_title(title: str, body: str) -> str:
+    if body.lstrip().startswith("# "):
+        return body + "\n"
+    heading = " ".join(word[:1].upper() + word[1:] for word in re.split(r"[-_\s]+", title) if word)
+    return f"# {heading}\n" + (f"\n{body}\n" if body else "")
+
+
+def _history_lines(body: str) -> list[str]:
+    doc = SectionDocument.parse(body)
+    section = doc.get(HISTORY)
+    return [] if section is None else [ln for ln in section.body.splitlines() if ln.strip()]
+
+
+def add_history(body: str, line: str) -> str:
+    """``body`` with ``line`` appended to its ``## History`` section (made at the end)."""
+    doc = SectionDocument.parse(body)
+    section = doc.get(HISTORY)
+    if section is None:
+        doc.append(doc.new_section(HISTORY, line))
+    else:
+        section.body = section.body + "\n" + line if section.body else line
+    rendered = doc.render()
+    return rendered if rendered.endswith("\n") else rendered + "\n"
+
+
+def keep_history(old_body: str, new_body: str) -> str:
+    """The new body, with every ``## History`` line of the old one still there."""
+    kept = _history_lines(old_body)
+    present = set(_history_lines(new_body))
+    result = new_body if new_body.endswith("\n") else new_body + "\n"
+    for line in kept:
+        if line not in present:
+            result = add_history(result, line)
+    return result
