@@ -15,7 +15,9 @@ from rich.markup import escape
 
 from memdir import __version__
 from memdir.errors import MemdirError
+from memdir.index.search import Hit
 from memdir.memory import open_memory
+from memdir.results import WriteResult
 from memdir.scaffold import InitReport, adopt_folder, init_folder
 
 app = typer.Typer(
@@ -147,17 +149,7 @@ def search(
     if as_json:
         console.print_json(data=[hit.to_dict() for hit in hits])
         return
-    if not hits:
-        console.print("No hits.")
-        return
-    for number, hit in enumerate(hits, start=1):
-        where = f"{hit.path}:{hit.line_start}-{hit.line_end}"
-        console.print(
-            f"{number}. [cyan]{where}[/] [bold]{escape(hit.title)}[/] "
-            f"({hit.kind}, {hit.tier}, score {hit.score:.3f})",
-            highlight=False,
-        )
-        console.print(f"   {escape(hit.snippet)}", highlight=False)
+    _print_hits(hits)
 
 
 @app.command()
@@ -171,6 +163,157 @@ def reindex(folder: FolderOption = Path(".")) -> None:
         f"Reindexed {len(report.added)} files, {items} items in {report.seconds:.2f}s.",
         highlight=False,
     )
+
+
+def _print_hits(hits: list[Hit]) -> None:
+    if not hits:
+        console.print("No hits.")
+        return
+    for number, hit in enumerate(hits, start=1):
+        where = f"{hit.path}:{hit.line_start}-{hit.line_end}"
+        console.print(
+            f"{number}. [cyan]{where}[/] [bold]{escape(hit.title)}[/] "
+            f"({hit.kind}, {hit.tier}, score {hit.score:.3f})",
+            highlight=False,
+        )
+        console.print(f"   {escape(hit.snippet)}", highlight=False)
+
+
+def _refused(result: WriteResult) -> None:
+    if not result.ok:
+        errors.print(f"[red]refused:[/] {result.reason}", highlight=False)
+        raise typer.Exit(1)
+
+
+@app.command()
+@_reports_errors
+def touch(
+    card: Annotated[str, typer.Argument(help="The card: its path, file name or title.")],
+    folder: FolderOption = Path("."),
+) -> None:
+    """Mark a card recalled: one tier up, last_accessed today."""
+    result = open_memory(folder).touch(card)
+    _refused(result)
+    console.print(f"Touched {result.store}: {'; '.join(result.notes)}", highlight=False)
+
+
+@app.command()
+@_reports_errors
+def decay(
+    folder: FolderOption = Path("."),
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Report what would change; write nothing.")
+    ] = False,
+) -> None:
+    """Recompute every card's relevance and tier from its last access."""
+    report = open_memory(folder).decay(dry_run=dry_run)
+    verb = "would change" if dry_run else "changed"
+    counts = ", ".join(f"{tier} {count}" for tier, count in report.to_dict()["tiers"].items())
+    console.print(f"{report.cards} cards, {len(report.changed)} {verb}. Tiers: {counts}.")
+
+
+@app.command()
+@_reports_errors
+def creative(
+    n: Annotated[int, typer.Argument(help="How many items to sample.", min=1)] = 5,
+    folder: FolderOption = Path("."),
+    seed: Annotated[int | None, typer.Option("--seed", help="Repeat a sample.")] = None,
+) -> None:
+    """A random sample of cold and archived memories, not ranked by any query."""
+    _print_hits(open_memory(folder).creative(n, seed=seed))
+
+
+@app.command()
+@_reports_errors
+def moc(folder: FolderOption = Path(".")) -> None:
+    """Write a Map of Content per vault folder, and the link graph to .memdir/."""
+    memory = open_memory(folder)
+    written = memory.write_mocs()
+    graph = memory.graph()
+    console.print(
+        f"{len(written)} maps written; {len(graph.cards)} cards, "
+        f"{len(graph.orphans)} orphans, {sum(map(len, graph.broken.values()))} broken links.",
+        highlight=False,
+    )
+    for path in written:
+        console.print(f"  wrote {path}", highlight=False)
+
+
+lessons_app = typer.Typer(help="Lessons learned: log them, and check them before risky work.")
+app.add_typer(lessons_app, name="lessons")
+
+
+@lessons_app.command("check")
+@_reports_errors
+def lessons_check(
+    query: Annotated[str, typer.Argument(help="What you are about to do.")],
+    folder: FolderOption = Path("."),
+    k: Annotated[int, typer.Option("-k", help="How many lessons.", min=1)] = 5,
+) -> None:
+    """Search the lessons before a risky operation."""
+    _print_hits(open_memory(folder).lessons_check(query, k=k))
+
+
+@lessons_app.command("add")
+@_reports_errors
+def lessons_add(
+    category: Annotated[str, typer.Argument(help="Such as 'Discord API' or 'File Ops'.")],
+    mistake: Annotated[str, typer.Option("--mistake", help="What you did wrong.")],
+    happened: Annotated[str, typer.Option("--happened", help="What actually happened.")],
+    rule: Annotated[str, typer.Option("--rule", help="The rule to follow next time.")],
+    folder: FolderOption = Path("."),
+) -> None:
+    """Log a lesson: the mistake, what happened, the rule."""
+    result = open_memory(folder).lessons.add(category, mistake, happened, rule)
+    _refused(result)
+    console.print(f"{result.action.capitalize()} {result.store} ({result.key}).", highlight=False)
+
+
+@app.command()
+@_reports_errors
+def rotate(
+    folder: FolderOption = Path("."),
+    project: Annotated[str | None, typer.Option("--project", help="Only this project.")] = None,
+) -> None:
+    """Compress past weeks of research intel to 1-3 sentences each."""
+    report = open_memory(folder).intel.rotate(project)
+    for name, label in report.rotated:
+        console.print(f"  rotated {name}: {label}", highlight=False)
+    console.print(f"{len(report.rotated)} weeks rotated, {report.unchanged} files unchanged.")
+
+
+@app.command()
+@_reports_errors
+def backup(
+    folder: FolderOption = Path("."),
+    push: Annotated[bool, typer.Option("--push", help="Push where a remote is set.")] = False,
+) -> None:
+    """Commit the memory folder with git ("Daily backup: YYYY-MM-DD")."""
+    result = open_memory(folder).backup(push=push)
+    if result.committed:
+        console.print(f"Committed {result.commit}: {result.message}", highlight=False)
+    else:
+        console.print("Nothing to commit.")
+    for note in result.notes:
+        console.print(f"  {note}", highlight=False)
+
+
+@app.command()
+@_reports_errors
+def doctor(
+    folder: FolderOption = Path("."),
+    as_json: Annotated[bool, typer.Option("--json", help="Print findings as JSON.")] = False,
+) -> None:
+    """Audit the folder: hot-context size, DRY, broken links, caps, index freshness."""
+    findings = open_memory(folder).doctor()
+    if as_json:
+        console.print_json(data=[finding.to_dict() for finding in findings])
+    elif not findings:
+        console.print("No problems found.")
+    for finding in [] if as_json else findings:
+        console.print(f"[yellow]{finding.check}[/] {escape(str(finding))}", highlight=False)
+    if findings:
+        raise typer.Exit(1)
 
 
 @app.command()

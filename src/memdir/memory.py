@@ -21,6 +21,8 @@ from functools import cached_property
 from pathlib import Path
 from types import TracebackType
 
+from memdir.backup import BackupResult
+from memdir.backup import backup as run_backup
 from memdir.config import (
     MANIFEST_NAME,
     STATE_DIR,
@@ -37,12 +39,14 @@ from memdir.index.search import creative as run_creative
 from memdir.index.search import search as run_search
 from memdir.index.sync import Index, ScanReport
 from memdir.maintain.decay import DecayReport, run_decay
+from memdir.maintain.doctor import Finding, diagnose
 from memdir.maintain.graph import Graph, build_graph, write_mocs
 from memdir.migrate import MigrationReport, migrate_legacy
 from memdir.paths import FileSpace
 from memdir.reader import GetResult, read_lines
 from memdir.results import Notice, WriteResult
 from memdir.stores.base import Archive, SectionFileStore, StoreContext
+from memdir.stores.intel import IntelStore
 from memdir.stores.journal import JournalStore
 from memdir.stores.knowledge import KnowledgeStore
 from memdir.stores.lessons import LessonsStore
@@ -264,12 +268,25 @@ class Memory:
             return WorkState(store, FILE_KEYS, journal)
         return WorkState(self.notebook, NOTEBOOK_KEYS, journal, managed="system")
 
+    @cached_property
+    def intel(self) -> IntelStore:
+        """Research intel, one file per project: this week in detail, past weeks compressed."""
+        return IntelStore(self._ctx, file_template(self._layer("intel").paths[0], "project"))
+
     def lessons_check(self, query: str, k: int = 5) -> list[Hit]:
         """Search the lessons before something risky (``memdir lessons check``)."""
         found = self.manifest.layer_for("lessons")
         if found is None:
             raise LayerNotConfigured("this memory folder has no lessons layer")
         return self.search(query, k=k, mode="deep", layers=[found[0]])
+
+    def doctor(self) -> list[Finding]:
+        """The specifications' audits (``memdir doctor``); reads only, touches nothing."""
+        return diagnose(self)
+
+    def backup(self, *, push: bool = False) -> BackupResult:
+        """Commit the folder with git, history included (``memdir backup``)."""
+        return run_backup(self.root, now=self.clock(), push=push, lock=self.lock)
 
     def has(self, store: str) -> bool:
         """True if the manifest declares a layer backed by ``store``."""

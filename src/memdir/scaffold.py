@@ -13,13 +13,16 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from string import Template
 
 from memdir import layouts
+from memdir.backup import STATE_IGNORES
 from memdir.config import (
     AGENT_ID_RE,
     MANIFEST_NAME,
     STATE_DIR,
     Manifest,
+    file_template,
     is_glob,
     parse_manifest,
 )
@@ -28,7 +31,9 @@ from memdir.files.atomic import atomic_write, folder_lock
 from memdir.memory import LOCK_FILE, open_memory
 from memdir.migrate import MigrationReport
 
-STATE_GITIGNORE = "# memdir's derived and transient files\nlock\nindex.db*\n*.memdir-tmp\n"
+STATE_GITIGNORE = "# memdir's derived and transient files\n" + "".join(
+    f"{p}\n" for p in STATE_IGNORES
+)
 _SKIP_DIRS = {".git", STATE_DIR, "node_modules", ".venv"}
 
 
@@ -54,9 +59,13 @@ def init_folder(
     memory = open_memory(root)
     report.migration = memory.migration
     with memory.lock:
+        values = starter_values(manifest)
         for relpath, content in layouts.starter_files(layout).items():
             target = root / relpath
             if not target.exists():
+                if relpath.endswith(".md"):
+                    text = Template(content.decode("utf-8")).safe_substitute(values)
+                    content = text.encode("utf-8")
                 atomic_write(target, content)
                 report.created.append(relpath)
         for name in ("notebook", "knowledge", "state"):
@@ -83,6 +92,34 @@ def adopt_folder(
     report.migration = memory.migration
     report.uncovered = uncovered_files(root, manifest)
     return report
+
+
+def starter_values(manifest: Manifest) -> dict[str, str]:
+    """Paths the starter files name (``$journal``, ``$lessons`` ...), from the manifest."""
+
+    def path(store: str, field: str | None = None, default: str = "") -> str:
+        found = manifest.layer_for(store)
+        if found is None:
+            return default
+        pattern = found[1].paths[0]
+        return file_template(pattern, field).replace("{date}", "YYYY-MM-DD") if field else pattern
+
+    def identity(name: str) -> str:
+        for layer in manifest.layers.values():
+            for pattern in layer.paths:
+                if pattern.rsplit("/", 1)[-1] == name:
+                    return pattern
+        return name
+
+    working = path("workstate") or path("notebook") or "NOTEBOOK.md"
+    return {
+        "soul": identity("SOUL.md"),
+        "user": identity("USER.md"),
+        "heartbeat": identity("HEARTBEAT.md"),
+        "working_state": working,
+        "journal": path("journal", "date", "journal/YYYY-MM-DD.md"),
+        "lessons": path("lessons", default="lessons.md"),
+    }
 
 
 def uncovered_files(root: Path, manifest: Manifest) -> list[str]:

@@ -74,6 +74,8 @@ class HashingEmbedder:
 
     def __init__(self, dim: int = 256) -> None:
         self._dim = dim
+        # Hash collisions give unrelated texts cosines up to ~0.25: below this, noise.
+        self.similarity_floor = 0.35
 
     @property
     def id(self) -> str:

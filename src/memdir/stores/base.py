@@ -32,6 +32,7 @@ from memdir.files.sections import (
     detect_newline,
     separate,
 )
+from memdir.secrets import secret_refusal
 from memdir.timeutil import Clock, format_ts
 
 OnWrite = Callable[[str, str], None]
@@ -57,6 +58,14 @@ def read_text(path: Path) -> str | None:
 
 def write_text(path: Path, text: str) -> None:
     atomic_write(path, text.encode(ENCODING, ERRORS))
+
+
+def check_secrets(text: str) -> str:
+    """``text`` unchanged, or Refusal if it holds what looks like a credential."""
+    reason = secret_refusal(text)
+    if reason is not None:
+        raise Refusal(reason)
+    return text
 
 
 def normalize_key(raw: object, what: str = "key") -> str:

@@ -39,6 +39,7 @@ from memdir.stores.base import (
     Refusal,
     SectionFileStore,
     StoreContext,
+    check_secrets,
     read_text,
 )
 
@@ -122,6 +123,7 @@ class JournalStore:
                     )
             elif heading == "Milestones":
                 line = f"{moment:%H:%M} — {line}"
+            check_secrets(line)
             with store._edit() as doc:
                 section = doc.get(heading)
                 if section is None:

@@ -43,6 +43,7 @@ from memdir.stores.base import (
     ArchivedText,
     Refusal,
     SectionFileStore,
+    check_secrets,
     clean_meta_value,
     normalize_key,
 )
@@ -259,7 +260,7 @@ class KnowledgeStore(SectionFileStore):
                 raise Refusal(
                     f"content must be the observation's text as a string, not {_kind(content)}"
                 )
-            text = strip_think(content).strip()
+            text = check_secrets(strip_think(content).strip())
             if not text:
                 raise Refusal(
                     "content is empty; nothing was saved. Put the observation's text in content"
@@ -310,7 +311,7 @@ class KnowledgeStore(SectionFileStore):
                 )
             if not isinstance(content, str):
                 raise Refusal(f"content must be a string, not {_kind(content)}")
-            body = sanitize_body(strip_think(content))
+            body = check_secrets(sanitize_body(strip_think(content)))
             if not body.strip():
                 raise Refusal(
                     "content is empty; nothing was written. To remove a section use remove_section"

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from memdir.files.sections import strip_think
 from memdir.results import WriteResult
-from memdir.stores.base import Refusal, SectionFileStore, normalize_key
+from memdir.stores.base import Refusal, SectionFileStore, check_secrets, normalize_key
 
 _FIELD_RE = re.compile(r"\*\*(Mistake|What happened|Rule|Learned):\*\*\s*(.*)")
 
@@ -48,7 +48,7 @@ def split_entries(body: str) -> list[str]:
 def _one_line(value: object, what: str) -> str:
     if not isinstance(value, str) or not strip_think(value).strip():
         raise Refusal(f"{what} is empty; a lesson needs the mistake, what happened and the rule")
-    return " ".join(strip_think(value).split())
+    return check_secrets(" ".join(strip_think(value).split()))
 
 
 class LessonsStore(SectionFileStore):

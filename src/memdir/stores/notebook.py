@@ -25,7 +25,13 @@ from typing import Literal, get_args
 
 from memdir.files.sections import Section, SectionDocument, strip_think
 from memdir.results import Notice, WriteResult
-from memdir.stores.base import ArchivedText, Refusal, SectionFileStore, normalize_key
+from memdir.stores.base import (
+    ArchivedText,
+    Refusal,
+    SectionFileStore,
+    check_secrets,
+    normalize_key,
+)
 from memdir.textutil import cut_point
 from memdir.timeutil import format_ts, parse_ts
 
@@ -113,7 +119,7 @@ class Notebook(SectionFileStore):
                 )
             if not isinstance(text, str):
                 raise Refusal(f"text must be a string, not {type(text).__name__}")
-            body = strip_think(text).strip()
+            body = check_secrets(strip_think(text).strip())
             if not body:
                 raise Refusal("text is empty; to remove an entry use clear_notebook with its key")
             if len(body) > limit:

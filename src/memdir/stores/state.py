@@ -20,7 +20,13 @@ from datetime import datetime, timedelta
 
 from memdir.files.sections import Section, strip_think
 from memdir.results import WriteResult
-from memdir.stores.base import ArchivedText, Refusal, SectionFileStore, normalize_key
+from memdir.stores.base import (
+    ArchivedText,
+    Refusal,
+    SectionFileStore,
+    check_secrets,
+    normalize_key,
+)
 from memdir.textutil import shorten
 from memdir.timeutil import format_ts, parse_ts
 
@@ -69,7 +75,7 @@ class StateStore(SectionFileStore):
             key = normalize_key(key)
             if not isinstance(text, str):
                 raise Refusal(f"text must be a string, not {type(text).__name__}")
-            body = strip_think(text).strip()
+            body = check_secrets(strip_think(text).strip())
             if not body:
                 raise Refusal("text is empty; to drop a snapshot use remove with its key")
             if len(body) > STATE_ENTRY_MAX_CHARS:

@@ -46,7 +46,7 @@ from memdir.files.cards import Card
 from memdir.files.sections import SectionDocument, strip_think
 from memdir.paths import FileSpace
 from memdir.results import WriteResult
-from memdir.stores.base import Refusal, StoreContext, read_text, write_text
+from memdir.stores.base import Refusal, StoreContext, check_secrets, read_text, write_text
 from memdir.tiers import TIERS, tier_for
 
 CARD_TYPES = ("person", "project", "company", "idea", "place", "topic", "other")
@@ -255,6 +255,7 @@ class VaultStore:
                 raise Refusal(f"body must be a string, not {type_name(body)}")
             if type is not None and not isinstance(type, str):
                 raise Refusal("type must be a string such as 'person'")
+            check_secrets(" ".join([body or "", *(str(v) for v in (fields or {}).values())]))
             path = self.resolve(ref)
             created = path is None
             if path is None:
@@ -304,7 +305,7 @@ class VaultStore:
                 raise Refusal(f"no card {ref!r} in the vault; create it with a card write first")
             if not isinstance(text, str) or not strip_think(text).strip():
                 raise Refusal("the history entry is empty; nothing was written")
-            line = " ".join(strip_think(text).split())
+            line = check_secrets(" ".join(strip_think(text).split()))
             with self._edit(path) as card:
                 stamp = self.ctx.clock().date().isoformat()
                 card.body = add_history(card.body, f"- {stamp} ({self.ctx.manifest.agent}): {line}")

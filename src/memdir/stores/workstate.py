@@ -26,7 +26,7 @@ from datetime import UTC, date, datetime, time
 
 from memdir.files.sections import Section, SectionDocument, strip_think
 from memdir.results import WriteResult
-from memdir.stores.base import Refusal, SectionFileStore
+from memdir.stores.base import Refusal, SectionFileStore, check_secrets
 from memdir.stores.journal import JournalStore
 
 # An operation: given the three lists (changed in place) and "YYYY-MM-DD HH:MM",
@@ -79,7 +79,7 @@ def _unstamp(item: str, day: str) -> tuple[str, datetime]:
 def _clean(value: object, what: str) -> str:
     if not isinstance(value, str) or not strip_think(value).strip():
         raise Refusal(f"{what} is empty; nothing was written")
-    return " ".join(strip_think(value).split())
+    return check_secrets(" ".join(strip_think(value).split()))
 
 
 class WorkState:

@@ -1,0 +1,181 @@
+"""``memdir doctor``: the audits of the vault and workspace specifications.
+
+- hot-context: a working-memory file loaded every turn (NOTEBOOK.md, STATE.md,
+  working-state.md) over ``HOT_MAX_LINES`` lines or ``HOT_MAX_BYTES`` bytes:
+  something in it belongs in the vault. Always-loaded files together over the
+  context budget (25 KB by default) too.
+- dry: an entity (a card's title) named with substantive detail (a line of at
+  least ``DETAIL_WORDS`` words) in ``DRY_FILES`` or more files: keep the detail
+  in its card and link to it.
+- broken-link: a ``[[wiki link]]`` that names no card.
+- cap: a file over its store's caps (notebook, knowledge).
+- index: files the search index has not seen in their current form.
+
+Read-only: the doctor reads files and the index, and touches nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from memdir.maintain.graph import build_graph
+from memdir.stores.base import read_text
+
+if TYPE_CHECKING:
+    from memdir.memory import Memory
+
+HOT_MAX_LINES = 80
+HOT_MAX_BYTES = 4096
+DRY_FILES = 3
+DETAIL_WORDS = 8
+
+
+@dataclass(frozen=True)
+class Finding:
+    check: str
+    path: str
+    message: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"check": self.check, "path": self.path, "message": self.message}
+
+    def __str__(self) -> str:
+        return f"[{self.check}] {self.path}: {self.message}"
+
+
+def diagnose(memory: Memory) -> list[Finding]:
+    findings = _hot_context(memory)
+    if memory.has("vault"):
+        findings += _links(memory)
+        findings += _dry(memory)
+    findings += [Finding("cap", notice.store, notice.message) for notice in _cap_notices(memory)]
+    findings += _index(memory)
+    return findings
+
+
+def _always_loaded(memory: Memory) -> list[tuple[str, str]]:
+    """(layer memory kind, path) of every existing file loaded every turn."""
+    found: list[tuple[str, str]] = []
+    for name, layer in memory.manifest.layers.items():
+        if layer.boot != "always":
+            continue
+        for relpath in memory.space.files(name, layer):
+            found.append((layer.memory or "", relpath))
+    return found
+
+
+def _hot_context(memory: Memory) -> list[Finding]:
+    findings = []
+    total = 0
+    for kind, relpath in _always_loaded(memory):
+        text = read_text(memory.space.real(relpath)) or ""
+        size = len(text.encode("utf-8", "surrogateescape"))
+        total += size
+        lines = len(text.splitlines())
+        if kind == "working" and (lines > HOT_MAX_LINES or size > HOT_MAX_BYTES):
+            findings.append(
+                Finding(
+                    "hot-context",
+                    relpath,
+                    f"{lines} lines, {size} bytes (target under {HOT_MAX_LINES} lines and "
+                    f"{HOT_MAX_BYTES} bytes): move what is searchable into vault cards",
+                )
+            )
+    budget = memory.manifest.context.max_tokens * 4
+    if total > budget:
+        findings.append(
+            Finding(
+                "hot-context",
+                ".",
+                f"always-loaded files total {total} bytes, over the {budget}-byte context "
+                "budget: every turn pays for them",
+            )
+        )
+    return findings
+
+
+def _links(memory: Memory) -> list[Finding]:
+    graph = build_graph(memory.vault)
+    return [
+        Finding("broken-link", path, f"[[{target}]] names no card")
+        for path, targets in sorted(graph.broken.items())
+        for target in targets
+    ]
+
+
+def _dry(memory: Memory) -> list[Finding]:
+    cards = memory.vault.cards()
+    names = {info.path: info.title for info in cards if len(info.title) >= 3}
+    if not names:
+        return []
+    texts = {}
+    for name, layer in memory.manifest.layers.items():
+        if layer.store in ("sessions", "history", "archive"):
+            continue
+        for relpath in memory.space.files(name, layer):
+            if relpath.endswith(".md") and "/MOC/" not in f"/{relpath}":
+                texts[relpath] = read_text(memory.space.real(relpath)) or ""
+    findings = []
+    for card_path, title in sorted(names.items()):
+        pattern = re.compile(rf"\b{re.escape(title)}\b", re.IGNORECASE)
+        detailed = sorted(
+            relpath
+            for relpath, text in texts.items()
+            if relpath != card_path
+            and any(
+                pattern.search(line) and len(line.split()) >= DETAIL_WORDS
+                for line in text.splitlines()
+            )
+        )
+        if len(detailed) >= DRY_FILES:
+            findings.append(
+                Finding(
+                    "dry",
+                    card_path,
+                    f"{title} is described in {len(detailed)} files ({', '.join(detailed)}): "
+                    f"keep the detail in {card_path} and link to it",
+                )
+            )
+    return findings
+
+
+def _cap_notices(memory: Memory) -> list[Any]:
+    notices = []
+    if memory.has("notebook"):
+        notices += memory.notebook.check()
+    if memory.has("knowledge"):
+        notices += memory.knowledge.check()
+    return notices
+
+
+def _index(memory: Memory) -> list[Finding]:
+    index = memory.index
+    with index.lock:
+        known = {
+            path: (mtime, size)
+            for path, mtime, size in index.db.execute("SELECT path, mtime_ns, size FROM files")
+        }
+    stale = []
+    on_disk = index.files_on_disk()
+    for relpath in on_disk:
+        try:
+            stat = os.stat(memory.space.real(relpath))
+        except FileNotFoundError:
+            continue
+        if known.get(relpath) != (stat.st_mtime_ns, stat.st_size):
+            stale.append(relpath)
+    gone = sorted(set(known) - set(on_disk))
+    if not stale and not gone:
+        return []
+    shown = ", ".join((stale + gone)[:5]) + (" ..." if len(stale) + len(gone) > 5 else "")
+    return [
+        Finding(
+            "index",
+            ".memdir/index.db",
+            f"{len(stale)} files changed and {len(gone)} removed since the index saw them "
+            f"({shown}); the next search catches up, or run `memdir reindex`",
+        )
+    ]
