@@ -1,0 +1,314 @@
+"""The vault: cards, the forgetting curve, touch, search modes, the graph, a shared vault."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from datetime import date, timedelta
+from pathlib import Path
+
+import pytest
+
+import memdir
+from memdir.config import Decay
+from memdir.files.cards import Card
+from memdir.maintain.decay import decayed
+from memdir.testing import FakeClock
+from memdir.tiers import relevance, tier_for
+
+TODAY = date(2026, 11, 30)
+
+
+def _card(folder: Path, path: str) -> Card:
+    return Card.parse((folder / path).read_text())
+
+
+def _write_card(folder: Path, relpath: str, **meta: object) -> Path:
+    card = Card({"type": "person", **meta}, "# Someone\n\nDetails.\n")
+    path = folder / relpath
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(card.render())
+    return path
+
+
+CURVE = [(0, 1.0), (7, 0.895), (21, 0.685), (33, 0.505), (60, 0.1), (200, 0.1)]
+BOUNDARIES = [
+    (0, "active"), (7, "active"), (8, "warm"), (21, "warm"),
+    (22, "cold"), (60, "cold"), (61, "archive"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("days", "expected"), CURVE)
+def test_the_relevance_curve(days: int, expected: float) -> None:
+    assert round(relevance(days, Decay()), 3) == expected
+
+
+@pytest.mark.parametrize(("days", "tier"), BOUNDARIES)
+def test_tier_boundaries(days: int, tier: str) -> None:
+    assert tier_for(days, Decay()) == tier
+
+
+def test_decay_only_cools_and_never_moves_core() -> None:
+    decay = Decay()
+    fresh_but_cold = {"tier": "cold", "last_accessed": TODAY}
+    assert decayed(fresh_but_cold, TODAY, decay) == ("cold", 1.0)  # warming is touch's job
+    old_active = {"tier": "active", "last_accessed": TODAY - timedelta(days=33)}
+    assert decayed(old_active, TODAY, decay) == ("cold", 0.505)
+    core = {"tier": "core", "relevance": 1.0, "last_accessed": TODAY - timedelta(days=400)}
+    assert decayed(core, TODAY, decay) == ("core", 1.0)
+
+
+def test_a_new_card_has_every_field(memory: memdir.Memory, folder: Path) -> None:
+    result = memory.vault.write(
+        "Alice Moreau",
+        "Head of data at [[acme-corp]].",
+        type="person",
+        tags=["client"],
+        folder="crm",
+    )
+    assert result.ok and result.action == "created" and result.store == "vault/crm/alice-moreau.md"
+    card = _card(folder, "vault/crm/alice-moreau.md")
+    assert card.meta == {
+        "type": "person",
+        "tags": ["client"],
+        "created": TODAY,
+        "updated": TODAY,
+        "last_accessed": TODAY,
+        "access_count": 0,
+        "relevance": 1.0,
+        "tier": "active",
+        "links": [],
+    }
+    assert card.body == "# Alice Moreau\n\nHead of data at [[acme-corp]].\n"
+
+
+def test_hand_written_fields_survive_updates(memory: memdir.Memory, folder: Path) -> None:
+    path = _write_card(folder, "vault/crm/bob.md", company="Acme", tier="warm", phone_pref="email")
+    before = (folder / "vault/crm/bob.md").read_text()
+    assert memory.vault.write("bob", tags=["lead"]).ok
+    card = _card(folder, "vault/crm/bob.md")
+    assert card.meta["company"] == "Acme" and card.meta["phone_pref"] == "email"
+    assert card.meta["tags"] == ["lead"]
+    assert card.body == Card.parse(before).body  # body untouched byte for byte
+    assert path.read_text().endswith("# Someone\n\nDetails.\n")
+
+
+def test_history_is_append_only(memory: memdir.Memory, folder: Path, clock: FakeClock) -> None:
+    memory.vault.write("carol", "Met at the conference.", type="person")
+    memory.vault.append_history("carol", "Signed the pilot")
+    clock.advance(days=1)
+    memory.vault.append_history("carol", "Asked for a discount")
+    memory.vault.write("carol", "# Carol\n\nRewritten profile.")  # no History in the new body
+    body = _card(folder, "vault/carol.md").body
+    assert "Rewritten profile." in body and "Met at the conference." not in body
+    assert "- 2026-11-30 (default): Signed the pilot" in body
+    assert "- 2026-12-01 (default): Asked for a discount" in body
+    assert not memory.vault.append_history("carol", "  ").ok
+    assert not memory.vault.append_history("nobody", "x").ok
+
+
+def test_touch_promotes_one_tier_at_a_time(memory: memdir.Memory, folder: Path) -> None:
+    _write_card(folder, "vault/old.md", tier="archive", last_accessed=TODAY - timedelta(days=90))
+    tiers = []
+    for _ in range(4):
+        assert memory.touch("old").ok
+        tiers.append(_card(folder, "vault/old.md").meta["tier"])
+    assert tiers == ["cold", "warm", "active", "active"]
+    meta = _card(folder, "vault/old.md").meta
+    assert meta["last_accessed"] == TODAY and meta["access_count"] == 4 and meta["relevance"] == 1.0
+    _write_card(folder, "vault/me.md", tier="core", relevance=1.0)
+    memory.touch("me")
+    assert _card(folder, "vault/me.md").meta["tier"] == "core"
+
+
+def test_what_touches_and_what_does_not(memory: memdir.Memory, folder: Path) -> None:
+    def fresh() -> None:
+        _write_card(folder, "vault/dana.md", tier="cold", access_count=0, title="Dana Scully")
+
+    def touched() -> bool:
+        return _card(folder, "vault/dana.md").meta["access_count"] == 1
+
+    for action in (
+        lambda: memory.vault.read("dana"),  # reading its content through memdir
+        lambda: memory.vault.read("Dana Scully"),  # by title
+        lambda: memory.vault.write("dana", tags=["x"]),  # updating it
+        lambda: memory.vault.append_history("dana", "called"),
+        lambda: memory.touch("vault/dana.md"),
+    ):
+        fresh()
+        action()
+        assert touched()
+    for action in (
+        lambda: memory.search("Dana", mode="deep"),  # appearing in results
+        lambda: memory.vault.cards(),  # listing
+        lambda: memory.vault.read("dana", touch=False),
+        lambda: memory.decay(),  # the decay scan
+        lambda: memory.write_mocs(),  # bulk
+        lambda: memory.graph(),
+        lambda: memory.doctor(),
+    ):
+        fresh()
+        action()
+        assert not touched()
+
+
+def test_memdir_touch_command(folder: Path) -> None:
+    _write_card(folder, "vault/erin.md", tier="warm", access_count=2)
+    done = subprocess.run(
+        [sys.executable, "-m", "memdir", "touch", "erin", "--dir", str(folder)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0 and "tier warm -> active" in done.stdout
+    assert _card(folder, "vault/erin.md").meta["access_count"] == 3
+
+
+def test_decay_rewrites_only_changed_frontmatter(
+    memory: memdir.Memory, folder: Path, clock: FakeClock
+) -> None:
+    for days in (0, 10, 33, 90):
+        _write_card(folder, f"vault/c{days}.md", last_accessed=TODAY - timedelta(days=days))
+    _write_card(folder, "vault/core.md", tier="core", relevance=1.0)
+    bodies = {p.name: Card.parse(p.read_text()).body for p in (folder / "vault").glob("*.md")}
+    dry = memory.decay(dry_run=True)
+    assert len(dry.changed) == 4
+    assert [c.meta.get("relevance") for c in _all(folder)] == [None, None, None, None, 1.0]
+    report = memory.decay()
+    assert report.to_dict()["tiers"] == {"core": 1, "active": 1, "warm": 1, "cold": 1, "archive": 1}
+    assert {(c.meta["tier"], c.meta["relevance"]) for c in _all(folder)} == {
+        ("active", 1.0), ("warm", 0.85), ("cold", 0.505), ("archive", 0.1), ("core", 1.0)
+    }  # fmt: skip
+    assert {
+        p.name: Card.parse(p.read_text()).body for p in (folder / "vault").glob("*.md")
+    } == bodies
+    mtimes = {p: p.stat().st_mtime_ns for p in (folder / "vault").glob("*.md")}
+    assert memory.decay().changed == []  # idempotent
+    assert mtimes == {p: p.stat().st_mtime_ns for p in (folder / "vault").glob("*.md")}
+    clock.advance(days=1)
+    assert sorted(memory.decay().changed) == ["vault/c0.md", "vault/c10.md", "vault/c33.md"]
+
+
+def _all(folder: Path) -> list[Card]:
+    return [Card.parse(p.read_text()) for p in sorted((folder / "vault").glob("*.md"))]
+
+
+def test_search_modes_follow_card_tiers(memory: memdir.Memory, folder: Path) -> None:
+    for tier in ("core", "active", "warm", "cold", "archive"):
+        card = Card({"type": "idea", "tier": tier}, f"# Idea {tier}\n\nA walrus plan, {tier}.\n")
+        (folder / "vault" / f"{tier}.md").write_text(card.render())
+    memory.scan()
+
+    def tiers(mode: str) -> set[str]:
+        return {hit.tier for hit in memory.search("walrus", mode=mode, kinds=["card"])}
+
+    assert tiers("heartbeat") == {"core", "active"}
+    assert tiers("normal") == {"core", "active", "warm"}
+    assert tiers("deep") == {"core", "active", "warm", "cold", "archive"}
+    sample = memory.creative(10, seed=7)
+    assert {hit.tier for hit in sample} <= {"cold", "archive"} and len(sample) == 2
+    assert [h.path for h in memory.creative(1, seed=3)] == [
+        h.path for h in memory.creative(1, seed=3)
+    ]
+
+
+def test_graph_and_maps_of_content(memory: memdir.Memory, folder: Path) -> None:
+    memory.vault.write("alice", "Works at [[acme-corp]] with [[Bob Stone]].", folder="crm")
+    memory.vault.write("acme-corp", "A client.", type="company", folder="crm/clients")
+    memory.vault.write("Bob Stone", "Engineer.", folder="crm")
+    memory.vault.write("lonely", "Nobody links here.", folder="ideas")
+    memory.vault.write("dangling", "See [[ghost]].", folder="ideas")
+    graph = memory.graph()
+    assert graph.links["vault/crm/alice.md"] == [
+        "vault/crm/clients/acme-corp.md",
+        "vault/crm/bob-stone.md",
+    ]
+    assert graph.backlinks["vault/crm/bob-stone.md"] == ["vault/crm/alice.md"]
+    assert graph.orphans == ["vault/ideas/dangling.md", "vault/ideas/lonely.md"]
+    assert graph.broken == {"vault/ideas/dangling.md": ["ghost"]}
+    assert (folder / ".memdir" / "graph.json").exists()
+    written = memory.write_mocs()
+    assert sorted(written) == ["vault/MOC/crm-clients.md", "vault/MOC/crm.md", "vault/MOC/ideas.md"]
+    crm = (folder / "vault/MOC/crm.md").read_text()
+    assert "- [[alice]] Alice" in crm and "- [[bob-stone]] Bob Stone" in crm
+    assert memory.write_mocs() == []  # nothing changed: nothing rewritten
+    assert all(
+        h.kind != "card" or "/MOC/" not in h.path for h in memory.search("alice", mode="deep")
+    )
+
+
+SHARED_AGENT = """
+import sys, memdir
+memory = memdir.open(sys.argv[1], embedder="none")
+for n in range(int(sys.argv[3])):
+    result = memory.vault.append_history("project-x", f"{sys.argv[2]} note {n}")
+    assert result.ok, result
+memory.vault.write("project-x", tags=[sys.argv[2]])
+"""
+
+
+def _agent_folder(root: Path, name: str, vault: Path) -> Path:
+    folder = root / name
+    memdir.init(folder, agent=name)
+    manifest = (folder / "memdir.toml").read_text()
+    manifest = manifest.replace(
+        'paths = ["vault/**/*.md"]', f'paths = ["**/*.md"]\nmount = "{vault.as_posix()}"'
+    )
+    (folder / "memdir.toml").write_text(manifest)
+    return folder
+
+
+def test_two_agents_share_a_vault(tmp_path: Path) -> None:
+    vault = tmp_path / "team-vault"
+    one, two = (_agent_folder(tmp_path, name, vault) for name in ("agent-1", "agent-2"))
+    first = memdir.open(one, embedder="none")
+    assert (
+        first.vault.write("project-x", "Shared project.", type="project").store
+        == "vault/project-x.md"
+    )
+    assert (vault / "project-x.md").exists()
+    workers = [
+        subprocess.Popen(
+            [sys.executable, "-c", textwrap.dedent(SHARED_AGENT), str(folder), name, "40"],
+            stderr=subprocess.PIPE,
+        )
+        for folder, name in ((one, "agent-1"), (two, "agent-2"))
+    ]
+    for worker in workers:
+        _, err = worker.communicate(timeout=120)
+        assert worker.returncode == 0, err.decode()
+    card = Card.parse((vault / "project-x.md").read_text())
+    history = [line for line in card.body.splitlines() if line.startswith("- 2")]
+    assert len(history) == 80  # every append from both agents landed
+    assert {f"agent-{a} note {n}" for a in (1, 2) for n in range(40)} == {
+        line.split(": ", 1)[1] for line in history
+    }
+    assert card.meta["access_count"] == 80 + 2  # each agent's touches count on the shared card
+    assert card.meta["tags"] in (["agent-1"], ["agent-2"])  # last write wins
+    second = memdir.open(two, embedder="none")
+    opened = second.get("vault/project-x.md")
+    assert opened.ok and "Shared project." in opened.text
+    assert [h.path for h in second.search("shared project", kinds=["card"])] == [
+        "vault/project-x.md"
+    ]
+
+
+def test_the_vault_layout_works_as_its_specification_says(tmp_path: Path) -> None:
+    folder = tmp_path / "agent"
+    memdir.init(folder, layout="vault")
+    clock = FakeClock("2026-11-30T10:00:00Z")
+    memory = memdir.open(folder, clock=clock, embedder="none")
+    assert memory.vault.write("alice", "Client in Berlin.", folder="crm/clients").store == (
+        "vault/crm/clients/alice.md"
+    )
+    (folder / "daily" / "2026-09-01.md").parent.mkdir(exist_ok=True)
+    (folder / "daily" / "2026-09-01.md").write_text("# 2026-09-01\n\n## Context\n- Old day\n")
+    (folder / "daily" / "2026-11-29.md").write_text("# 2026-11-29\n\n## Context\n- Recent day\n")
+    memory.scan()
+    # Daily files are tiered by their date: recent ones in normal search, old ones deep.
+    assert [h.path for h in memory.search("day", kinds=["journal"])] == ["daily/2026-11-29.md"]
+    assert len(memory.search("day", kinds=["journal"], mode="deep")) == 2
+    assert [h.path for h in memory.creative(5, seed=1)] == ["daily/2026-09-01.md"]
+    with pytest.raises(memdir.LayerNotConfigured):
+        memory.notebook.entries()
