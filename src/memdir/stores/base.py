@@ -77,7 +77,7 @@ def normalize_key(raw: object, what: str = "key") -> str:
         raise Refusal(f"{what} is empty; give a short name such as 'current-task'")
     if len(key) > KEY_MAX_CHARS:
         raise Refusal(f"{what} is {len(key)} chars; keep it under {KEY_MAX_CHARS}")
-    return key
+    return check_secrets(key)
 
 
 def clean_meta_value(value: str) -> str:

@@ -160,8 +160,9 @@ class JournalStore:
                 return report
             doc = SectionDocument.parse(original)
             lines = {s.key: [ln for ln in s.body.splitlines() if ln.strip()] for s in doc}
-            for heading in ("Decisions", "Learnings"):
-                for line in lines.get(heading, []):
+            for heading, raws in lines.items():  # any line may name a card
+                for raw in raws:
+                    line = re.sub(r"^\s*(?:[-*+]|\d+\.)\s+", "", raw)  # the text, not the bullet
                     card = to_card(line) if to_card is not None else None
                     if card is not None and card not in report.to_cards:
                         report.to_cards.append(card)

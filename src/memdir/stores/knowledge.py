@@ -120,7 +120,7 @@ def normalize_tags(tags: object) -> tuple[str, ...]:
     for item in items:
         if not isinstance(item, str):
             raise Refusal(f"each tag must be a string, not {type(item).__name__}")
-        tag = clean_meta_value(item).replace(",", " ").strip()
+        tag = check_secrets(clean_meta_value(item).replace(",", " ").strip())
         tag = " ".join(tag.split())
         if tag and tag not in result:
             result.append(tag)

@@ -101,7 +101,8 @@ class LessonsStore(SectionFileStore):
             section = doc.get(key)
             if section is None:
                 section = doc.append(doc.new_section(key))
-            if identity in section.body:
+            known = {m.group(2).strip() for m in _FIELD_RE.finditer(section.body)}
+            if identity in known:
                 return WriteResult(
                     ok=True,
                     store=self.store,

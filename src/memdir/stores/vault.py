@@ -255,7 +255,8 @@ class VaultStore:
                 raise Refusal(f"body must be a string, not {type_name(body)}")
             if type is not None and not isinstance(type, str):
                 raise Refusal("type must be a string such as 'person'")
-            check_secrets(" ".join([body or "", *(str(v) for v in (fields or {}).values())]))
+            values = [body or "", ref, type or "", *(tags or []), *(links or [])]
+            check_secrets(" ".join([*map(str, values), *map(str, (fields or {}).values())]))
             path = self.resolve(ref)
             created = path is None
             if path is None:

@@ -138,7 +138,7 @@ class WorkState:
     def result(self, label: str, summary: str, *, verified: bool) -> WriteResult:
         def change(lists: dict[str, list[str]], stamp: str) -> list[str]:
             name, what = _clean(label, "the sub-agent label"), _clean(summary, "the result")
-            mine = re.compile(rf"\bsub-agent {re.escape(name)}\b", re.I)
+            mine = re.compile(rf"\bsub-agent {re.escape(name)}(?![\w-])", re.I)
             if not any(mine.search(item) for item in lists["pending"]):
                 raise Refusal(
                     f"no pending sub-agent {name!r}; pending: {lists['pending'] or 'none'}"
@@ -177,15 +177,18 @@ class WorkState:
                 lists = {name: _items(section.body) for name, section in sections.items()}
                 today = clock().date()
                 done_day = sections["done"].meta.get("day")
-                rolled = []
+                rolled: list[str] = []
                 if done_day and done_day < today.isoformat() and lists["done"]:
                     rolled, lists["done"] = lists["done"], []
-                    if self.journal is not None:
-                        for item in rolled:
-                            text, at = _unstamp(item, done_day)
-                            self.journal.append("milestone", f"Done: {text}", at=at)
                 stamp = f"{today.isoformat()} {clock():%H:%M}"
-                milestones = change(lists, stamp)
+                milestones = change(lists, stamp)  # may refuse: then nothing is written
+                if self.journal is not None:
+                    # Journal first, then this file: a crash in between repeats a line.
+                    for item in rolled:
+                        text, at = _unstamp(item, str(done_day))
+                        self.journal.append("milestone", f"Done: {text}", at=at)
+                    for line in milestones:
+                        self.journal.append("milestone", line)
                 for name, section in sections.items():
                     bullet = "- [x] " if name == "done" else "- "
                     section.body = "\n".join(bullet + item for item in lists[name])
@@ -195,11 +198,9 @@ class WorkState:
                 sections["done"].meta["day"] = today.isoformat()
         except Refusal as refusal:
             return WriteResult.refused(self.store.store, refusal.reason)
-        if self.journal is not None:
-            for line in milestones:
-                self.journal.append("milestone", line)
+        items = "item" if len(rolled) == 1 else "items"
         notes = (
-            (f"rolled {len(rolled)} done items into the journal of {done_day}",) if rolled else ()
+            (f"rolled {len(rolled)} done {items} into the journal of {done_day}",) if rolled else ()
         )
         return WriteResult(ok=True, store=self.store.store, action="updated", notes=notes)
 

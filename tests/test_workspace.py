@@ -1,0 +1,395 @@
+"""The workspace stores: working state, daily journals, lessons, AGENTS.md blocks, secrets."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from datetime import date
+from pathlib import Path
+from string import Template
+
+import pytest
+
+import memdir
+from memdir import Memory, layouts
+from memdir.config import STATE_DIR, parse_manifest
+from memdir.scaffold import starter_values
+from memdir.testing import FakeClock
+
+KEY = "sk-proj-" + "Ab3" * 12  # an OpenAI-style key, built at runtime
+DAY = date(2026, 11, 30)
+WORKSTATE = {"default": "NOTEBOOK.md", "workspace": "memory/working-state.md"}
+JOURNAL = {"default": "journal/2026-11-30.md", "workspace": "memory/2026-11-30.md"}
+LESSONS = {"default": "lessons.md", "workspace": "memory/lessons-learned.md"}
+WORKSTATE_KEYS = ["right-now", "done", "pending"]  # NOTEBOOK.md entries in the default layout
+
+
+@pytest.fixture(params=["default", "workspace"])
+def mem(request: pytest.FixtureRequest, tmp_path: Path, clock: FakeClock) -> Iterator[Memory]:
+    """A fresh folder of each layout that has the working state, journal and lessons."""
+    root = tmp_path / request.param
+    memdir.init(root, layout=request.param)
+    with memdir.open(root, clock=clock, embedder="hashing") as opened:
+        yield opened
+
+
+def snapshot(root: Path) -> dict[str, bytes]:
+    """Every file under ``root`` but memdir's own state folder, with its bytes."""
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in root.rglob("*")
+        if p.is_file() and p.relative_to(root).parts[0] != STATE_DIR
+    }
+
+
+def read(m: Memory, which: dict[str, str]) -> str:
+    return (m.root / which[m.manifest.layout]).read_text(encoding="utf-8")
+
+
+def rendered(layout: str, *lists: list[str], day: str = "2026-11-30") -> str:
+    """The working-state file (Right Now, Done, Pending) as each layout writes it at 10:00."""
+    if layout == "workspace":
+        title, heads = "# Working State", ["Right Now", "Today's Done List", "Pending"]
+        metas = ["", f"<!-- day: {day} -->", ""]
+    else:
+        title, heads, meta = "# Notebook", ["right-now", "done", "pending"], "managed: system"
+        meta += f"; updated: {day}T10:00:00Z"
+        metas = [f"<!-- {meta} -->", f"<!-- {meta}; day: {day} -->", f"<!-- {meta} -->"]
+    blocks = []
+    for head, meta_line, items, bullet in zip(
+        heads, metas, lists, ["- ", "- [x] ", "- "], strict=True
+    ):
+        lines = [f"## {head}", *([meta_line] if meta_line else []), *(bullet + i for i in items)]
+        blocks.append("\n".join(lines) + "\n")
+    return f"{title}\n\n" + "\n".join(blocks)
+
+
+# -- working state ---------------------------------------------------------------
+
+
+def test_start_and_finish_keep_right_now_and_the_stamped_done_list(mem: Memory) -> None:
+    layout, ws = mem.manifest.layout, mem.workstate
+    assert ws.start("Build the landing page").ok and ws.start("Fix the auth bug").ok
+    right_now = ["Fix the auth bug", "Build the landing page"]
+    assert read(mem, WORKSTATE) == rendered(layout, right_now, [], [])
+    assert ws.finish("Fix the auth bug").store == WORKSTATE[layout]
+    assert ws.finish().ok  # no task: the first Right Now item
+    done = ["Fix the auth bug (2026-11-30 10:00)", "Build the landing page (2026-11-30 10:00)"]
+    assert read(mem, WORKSTATE) == rendered(layout, [], done, [])
+    before = snapshot(mem.root)
+    refused = ws.finish()
+    assert not refused.ok and "Right Now is empty" in (refused.reason or "")
+    assert snapshot(mem.root) == before
+
+
+def test_spawn_and_results_mark_what_was_verified(mem: Memory) -> None:
+    layout, ws = mem.manifest.layout, mem.workstate
+    assert ws.spawn("dec-007", "API work").ok and ws.spawn("dec-008", "docs").ok
+    waiting = ["Waiting on sub-agent dec-008 for docs", "Waiting on sub-agent dec-007 for API work"]
+    pending = [
+        "Sub-agent dec-007 spawned at 10:00 for API work",
+        "Sub-agent dec-008 spawned at 10:00 for docs",
+    ]
+    assert read(mem, WORKSTATE) == rendered(layout, waiting, [], pending)
+    assert ws.result("dec-007", "client written", verified=True).ok
+    assert ws.result("dec-008", "docs published", verified=False).ok
+    done = [
+        "Sub-agent dec-007: client written (verified on the filesystem) (2026-11-30 10:00)",
+        "Sub-agent dec-008: docs published (UNVERIFIED: the sub-agent's claim, not checked)"
+        " (2026-11-30 10:00)",
+    ]
+    assert read(mem, WORKSTATE) == rendered(layout, [], done, [])
+    assert "## Milestones\n- 10:00 — Spawned sub-agent dec-007 for API work\n" in read(mem, JOURNAL)
+    before = snapshot(mem.root)
+    refused = ws.result("dec-999", "anything", verified=True)
+    assert not refused.ok and "no pending sub-agent 'dec-999'" in (refused.reason or "")
+    assert snapshot(mem.root) == before
+
+
+def test_done_list_rolls_into_the_journal_after_midnight(mem: Memory, clock: FakeClock) -> None:
+    ws = mem.workstate
+    ws.start("Deploy v2.1")
+    ws.finish()
+    ws.start("Write the changelog")
+    clock.advance(days=1)
+    result = ws.start("Answer the client")
+    assert "rolled 1 done item" in result.notes[0] and "2026-11-30" in result.notes[0]
+    assert read(mem, JOURNAL) == "# 2026-11-30\n\n## Milestones\n- 10:00 — Done: Deploy v2.1\n"
+    assert read(mem, WORKSTATE) == rendered(
+        mem.manifest.layout, ["Answer the client", "Write the changelog"], [], [], day="2026-12-01"
+    )
+
+
+def test_roll_moves_a_stale_done_list_on_its_own(mem: Memory, clock: FakeClock) -> None:
+    ws = mem.workstate
+    for task in ("Fix the auth bug", "Deploy v2.1"):
+        ws.start(task)
+        ws.finish(task)
+    assert ws.roll() == 0  # still today
+    clock.advance(days=1)
+    assert ws.roll() == 2
+    assert read(mem, JOURNAL).endswith(
+        "- 10:00 — Done: Fix the auth bug\n- 10:00 — Done: Deploy v2.1\n"
+    )
+    assert ws.view().done == [] and ws.view().day == date(2026, 12, 1)
+    before = snapshot(mem.root)
+    assert ws.roll() == 0 and snapshot(mem.root) == before
+
+
+def test_refused_op_after_midnight_writes_nothing(mem: Memory, clock: FakeClock) -> None:
+    mem.workstate.start("Deploy v2.1")
+    mem.workstate.finish()
+    clock.advance(days=1)
+    before = snapshot(mem.root)
+    assert not mem.workstate.finish().ok  # Right Now is empty
+    assert snapshot(mem.root) == before
+
+
+def test_a_result_matches_the_whole_label(mem: Memory) -> None:
+    mem.workstate.spawn("research", "market scan")
+    mem.workstate.spawn("research-2", "pricing scan")
+    mem.workstate.result("research", "scan done", verified=True)
+    view = mem.workstate.view()
+    assert view.pending == ["Sub-agent research-2 spawned at 10:00 for pricing scan"]
+    assert view.right_now == ["Waiting on sub-agent research-2 for pricing scan"]
+
+
+def test_the_working_state_does_not_use_the_agent_notebook_slots(memory: Memory) -> None:
+    for n in range(4):
+        assert memory.notebook.update(f"note-{n}", f"agent note {n}").archived == ()
+    memory.workstate.start("Build the landing page")
+    memory.workstate.spawn("dec-007", "API work")
+    assert memory.notebook.update("note-3", "agent note 3, revised").archived == ()
+    entries = memory.notebook.entries()
+    assert [e.key for e in entries] == [f"note-{n}" for n in range(4)] + WORKSTATE_KEYS
+    assert [e.managed for e in entries] == ["agent"] * 4 + ["system"] * 3
+    assert memory.notebook.update("note-4", "a fifth").archived == ("note-0",)
+    memory.notebook.clear()  # clears agent entries only
+    assert [entry.key for entry in memory.notebook.entries()] == WORKSTATE_KEYS
+
+
+# -- journal ---------------------------------------------------------------------
+
+
+def test_journal_sections_keep_their_order_and_decisions_their_reason(mem: Memory) -> None:
+    journal = mem.journal
+    result = journal.append("context", "Owner travels next week")
+    assert result.store == JOURNAL[mem.manifest.layout]
+    journal.append("milestone", "Deployed v2.1")
+    bare = journal.append("decision", "Chose Redis over Postgres")
+    assert bare.ok and any("why=" in note for note in bare.notes)
+    assert journal.append("decisions", "Kept Redis", why="reads dominate 50:1").notes == ()
+    assert journal.append("Decision", "Rejected X because it is slow").notes == ()
+    journal.append("learning", "The Stripe webhook needs HTTPS even in dev")
+    assert read(mem, JOURNAL) == (
+        "# 2026-11-30\n\n## Decisions\n- Chose Redis over Postgres (why: not recorded)\n"
+        "- Kept Redis because reads dominate 50:1\n- Rejected X because it is slow\n\n"
+        "## Learnings\n- The Stripe webhook needs HTTPS even in dev\n\n"
+        "## Milestones\n- 10:00 — Deployed v2.1\n\n## Context\n- Owner travels next week\n"
+    )
+    before = snapshot(mem.root)
+    for kind, text in (("context", ""), ("learning", "  \n "), ("note", "x"), ("", "x")):
+        assert not journal.append(kind, text).ok, (kind, text)
+    assert snapshot(mem.root) == before
+
+
+def test_journal_days_are_never_deleted(mem: Memory, clock: FakeClock) -> None:
+    for n in range(3):
+        mem.journal.append("learning", f"day {n}: " + "a short learning " * 50)
+        clock.advance(days=1)
+    days = [date(2026, 11, 30), date(2026, 12, 1), date(2026, 12, 2)]
+    assert mem.journal.days() == days
+    before = snapshot(mem.root)
+    for day in days:  # days under 20 KB are left alone
+        report = mem.journal.compress(day, to_lesson=lambda line: pytest.fail("called"))
+        assert not report.compressed and report.archive is None
+    assert mem.journal.days() == days and snapshot(mem.root) == before
+
+
+def test_a_day_over_20kb_is_compressed_losing_nothing(memory: Memory, folder: Path) -> None:
+    memory.vault.write("alice-moreau", "Head of operations at Acme.", type="person")
+    path, front = folder / JOURNAL["default"], "---\ntags: [journal]\nmood: busy\n---\n"
+    path.write_text(front + "# 2026-11-30\n", encoding="utf-8")
+    for n in range(220):
+        memory.journal.append("learning", f"Lesson {n}: warm the cache before peak window {n}")
+        memory.journal.append("decision", f"Picked rollout plan {n}", why=f"latency stays {n} ms")
+    memory.journal.append("decision", "Signed Alice Moreau's renewal", why="she took the new price")
+    original = path.read_text(encoding="utf-8")
+    assert len(original.encode()) > 20 * 1024
+    report = memory.journal.compress(
+        DAY,
+        to_card=lambda line: (
+            memory.vault.append_history("alice-moreau", line).store if "Alice" in line else None
+        ),
+        to_lesson=lambda line: (
+            memory.lessons.add_learning("Learnings", line, source="journal 2026-11-30").ok
+        ),
+    )
+    assert report.compressed and report.archive == "archive/journal/2026-11.md"
+    assert (report.to_cards, report.to_lessons) == (["vault/alice-moreau.md"], 220)
+    text = path.read_text(encoding="utf-8")
+    assert len(text.splitlines()) <= 20 and text.startswith(front + "# 2026-11-30\n\n## Decisions")
+    assert "\n## Learnings\n" in text and "archive/journal/2026-11.md" in text
+    archive = (folder / report.archive).read_text(encoding="utf-8").splitlines()
+    for line in original.splitlines():  # headings nest one level down in the archive
+        assert line in archive or "#" + line in archive, line
+    card = (folder / "vault" / "alice-moreau.md").read_text(encoding="utf-8")
+    history = card.split("## History\n", 1)[1]
+    assert "Signed Alice Moreau's renewal because she took the new price" in history
+    learned = [e for e in memory.lessons.entries() if e.category == "Learnings"]
+    assert len(learned) == 220
+    assert "Lesson 219: warm the cache before peak window 219" in learned[-1].rule
+    before = snapshot(folder)
+    again = memory.journal.compress(DAY, to_card=lambda line: "x", to_lesson=lambda line: True)
+    assert not again.compressed and snapshot(folder) == before
+
+
+def test_compression_hooks_get_the_line_without_its_bullet(memory: Memory) -> None:
+    memory.journal.append("learning", "The Stripe webhook needs HTTPS")
+    seen: list[str] = []
+    memory.journal.compress(DAY, to_lesson=lambda line: seen.append(line) is None, limit=10)
+    assert seen == ["The Stripe webhook needs HTTPS"]
+
+
+# -- lessons ---------------------------------------------------------------------
+
+DISCORD = (
+    "Discord API",
+    "Tried to send an embed with an empty field value",
+    "The API returned 400; field values must be non-empty",
+    "Validate embed fields are non-empty before sending",
+)
+CRON = ("Cron Jobs", "Left a 5-minute test cron on", "288 messages in a day", "Expire test crons")
+
+
+def test_lessons_are_written_in_the_spec_format_once(mem: Memory) -> None:
+    assert mem.lessons.add(*DISCORD).action == "updated"
+    assert mem.lessons.add(*CRON).key == "Cron Jobs"
+    expected = (
+        "# Lessons Learned\n\n## Discord API\n"
+        "- **Mistake:** Tried to send an embed with an empty field value\n"
+        "  **What happened:** The API returned 400; field values must be non-empty\n"
+        "  **Rule:** Validate embed fields are non-empty before sending\n\n## Cron Jobs\n"
+        "- **Mistake:** Left a 5-minute test cron on\n  **What happened:** 288 messages in a day\n"
+        "  **Rule:** Expire test crons\n"
+    )
+    assert read(mem, LESSONS) == expected
+    assert mem.lessons.add(*DISCORD[:2], "a different account", "a new rule").action == "unchanged"
+    for n in range(3):
+        parts = list(DISCORD)
+        parts[n + 1] = " \n"
+        assert not mem.lessons.add(*parts).ok
+    assert read(mem, LESSONS) == expected
+
+
+def test_lessons_check_finds_the_discord_lesson_first(mem: Memory) -> None:
+    mem.lessons.add(*CRON)
+    mem.lessons.add(*DISCORD)
+    mem.lessons.add("File Ops", "Trusted a sub-agent", "Files were missing", "Check the disk")
+    hits = mem.lessons_check("discord embed")
+    assert hits and hits[0].path == LESSONS[mem.manifest.layout] and hits[0].title == "Discord API"
+
+
+def test_lessons_have_no_delete_and_only_grow(mem: Memory) -> None:
+    assert not any(hasattr(mem.lessons, name) for name in ("delete", "remove", "clear", "prune"))
+    sizes = []
+    for n in range(30):
+        mem.lessons.add(f"Area {n % 3}", f"Mistake number {n}", f"Outcome {n}", f"Rule {n}")
+        sizes.append(len(read(mem, LESSONS)))
+    assert sizes == sorted(set(sizes))
+    assert [e.mistake for e in mem.lessons.entries()] == [
+        f"Mistake number {n}" for area in range(3) for n in range(area, 30, 3)
+    ]
+
+
+def test_a_different_lesson_is_not_taken_for_a_duplicate(mem: Memory) -> None:
+    mem.lessons.add("Discord API", "Sent a message over 2000 chars", "400", "Split at 2000")
+    result = mem.lessons.add("Discord API", "Sent a message", "Wrong channel", "Check ids")
+    assert result.action == "updated"  # it is "unchanged": "Sent a message" is in the first
+
+
+# -- AGENTS.md -------------------------------------------------------------------
+
+PATHS = {
+    "default": "identity/AGENTS.md NOTEBOOK.md lessons.md journal/YYYY-MM-DD.md",
+    "workspace": "AGENTS.md memory/working-state.md memory/lessons-learned.md memory/YYYY-MM-DD.md",
+}
+
+
+def blocks(text: str) -> dict[str, str]:
+    return {part.split("\n", 1)[0]: part for part in text.split("\n## ")[1:]}
+
+
+@pytest.mark.parametrize("layout", ["default", "workspace"])
+def test_agents_md_blocks_name_the_layout_paths(tmp_path: Path, layout: str) -> None:
+    memdir.init(tmp_path, layout=layout)
+    agents, working, lessons, journal = PATHS[layout].split()
+    text = (tmp_path / agents).read_text(encoding="utf-8")
+    assert "$" not in text
+    found = blocks(text)
+    crash = found["Crash Recovery: Working State (MANDATORY)"]
+    assert f"- **File:** `{working}`" in crash and f"read `{working}` FIRST" in crash
+    assert f"- **File:** `{lessons}`" in found["Self-Learning System (MANDATORY)"]
+    assert f"- Keep a short daily log at `{journal}`" in found["Daily Memory (MANDATORY)"]
+    assert '"Daily backup: YYYY-MM-DD"' in found["Daily Backup"]
+
+
+def test_agents_md_follows_a_custom_manifest() -> None:
+    text = (
+        layouts.manifest_text("workspace")
+        .replace('"memory/lessons-learned.md"', '"notes/lessons.md"')
+        .replace('"memory/working-state.md"', '"notes/now.md"')
+        .replace('"memory/[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9].md"', '"logs/daily/*.md"')
+    )
+    values = starter_values(parse_manifest(text))
+    template = layouts.starter_files("workspace")["AGENTS.md"].decode("utf-8")
+    found = blocks(Template(template).substitute(values))  # KeyError if a name is unfilled
+    assert "- **File:** `notes/now.md`" in found["Crash Recovery: Working State (MANDATORY)"]
+    assert "- **File:** `notes/lessons.md`" in found["Self-Learning System (MANDATORY)"]
+    assert "daily log at `logs/daily/YYYY-MM-DD.md`" in found["Daily Memory (MANDATORY)"]
+
+
+# -- secrets ---------------------------------------------------------------------
+
+Write = Callable[[Memory, str], memdir.WriteResult]
+WRITES: dict[str, Write] = {
+    "notebook.update": lambda m, t: m.notebook.update("task", t),
+    "knowledge.save": lambda m, t: m.knowledge.save(t),
+    "knowledge.update": lambda m, t: m.knowledge.update("ops", t),
+    "state.set": lambda m, t: m.state.set("deploy", t),
+    "journal.append": lambda m, t: m.journal.append("context", t),
+    "journal.append why": lambda m, t: m.journal.append("decision", "Kept it", why=t),
+    "lessons.add": lambda m, t: m.lessons.add("Ops", "Forgot the key", "Outage", t),
+    "workstate.start": lambda m, t: m.workstate.start(t),
+    "vault.write": lambda m, t: m.vault.write("bob", t),
+    "vault.append_history": lambda m, t: m.vault.append_history("alice-moreau", t),
+    "intel.add": lambda m, t: m.intel.add("alpha", t),
+}
+
+
+@pytest.mark.parametrize("write", WRITES.values(), ids=WRITES.keys())
+def test_writes_refuse_credentials(memory: Memory, folder: Path, write: Write) -> None:
+    memory.vault.write("alice-moreau", "Head of operations.")
+    before = snapshot(folder)
+    refused = write(memory, f"use {KEY} for the nightly job")
+    assert not refused.ok and "reference them by name" in (refused.reason or "")
+    assert KEY not in (refused.reason or "")
+    assert snapshot(folder) == before
+    assert write(memory, "rotate the Stripe key in .env monthly").ok
+    assert b"rotate the Stripe key in .env monthly" in b"".join(snapshot(folder).values())
+
+
+SECRET_NAMES: dict[str, Write] = {
+    "notebook key": lambda m, k: m.notebook.update(k, "x"),
+    "state key": lambda m, k: m.state.set(k, "x"),
+    "knowledge section": lambda m, k: m.knowledge.update(k, "x"),
+    "lessons category": lambda m, k: m.lessons.add(k, "a", "b", "c"),
+    "intel topic": lambda m, k: m.intel.add("alpha", "x", topic=k),
+    "vault tags": lambda m, k: m.vault.write("carol", "x", tags=[k]),
+}
+
+
+@pytest.mark.parametrize("write", SECRET_NAMES.values(), ids=SECRET_NAMES.keys())
+def test_a_credential_in_a_key_is_refused(memory: Memory, folder: Path, write: Write) -> None:
+    before = snapshot(folder)
+    assert not write(memory, KEY).ok
+    assert snapshot(folder) == before
