@@ -81,11 +81,6 @@ def test_hot_context_budget(memory: memdir.Memory) -> None:
     assert finding.message.startswith("always-loaded files total ")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: hot-context counts all of knowledge.md toward the always-loaded budget, "
-    "but its _observations are searched, never loaded; 200 observations (cap 500) trip it",
-)
 def test_observations_do_not_count_toward_the_budget(memory: memdir.Memory) -> None:
     for n in range(200):
         memory.knowledge.save(f"The payments API allows 50 requests a second per key ({n}).")
@@ -114,11 +109,6 @@ def test_dry(memory: memdir.Memory, files: int, text: str, flagged: bool) -> Non
         assert relpath in finding.message
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: dry wraps the title in \\b...\\b, so a title that ends (or starts) with a "
-    "non-word character, such as 'Acme Inc.', never matches",
-)
 def test_dry_title_ending_in_punctuation(memory: memdir.Memory) -> None:
     memory.vault.write("Acme Inc.", "A client.", type="company")
     for write in WRITERS:
@@ -202,12 +192,6 @@ def test_doctor_reads_only(folder: Path, clock: FakeClock) -> None:
     assert snapshot(folder) == before
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: a card with invalid YAML frontmatter makes doctor raise FileShapeError "
-    "(naming no file) instead of reporting it",
-    raises=memdir.FileShapeError,
-)
 def test_doctor_reports_a_card_it_cannot_read(memory: memdir.Memory) -> None:
     broken = memory.root / "vault" / "crm" / "broken.md"
     broken.parent.mkdir(parents=True, exist_ok=True)

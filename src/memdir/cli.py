@@ -311,7 +311,10 @@ def doctor(
     elif not findings:
         console.print("No problems found.")
     for finding in [] if as_json else findings:
-        console.print(f"[yellow]{finding.check}[/] {escape(str(finding))}", highlight=False)
+        console.print(
+            f"[yellow]\\[{finding.check}][/] {escape(finding.path)}: {escape(finding.message)}",
+            highlight=False,
+        )
     if findings:
         raise typer.Exit(1)
 

@@ -86,6 +86,7 @@ class Memory:
             clock=self.clock,
             archive=Archive(root, manifest.archive_dir(), self.clock, self._on_write),
             on_write=self._on_write,
+            on_writes=self._on_writes,
         )
 
     def __repr__(self) -> str:
@@ -139,6 +140,14 @@ class Memory:
             self.index.update_file(relpath, text)
         except Exception as exc:  # the file is written; the index catches up on the next scan
             self.notices.append(Notice("index", f"could not index {relpath}: {exc}"))
+            if "index" in self.__dict__:
+                self.index.scanned_at = None
+
+    def _on_writes(self, changes: Sequence[tuple[str, str]]) -> None:
+        try:
+            self.index.update_files(changes)
+        except Exception as exc:  # as in _on_write: the files are written, a scan catches up
+            self.notices.append(Notice("index", f"could not index {len(changes)} files: {exc}"))
             if "index" in self.__dict__:
                 self.index.scanned_at = None
 

@@ -31,8 +31,14 @@ TMP_SUFFIX = ".memdir-tmp"
 LOCK_TIMEOUT_SECONDS = 30.0
 
 
-def atomic_write(path: Path, data: str | bytes, *, encoding: str = "utf-8") -> None:
-    """Replace ``path`` with ``data`` atomically (temp file, fsync, rename, fsync dir)."""
+def atomic_write(
+    path: Path, data: str | bytes, *, encoding: str = "utf-8", sync_dir: bool = True
+) -> None:
+    """Replace ``path`` with ``data`` atomically (temp file, fsync, rename, fsync dir).
+
+    ``sync_dir=False`` leaves the folder's fsync to the caller (``fsync_dirs``), for
+    bulk jobs that rewrite many files in one folder: the rename is still atomic.
+    """
     payload = data.encode(encoding) if isinstance(data, str) else data
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}{TMP_SUFFIX}")
@@ -51,7 +57,14 @@ def atomic_write(path: Path, data: str | bytes, *, encoding: str = "utf-8") -> N
         with contextlib.suppress(FileNotFoundError):
             tmp.unlink()
         raise
-    _fsync_dir(path.parent)
+    if sync_dir:
+        _fsync_dir(path.parent)
+
+
+def fsync_dirs(folders: Iterable[Path]) -> None:
+    """Make renames in ``folders`` durable (after ``atomic_write(..., sync_dir=False)``)."""
+    for folder in set(folders):
+        _fsync_dir(folder)
 
 
 def _fsync_dir(folder: Path) -> None:

@@ -21,9 +21,9 @@ Invariants:
 
 from __future__ import annotations
 
-import copy
 import re
 from collections.abc import Mapping
+from datetime import date, datetime
 from typing import Any
 
 import yaml
@@ -32,11 +32,16 @@ from memdir.errors import FileShapeError
 from memdir.files.sections import detect_newline, line_content, split_lines
 
 _OPEN_RE = re.compile(r"---[ \t]*")
+_PLAIN_KEY_RE = re.compile(r"([A-Za-z_][\w-]*)[ \t]*:(?:[ \t]|\r?\n|$)")
+_PLAIN_WORD_RE = re.compile(r"[A-Za-z][A-Za-z_-]*")
+# Words YAML 1.1 reads as something other than a string.
+_YAML_WORDS = frozenset({"y", "n", "yes", "no", "on", "off", "true", "false", "null", "nan", "inf"})
 _CLOSE_RE = re.compile(r"(---|\.\.\.)[ \t]*")
 
 
 # libyaml's loader when PyYAML was built with it (the wheels are): many times faster.
 _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_Dumper: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 
 def _load_yaml(text: str) -> dict[str, Any]:
@@ -70,16 +75,14 @@ def _dump(mapping: Mapping[str, Any]) -> str:
     """
     out = []
     for key, value in mapping.items():
+        scalar = _plain_scalar(value)
+        if scalar is not None and _plain_key(key):
+            out.append(f"{key}: {scalar}\n")  # no round trip needed for these
+            continue
         item = {key: value}
         style = None if isinstance(value, (list, dict)) else False
         for readable in (True, False):
-            text = yaml.safe_dump(
-                item,
-                sort_keys=False,
-                allow_unicode=readable,
-                default_flow_style=style,
-                width=10_000,
-            )
+            text = _dump_one(item, readable, style)
             try:
                 if _parse_yaml(text) == item:
                     break
@@ -87,6 +90,51 @@ def _dump(mapping: Mapping[str, Any]) -> str:
                 continue
         out.append(text)
     return "".join(out)
+
+
+def _flat(key: str | None, text: str) -> bool:
+    line = text.rstrip("\r\n")
+    if key is None:
+        return not line.strip() or line.startswith("#")
+    return "\n" not in line and not line.endswith((":", "|", ">", "|-", ">-"))
+
+
+def _plain_key(key: str) -> bool:
+    """A key YAML reads back as the same string without quotes."""
+    return bool(re.fullmatch(r"[A-Za-z_][\w-]*", key)) and key.lower() not in _YAML_WORDS
+
+
+def _plain_scalar(value: Any) -> str | None:
+    """``value`` as YAML text when it is a number, boolean, date or plain word, else None."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        text = repr(value)  # YAML 1.1 reads 1e-12 as a string: only plain decimals here
+        return text if re.fullmatch(r"-?\d+\.\d+", text) else None
+    if isinstance(value, date) and not isinstance(value, datetime):
+        return value.isoformat()
+    if (
+        isinstance(value, str)
+        and _PLAIN_WORD_RE.fullmatch(value)
+        and value.lower() not in _YAML_WORDS
+    ):
+        return value
+    return None
+
+
+def _dump_one(item: dict[str, Any], readable: bool, style: bool | None) -> str:
+    options: dict[str, Any] = {
+        "sort_keys": False,
+        "allow_unicode": readable,
+        "default_flow_style": style,
+        "width": 10_000,
+    }
+    try:
+        return str(yaml.dump(item, Dumper=_Dumper, **options))
+    except (UnicodeEncodeError, yaml.YAMLError):  # libyaml refuses lone surrogates
+        return str(yaml.dump(item, Dumper=yaml.SafeDumper, **options))
 
 
 def _blocks(front: str) -> list[tuple[str | None, str]]:
@@ -112,9 +160,13 @@ def _blocks(front: str) -> list[tuple[str | None, str]]:
         if marker is None:
             result.append((None, text))
             continue
+        plain = _PLAIN_KEY_RE.match(text)
+        if plain and _plain_key(plain.group(1)):
+            result.append((plain.group(1), text))  # the common case, without a YAML parse
+            continue
         try:
-            loaded = yaml.safe_load(text)
-        except yaml.YAMLError:
+            loaded = _parse_yaml(text)
+        except (yaml.YAMLError, ValueError, TypeError):
             loaded = None
         if isinstance(loaded, dict) and len(loaded) == 1:
             result.append((str(next(iter(loaded))), text))
@@ -127,23 +179,32 @@ def _edit_front(front: str, old: Mapping[str, Any], new: Mapping[str, Any], newl
     """Rewrite only the keys whose values changed; fall back to a full dump if unsure."""
     out: list[str] = []
     seen: set[str] = set()
-    for key, text in _blocks(front):
+    blocks = _blocks(front)
+    # One line a key, blanks and comments between: a key's lines are known for sure, so
+    # rewriting plain keys with plain scalars needs no verifying parse.
+    exact = all(_flat(key, text) for key, text in blocks)
+    for key, text in blocks:
         if key is None:
             out.append(text)
             continue
         seen.add(key)
         if key not in new:
+            exact = False
             continue
         if key in old and old[key] == new[key]:
             out.append(text)
         else:
+            exact = exact and _plain_scalar(new[key]) is not None
             out.append(_dump({key: new[key]}).replace("\n", newline))
     body = "".join(out)
     if body and not body.endswith("\n"):
         body += newline
     for key, value in new.items():
         if key not in seen:
+            exact = False
             body += _dump({key: value}).replace("\n", newline)
+    if exact and seen == set(old):  # every old key was found as its own block
+        return body
     try:
         if _load_yaml(body) == dict(new):
             return body
@@ -229,5 +290,13 @@ class Card:
 
 
 def _copy(meta: Mapping[str, Any]) -> dict[str, Any]:
-    """A deep copy, so in-place edits of list and dict values count as changes."""
-    return copy.deepcopy(dict(meta))
+    """A deep copy of the containers, so in-place edits of lists and dicts count as changes."""
+    return {key: _copy_value(value) for key, value in meta.items()}
+
+
+def _copy_value(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {key: _copy_value(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_copy_value(item) for item in value]
+    return value

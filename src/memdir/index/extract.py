@@ -31,7 +31,7 @@ from memdir.timeutil import parse_ts
 
 # Bump when extraction changes what it produces: an index built by another
 # version is rebuilt from the files on open.
-EXTRACT_VERSION = "2"
+EXTRACT_VERSION = "3"
 
 # Metadata that is bookkeeping, not words anyone searches for.
 _SKIP_META = frozenset(
@@ -90,9 +90,14 @@ class Item:
     def content_hash(self) -> str:
         """Changes when anything indexed about the item changes (not its line numbers)."""
         fields = (
-            self.kind, self.title, self.heading, self.body, self.meta, ",".join(self.tags),
-            _iso(self.date), _iso(self.last_accessed), self.tier or "", str(self.relevance),
-        )  # fmt: skip
+            self.kind,
+            self.title,
+            self.heading,
+            self.body,
+            self.meta,
+            ",".join(self.tags),
+            _iso(self.date),
+        )  # fmt: skip  (tier, relevance, last access: updated in place, see Index._placement)
         return hashlib.sha1("\x1f".join(fields).encode("utf-8", "surrogatepass")).hexdigest()
 
 

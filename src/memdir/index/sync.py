@@ -14,11 +14,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import sqlite3
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -37,6 +39,7 @@ EXTRACTABLE = frozenset(
 )  # fmt: skip
 _EMBED_BATCH = 256
 _LOG_KEEP = 50_000
+_SCAN_BATCH = 500
 
 
 @dataclass
@@ -133,10 +136,33 @@ class Index:
         self._apply(relpath, found, text, stat.st_mtime_ns, stat.st_size)
         return True
 
+    def update_files(self, changes: Sequence[tuple[str, str]]) -> None:
+        """``update_file`` for many files written by a bulk job, in one transaction."""
+        with self.lock, transaction(self.db):
+            for relpath, text in changes:
+                found = self.layer_of(relpath)
+                if found is None:
+                    continue
+                try:
+                    stat = self.space.real(relpath).stat()
+                except FileNotFoundError:
+                    self._remove_rows(relpath)
+                    continue
+                self._apply(relpath, found, text, stat.st_mtime_ns, stat.st_size, own=False)
+
     def _apply(
-        self, relpath: str, found: tuple[str, Layer], text: str, mtime_ns: int, size: int
+        self,
+        relpath: str,
+        found: tuple[str, Layer],
+        text: str,
+        mtime_ns: int,
+        size: int,
+        *,
+        own: bool = True,
     ) -> str:
-        """Write ``text``'s items for ``relpath``; return 'added', 'updated' or 'unchanged'."""
+        """Write ``text``'s items for ``relpath``; return 'added', 'updated' or 'unchanged'.
+
+        ``own=False`` when the caller already holds a transaction (batches)."""
         layer_name, layer = found
         digest = _hash(text)
         with self.lock:
@@ -150,7 +176,7 @@ class Index:
                 )
                 return "unchanged"
             items = extract(layer.store, relpath, text)
-            with transaction(self.db):
+            with transaction(self.db) if own else contextlib.nullcontext():
                 self._diff(relpath, layer_name, layer, items)
                 self.db.execute(
                     "INSERT INTO files (path, layer, store, mtime_ns, size, hash) "
@@ -219,8 +245,11 @@ class Index:
 
     def remove_file(self, relpath: str) -> None:
         with self.lock, transaction(self.db):
-            self.db.execute("DELETE FROM items WHERE path = ?", (relpath,))
-            self.db.execute("DELETE FROM files WHERE path = ?", (relpath,))
+            self._remove_rows(relpath)
+
+    def _remove_rows(self, relpath: str) -> None:
+        self.db.execute("DELETE FROM items WHERE path = ?", (relpath,))
+        self.db.execute("DELETE FROM files WHERE path = ?", (relpath,))
 
     # -- scanning --------------------------------------------------------------
 
@@ -236,23 +265,30 @@ class Index:
                 )
             }
             on_disk = self.files_on_disk()
+            stale: list[tuple[str, tuple[str, Layer], os.stat_result]] = []
             for relpath, found in on_disk.items():
                 try:
                     stat = os.stat(self.space.real(relpath))
                 except FileNotFoundError:
                     continue
-                seen = known.get(relpath)
-                if seen == (stat.st_mtime_ns, stat.st_size, found[0]):
+                if known.get(relpath) == (stat.st_mtime_ns, stat.st_size, found[0]):
                     report.unchanged += 1
-                    continue
-                text = self.space.real(relpath).read_bytes().decode("utf-8", "surrogateescape")
-                outcome = self._apply(relpath, found, text, stat.st_mtime_ns, stat.st_size)
-                if outcome == "added":
-                    report.added.append(relpath)
-                elif outcome == "updated":
-                    report.updated.append(relpath)
                 else:
-                    report.unchanged += 1
+                    stale.append((relpath, found, stat))
+            for start in range(0, len(stale), _SCAN_BATCH):  # a transaction per batch
+                with transaction(self.db):
+                    for relpath, found, stat in stale[start : start + _SCAN_BATCH]:
+                        real = self.space.real(relpath)
+                        text = real.read_bytes().decode("utf-8", "surrogateescape")
+                        outcome = self._apply(
+                            relpath, found, text, stat.st_mtime_ns, stat.st_size, own=False
+                        )
+                        if outcome == "added":
+                            report.added.append(relpath)
+                        elif outcome == "updated":
+                            report.updated.append(relpath)
+                        else:
+                            report.unchanged += 1
             for relpath in sorted(set(known) - set(on_disk)):
                 self.remove_file(relpath)
                 report.removed.append(relpath)

@@ -11,16 +11,21 @@ byte. Reading a card here is not a touch. Running it twice changes nothing.
 from __future__ import annotations
 
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import date
+from pathlib import Path
 from typing import Any
 
 from memdir.config import Decay
+from memdir.errors import FileShapeError
+from memdir.files.atomic import fsync_dirs
 from memdir.files.cards import Card
 from memdir.stores.base import read_text, write_text
 from memdir.stores.vault import VaultStore, as_date
 from memdir.tiers import TIERS, relevance, tier_for
 
+WRITERS = 4
 _ORDER: dict[str, int] = {tier: rank for rank, tier in enumerate(TIERS)}  # core 0 .. archive 4
 
 
@@ -30,6 +35,8 @@ class DecayReport:
     changed: list[str] = field(default_factory=list)
     tiers: Counter[str] = field(default_factory=Counter)
     dry_run: bool = False
+    unreadable: list[str] = field(default_factory=list)
+    """cards whose frontmatter is not valid YAML: skipped, left as they are"""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -37,6 +44,7 @@ class DecayReport:
             "changed": len(self.changed),
             "tiers": {tier: self.tiers.get(tier, 0) for tier in TIERS},
             "dry_run": self.dry_run,
+            "unreadable": self.unreadable,
         }
 
 
@@ -59,13 +67,19 @@ def run_decay(vault: VaultStore, *, dry_run: bool = False) -> DecayReport:
     report = DecayReport(dry_run=dry_run)
     today = vault.ctx.clock().date()
     settings = vault.ctx.manifest.decay
+    written: list[tuple[str, str]] = []
+    folders: set[Path] = set()
     with vault.lock:
         for path in vault.paths():
             real = vault.real_path(path)
             text = read_text(real)
             if text is None:
                 continue
-            card = Card.parse(text)
+            try:
+                card = Card.parse(text)
+            except FileShapeError as exc:
+                report.unreadable.append(f"{path}: {exc}")
+                continue
             tier, rel = decayed(card.meta, today, settings)
             report.cards += 1
             report.tiers[tier] += 1
@@ -77,6 +91,18 @@ def run_decay(vault: VaultStore, *, dry_run: bool = False) -> DecayReport:
             card.meta["tier"] = tier
             card.meta["relevance"] = rel
             rendered = card.render()
-            write_text(real, rendered)
-            vault.ctx.on_write(path, rendered)
+            written.append((path, rendered))
+            folders.add(real.parent)
+        # Each file is still written atomically and fsynced; the waits overlap in a few
+        # threads, and each folder is synced once at the end.
+        with ThreadPoolExecutor(max_workers=WRITERS) as pool:
+            jobs = [
+                pool.submit(write_text, vault.real_path(path), text, sync_dir=False)
+                for path, text in written
+            ]
+            for job in jobs:
+                job.result()
+        fsync_dirs(folders)
+        if written:
+            vault.ctx.on_writes(written)
     return report

@@ -49,6 +49,10 @@ class Finding:
 def diagnose(memory: Memory) -> list[Finding]:
     findings = _hot_context(memory)
     if memory.has("vault"):
+        findings += [
+            Finding("card", path, f"unreadable, left as it is: {why}")
+            for path, why in memory.vault.unreadable()
+        ]
         findings += _links(memory)
         findings += _dry(memory)
     findings += [Finding("cap", notice.store, notice.message) for notice in _cap_notices(memory)]
@@ -73,7 +77,7 @@ def _hot_context(memory: Memory) -> list[Finding]:
     for kind, relpath in _always_loaded(memory):
         text = read_text(memory.space.real(relpath)) or ""
         size = len(text.encode("utf-8", "surrogateescape"))
-        total += size
+        total += _loaded_bytes(memory, relpath, size)
         lines = len(text.splitlines())
         if kind == "working" and (lines > HOT_MAX_LINES or size > HOT_MAX_BYTES):
             findings.append(
@@ -95,6 +99,16 @@ def _hot_context(memory: Memory) -> list[Finding]:
             )
         )
     return findings
+
+
+def _loaded_bytes(memory: Memory, relpath: str, size: int) -> int:
+    """What a file puts in the prompt: knowledge its curated part (capped), the
+    notebook its entries; any other file all of it."""
+    if memory.has("knowledge") and relpath == memory.knowledge.relpath:
+        return len(memory.knowledge.render().encode("utf-8"))
+    if memory.has("notebook") and relpath == memory.notebook.relpath:
+        return len(memory.notebook.render().encode("utf-8"))
+    return size
 
 
 def _links(memory: Memory) -> list[Finding]:
@@ -120,7 +134,7 @@ def _dry(memory: Memory) -> list[Finding]:
                 texts[relpath] = read_text(memory.space.real(relpath)) or ""
     findings = []
     for card_path, title in sorted(names.items()):
-        pattern = re.compile(rf"\b{re.escape(title)}\b", re.IGNORECASE)
+        pattern = re.compile(rf"(?<!\w){re.escape(title)}(?!\w)", re.IGNORECASE)
         detailed = sorted(
             relpath
             for relpath, text in texts.items()
@@ -158,6 +172,8 @@ def _index(memory: Memory) -> list[Finding]:
             path: (mtime, size)
             for path, mtime, size in index.db.execute("SELECT path, mtime_ns, size FROM files")
         }
+    if not known:
+        return []  # never built yet: not out of date, the first search builds it
     stale = []
     on_disk = index.files_on_disk()
     for relpath in on_disk:

@@ -36,6 +36,7 @@ from memdir.secrets import secret_refusal
 from memdir.timeutil import Clock, format_ts
 
 OnWrite = Callable[[str, str], None]
+OnWrites = Callable[[Sequence[tuple[str, str]]], None]
 ENCODING = "utf-8"
 ERRORS = "surrogateescape"
 KEY_MAX_CHARS = 120
@@ -56,8 +57,8 @@ def read_text(path: Path) -> str | None:
         return None
 
 
-def write_text(path: Path, text: str) -> None:
-    atomic_write(path, text.encode(ENCODING, ERRORS))
+def write_text(path: Path, text: str, *, sync_dir: bool = True) -> None:
+    atomic_write(path, text.encode(ENCODING, ERRORS), sync_dir=sync_dir)
 
 
 def check_secrets(text: str) -> str:
@@ -149,6 +150,8 @@ class StoreContext:
     archive: Archive
     on_write: OnWrite
     """called after every file write with its relative path and new text (updates the index)"""
+    on_writes: OnWrites
+    """the same for a bulk job's many writes at once (one index transaction)"""
 
     @property
     def limits(self) -> Limits:

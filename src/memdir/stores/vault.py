@@ -41,6 +41,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from memdir.config import Layer
+from memdir.errors import FileShapeError
 from memdir.files.atomic import FolderLock
 from memdir.files.cards import Card
 from memdir.files.sections import SectionDocument, strip_think
@@ -161,14 +162,25 @@ class VaultStore:
         return None
 
     def cards(self) -> list[CardInfo]:
-        """Every card, read without touching."""
-        infos = []
+        """Every readable card, read without touching (see ``unreadable``)."""
+        return self._scan()[0]
+
+    def unreadable(self) -> list[tuple[str, str]]:
+        """(path, why) of cards whose frontmatter cannot be read; they are left alone."""
+        return self._scan()[1]
+
+    def _scan(self) -> tuple[list[CardInfo], list[tuple[str, str]]]:
+        infos: list[CardInfo] = []
+        problems: list[tuple[str, str]] = []
         for path in self.paths():
             text = read_text(self.space.real(path))
             if text is None:
                 continue
-            infos.append(self._info(path, Card.parse(text)))
-        return infos
+            try:
+                infos.append(self._info(path, Card.parse(text)))
+            except FileShapeError as exc:
+                problems.append((path, str(exc)))
+        return infos, problems
 
     def _info(self, path: str, card: Card) -> CardInfo:
         meta = card.meta
