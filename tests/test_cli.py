@@ -172,3 +172,23 @@ def test_root_help_lists_every_command() -> None:
     assert result.returncode == 0, result.stderr
     listed = {line.strip("│ ").split(" ")[0] for line in result.stdout.splitlines()}
     assert set(COMMANDS) <= listed
+
+
+def test_backup_commits_the_folder_with_git(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = tmp_path / "gitconfig"
+    config.write_text("")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(config))  # no identity: memdir supplies one
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    folder = tmp_path / "mem"
+    assert run("init", folder).returncode == 0
+    first = run("backup", "--dir", folder)
+    assert first.returncode == 0, first.stderr
+    assert "Committed" in first.stdout and "Daily backup: " in first.stdout
+    again = run("backup", "--dir", folder)
+    assert again.returncode == 0 and "Nothing to commit." in again.stdout
+    tracked = subprocess.run(
+        ["git", "ls-files"], cwd=folder, capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert "NOTEBOOK.md" in tracked and not any("index.db" in name for name in tracked)

@@ -393,3 +393,24 @@ def test_a_credential_in_a_key_is_refused(memory: Memory, folder: Path, write: W
     before = snapshot(folder)
     assert not write(memory, KEY).ok
     assert snapshot(folder) == before
+
+
+def test_compress_journals_files_facts_into_cards_and_lessons(
+    folder: Path, clock: FakeClock
+) -> None:
+    memory = memdir.open(folder, clock=clock, embedder="hashing")
+    memory.vault.write("Alice Moreau", "Client.", type="person")
+    memory.journal.append("decision", "Renew the contract with Alice Moreau because she asked")
+    for n in range(400):
+        memory.journal.append("learning", f"Learning number {n}: the staging cache needs warming")
+    small_day = FakeClock("2026-11-29T09:00:00Z")
+    memdir.open(folder, clock=small_day, embedder="hashing").journal.append("context", "quiet")
+    reports = memory.compress_journals()
+    assert [r.day for r in reports] == ["2026-11-30"]  # the small day is left alone
+    assert reports[0].to_cards == ["vault/alice-moreau.md"] and reports[0].to_lessons == 400
+    history = (folder / "vault" / "alice-moreau.md").read_text()
+    assert "Renew the contract with Alice Moreau because she asked" in history
+    lessons = (folder / "lessons.md").read_text()
+    assert "- **Learned:** Learning number 399: the staging cache needs warming" in lessons
+    assert len((folder / "journal" / "2026-11-30.md").read_text().splitlines()) <= 20
+    assert memory.compress_journals() == []  # done: nothing more to compress

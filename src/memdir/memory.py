@@ -47,12 +47,12 @@ from memdir.reader import GetResult, read_lines
 from memdir.results import Notice, WriteResult
 from memdir.stores.base import Archive, SectionFileStore, StoreContext
 from memdir.stores.intel import IntelStore
-from memdir.stores.journal import JournalStore
+from memdir.stores.journal import CompressionReport, JournalStore
 from memdir.stores.knowledge import KnowledgeStore
 from memdir.stores.lessons import LessonsStore
 from memdir.stores.notebook import Notebook
 from memdir.stores.state import StateStore
-from memdir.stores.vault import VaultStore
+from memdir.stores.vault import VaultStore, card_links
 from memdir.stores.workstate import FILE_KEYS, NOTEBOOK_KEYS, WORKSTATE_STARTER, WorkState
 from memdir.tiers import MODE_TIERS
 from memdir.timeutil import Clock, parse_ts, utc_now
@@ -281,6 +281,38 @@ class Memory:
     def intel(self) -> IntelStore:
         """Research intel, one file per project: this week in detail, past weeks compressed."""
         return IntelStore(self._ctx, file_template(self._layer("intel").paths[0], "project"))
+
+    def compress_journals(self) -> list[CompressionReport]:
+        """Compress every day over 20 KB: the full text to the archive, lines naming a
+        card into its History, learnings into lessons, the day to a 20-line summary."""
+        cards = self.vault.cards() if self.has("vault") else []
+        titles = {info.title.lower(): info.path for info in cards if len(info.title) >= 3}
+
+        def to_card(line: str) -> str | None:
+            named = [path for title, path in titles.items() if title in line.lower()]
+            for target in card_links({}, line):
+                found = self.vault.resolve(target)
+                if found is not None:
+                    named.append(found)
+            for path in dict.fromkeys(named):
+                self.vault.append_history(path, line)
+            return named[0] if named else None
+
+        reports = []
+        for day in self.journal.days():
+            source = f"journal {day.isoformat()}"
+
+            def to_lesson(line: str, source: str = source) -> bool:
+                return self.lessons.add_learning("Learnings", line, source=source).ok
+
+            reports.append(
+                self.journal.compress(
+                    day,
+                    to_card=to_card if cards else None,
+                    to_lesson=to_lesson if self.has("lessons") else None,
+                )
+            )
+        return [report for report in reports if report.compressed]
 
     def lessons_check(self, query: str, k: int = 5) -> list[Hit]:
         """Search the lessons before something risky (``memdir lessons check``)."""
