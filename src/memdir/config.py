@@ -148,6 +148,9 @@ class Layer(_Strict):
     mount: str | None = None
     """a folder outside this one that the layer's paths are relative to (a vault
     shared by several agents); its files appear under the layer's name"""
+    audit: bool = False
+    """a journal written for humans only (one line per ended activity): never
+    indexed, never loaded into a prompt"""
 
     @field_validator("paths")
     @classmethod
@@ -170,6 +173,8 @@ class Layer(_Strict):
             raise ValueError("only a vault layer can be mounted from another folder")
         if self.mount is not None and not self.mount.strip():
             raise ValueError("mount must name a folder")
+        if self.audit and (self.store != "journal" or self.indexed or self.boot != "never"):
+            raise ValueError('an audit layer is a journal with indexed = false and boot = "never"')
         return self
 
 

@@ -21,6 +21,7 @@ from functools import cached_property
 from pathlib import Path
 from types import TracebackType
 
+from memdir.audit import write_audit_line
 from memdir.backup import BackupResult
 from memdir.backup import backup as run_backup
 from memdir.config import (
@@ -33,11 +34,13 @@ from memdir.config import (
 )
 from memdir.errors import LayerNotConfigured, NotAMemoryFolder
 from memdir.files.atomic import folder_lock, remove_stale_temp_files
+from memdir.history import Activity, History
 from memdir.index.embedders import Embedder, EmbedderUnavailable, load_embedder
 from memdir.index.search import Filters, Hit
 from memdir.index.search import creative as run_creative
 from memdir.index.search import search as run_search
 from memdir.index.sync import Index, ScanReport
+from memdir.maintain.compress import compress_journals
 from memdir.maintain.decay import DecayReport, run_decay
 from memdir.maintain.doctor import Finding, diagnose
 from memdir.maintain.graph import Graph, build_graph, write_mocs
@@ -52,7 +55,7 @@ from memdir.stores.knowledge import KnowledgeStore
 from memdir.stores.lessons import LessonsStore
 from memdir.stores.notebook import Notebook
 from memdir.stores.state import StateStore
-from memdir.stores.vault import VaultStore, card_links
+from memdir.stores.vault import VaultStore
 from memdir.stores.workstate import FILE_KEYS, NOTEBOOK_KEYS, WORKSTATE_STARTER, WorkState
 from memdir.tiers import MODE_TIERS
 from memdir.timeutil import Clock, parse_ts, utc_now
@@ -285,34 +288,16 @@ class Memory:
     def compress_journals(self) -> list[CompressionReport]:
         """Compress every day over 20 KB: the full text to the archive, lines naming a
         card into its History, learnings into lessons, the day to a 20-line summary."""
-        cards = self.vault.cards() if self.has("vault") else []
-        titles = {info.title.lower(): info.path for info in cards if len(info.title) >= 3}
+        return compress_journals(self)
 
-        def to_card(line: str) -> str | None:
-            named = [path for title, path in titles.items() if title in line.lower()]
-            for target in card_links({}, line):
-                found = self.vault.resolve(target)
-                if found is not None:
-                    named.append(found)
-            for path in dict.fromkeys(named):
-                self.vault.append_history(path, line)
-            return named[0] if named else None
+    @cached_property
+    def history(self) -> History:
+        """The activity history (``.memdir/history.db``): activities, logs, mailbox, decisions."""
+        path = self.root / self._layer("history").paths[0]
+        return History(path, self.manifest.agent, self.clock, on_end=self._audit)
 
-        reports = []
-        for day in self.journal.days():
-            source = f"journal {day.isoformat()}"
-
-            def to_lesson(line: str, source: str = source) -> bool:
-                return self.lessons.add_learning("Learnings", line, source=source).ok
-
-            reports.append(
-                self.journal.compress(
-                    day,
-                    to_card=to_card if cards else None,
-                    to_lesson=to_lesson if self.has("lessons") else None,
-                )
-            )
-        return [report for report in reports if report.compressed]
+    def _audit(self, activity: Activity) -> None:
+        write_audit_line(self, activity)
 
     def lessons_check(self, query: str, k: int = 5) -> list[Hit]:
         """Search the lessons before something risky (``memdir lessons check``)."""
@@ -369,6 +354,9 @@ class Memory:
         if "index" in self.__dict__:
             self.index.close()
             del self.__dict__["index"]
+        if "history" in self.__dict__:
+            self.history.close()
+            del self.__dict__["history"]
 
     def __enter__(self) -> Memory:
         return self

@@ -19,25 +19,12 @@ open) rebuilds it. Tables:
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from datetime import UTC, datetime
 from pathlib import Path
 
-Migration = Callable[[sqlite3.Connection], None]
+from memdir import sqlite
+from memdir.sqlite import Migration, run_script, transaction
 
-
-def _run_script(db: sqlite3.Connection, script: str) -> None:
-    """Execute each statement of ``script`` inside the caller's transaction
-    (``executescript`` would commit it first)."""
-    statement = ""
-    for line in script.splitlines(keepends=True):
-        statement += line
-        if sqlite3.complete_statement(statement):
-            db.execute(statement)
-            statement = ""
-    if statement.strip():
-        raise ValueError(f"incomplete SQL statement: {statement.strip()[:60]}")
+__all__ = ["MIGRATIONS", "clear_items", "connect", "log_bounds", "transaction"]
 
 
 # Kept apart: reindex drops it while it empties the tables (one FTS rebuild
@@ -52,7 +39,7 @@ DELETE_TRIGGER = """
 
 
 def _m001_initial(db: sqlite3.Connection) -> None:
-    _run_script(
+    run_script(
         db,
         """
         CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -143,54 +130,10 @@ def clear_items(db: sqlite3.Connection) -> None:
     db.execute("DELETE FROM items")
     db.execute("DELETE FROM files")
     db.execute("INSERT INTO items_fts (items_fts) VALUES ('rebuild')")
-    _run_script(db, DELETE_TRIGGER)
+    run_script(db, DELETE_TRIGGER)
     db.execute("INSERT INTO item_log (item_id, op) VALUES (0, 'reset')")
 
 
-@contextmanager
-def transaction(db: sqlite3.Connection) -> Iterator[None]:
-    """``BEGIN IMMEDIATE`` ... ``COMMIT``, or ``ROLLBACK`` if the block raises."""
-    db.execute("BEGIN IMMEDIATE")
-    try:
-        yield
-    except BaseException:
-        db.execute("ROLLBACK")
-        raise
-    db.execute("COMMIT")
-
-
 def connect(path: Path) -> sqlite3.Connection:
-    """Open (creating if need be) the index at ``path`` and bring its schema up to date."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    db = sqlite3.connect(path, timeout=30.0, isolation_level=None, check_same_thread=False)
-    db.execute("PRAGMA journal_mode = WAL")
-    db.execute("PRAGMA synchronous = NORMAL")
-    db.execute("PRAGMA foreign_keys = ON")
-    migrate(db)
-    return db
-
-
-def migrate(db: sqlite3.Connection) -> list[str]:
-    """Apply the migrations not yet recorded, in order; return their names."""
-    db.execute("CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at TEXT)")
-    applied = {row[0] for row in db.execute("SELECT name FROM migrations")}
-    done = []
-    for name, step in MIGRATIONS:
-        if name in applied:
-            continue
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            if db.execute("SELECT 1 FROM migrations WHERE name = ?", (name,)).fetchone():
-                db.execute("ROLLBACK")  # another process applied it while we waited
-                continue
-            step(db)
-            db.execute(
-                "INSERT INTO migrations (name, applied_at) VALUES (?, ?)",
-                (name, datetime.now(UTC).isoformat(timespec="seconds")),
-            )
-            db.execute("COMMIT")
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
-        done.append(name)
-    return done
+    """Open (creating if need be) the index at ``path`` with its schema up to date."""
+    return sqlite.connect(path, MIGRATIONS)

@@ -1,0 +1,480 @@
+"""The activity history: what the agent has lived through, in ``.memdir/history.db``.
+
+Tables as the notebook specification draws them (section 5, "Past Episodes"):
+
+    agent_activities     one row per action: id act-{agent}-{ms}-{rand}, type, label,
+                         task_id, summary, keywords, started/ended, tokens, tools, success
+    agent_activity_logs  its ordered events: status | text | tool_start | tool_end |
+                         error | llm_request, content, metadata (JSON)
+    mailbox_items        what the agent received
+    agent_decisions      what it decided about it
+
+Not derived from any file, so never rebuilt: it is backed up (``memdir backup``)
+and exported (``export_jsonl``) from a consistent snapshot taken with SQLite's
+backup API while other processes write. Never deleted; it grows for years, so
+recall is indexed: by time, type and task, and FTS5 over label, summary and
+keywords. Schema changes are named migrations recorded in the database.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import secrets
+import sqlite3
+import tempfile
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from memdir import sqlite
+from memdir.digest import LogEvent, summarise
+from memdir.digest import keywords as find_keywords
+from memdir.errors import MemdirError
+from memdir.sqlite import run_script, transaction
+from memdir.timeutil import Clock, format_ts, parse_ts
+
+ACTIVITY_TYPES = ("task", "chat", "heartbeat", "a2a", "internal", "respond_in_session")
+LOG_TYPES = ("status", "text", "tool_start", "tool_end", "error", "llm_request")
+_WORD_RE = re.compile(r"\w+", re.UNICODE)
+
+
+class HistoryError(MemdirError, ValueError):
+    """A bad call on the history: unknown activity, bad type, an activity ended twice."""
+
+
+def _m001_activities(db: sqlite3.Connection) -> None:
+    types = ", ".join(f"'{t}'" for t in ACTIVITY_TYPES)
+    log_types = ", ".join(f"'{t}'" for t in LOG_TYPES)
+    run_script(
+        db,
+        f"""
+        CREATE TABLE agent_activities (
+            id TEXT PRIMARY KEY,
+            agent_id TEXT NOT NULL,
+            type TEXT NOT NULL CHECK (type IN ({types})),
+            label TEXT NOT NULL,
+            task_id TEXT,
+            summary TEXT,
+            keywords TEXT,
+            started_at TEXT NOT NULL,
+            ended_at TEXT,
+            total_tokens INTEGER NOT NULL DEFAULT 0,
+            total_tools INTEGER NOT NULL DEFAULT 0,
+            success INTEGER
+        );
+        CREATE INDEX activities_by_time ON agent_activities (started_at);
+        CREATE INDEX activities_by_type ON agent_activities (type, started_at);
+        CREATE INDEX activities_by_task ON agent_activities (task_id, started_at);
+        CREATE TABLE agent_activity_logs (
+            activity_id TEXT NOT NULL REFERENCES agent_activities (id),
+            seq INTEGER NOT NULL,
+            type TEXT NOT NULL CHECK (type IN ({log_types})),
+            content TEXT NOT NULL,
+            metadata TEXT NOT NULL DEFAULT '{{}}',
+            created_at TEXT NOT NULL,
+            PRIMARY KEY (activity_id, seq)
+        );
+        CREATE VIRTUAL TABLE activities_fts USING fts5 (
+            label, summary, keywords,
+            content = 'agent_activities', content_rowid = 'rowid',
+            tokenize = 'porter unicode61 remove_diacritics 2'
+        );
+        CREATE TRIGGER activities_ai AFTER INSERT ON agent_activities BEGIN
+            INSERT INTO activities_fts (rowid, label, summary, keywords)
+            VALUES (new.rowid, new.label, coalesce(new.summary, ''), coalesce(new.keywords, ''));
+        END;
+        CREATE TRIGGER activities_au AFTER UPDATE OF label, summary, keywords
+        ON agent_activities BEGIN
+            INSERT INTO activities_fts (activities_fts, rowid, label, summary, keywords)
+            VALUES ('delete', old.rowid, old.label, coalesce(old.summary, ''),
+                    coalesce(old.keywords, ''));
+            INSERT INTO activities_fts (rowid, label, summary, keywords)
+            VALUES (new.rowid, new.label, coalesce(new.summary, ''), coalesce(new.keywords, ''));
+        END;
+        CREATE TABLE mailbox_items (
+            id TEXT PRIMARY KEY,
+            agent_id TEXT NOT NULL,
+            source TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            content TEXT NOT NULL,
+            metadata TEXT NOT NULL DEFAULT '{{}}',
+            received_at TEXT NOT NULL,
+            activity_id TEXT REFERENCES agent_activities (id)
+        );
+        CREATE INDEX mailbox_by_time ON mailbox_items (received_at);
+        CREATE TABLE agent_decisions (
+            id TEXT PRIMARY KEY,
+            agent_id TEXT NOT NULL,
+            mailbox_item_id TEXT REFERENCES mailbox_items (id),
+            activity_id TEXT REFERENCES agent_activities (id),
+            decision TEXT NOT NULL,
+            reason TEXT,
+            metadata TEXT NOT NULL DEFAULT '{{}}',
+            decided_at TEXT NOT NULL
+        );
+        CREATE INDEX decisions_by_time ON agent_decisions (decided_at);
+        """,
+    )
+
+
+MIGRATIONS: list[tuple[str, sqlite.Migration]] = [("001_activities", _m001_activities)]
+
+_ACTIVITY_COLUMNS = (
+    "id, agent_id, type, label, task_id, summary, keywords, started_at, ended_at, "
+    "total_tokens, total_tools, success"
+)
+
+
+@dataclass(frozen=True)
+class Activity:
+    id: str
+    agent_id: str
+    type: str
+    label: str
+    task_id: str | None
+    summary: str | None
+    keywords: tuple[str, ...]
+    started_at: datetime
+    ended_at: datetime | None
+    total_tokens: int
+    total_tools: int
+    success: bool | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "agentId": self.agent_id,
+            "type": self.type,
+            "label": self.label,
+            "taskId": self.task_id,
+            "summary": self.summary,
+            "keywords": list(self.keywords),
+            "startedAt": format_ts(self.started_at),
+            "endedAt": format_ts(self.ended_at) if self.ended_at else None,
+            "totalTokens": self.total_tokens,
+            "totalTools": self.total_tools,
+            "success": self.success,
+        }
+
+
+@dataclass(frozen=True)
+class ActivityDetail:
+    activity: Activity
+    logs: tuple[LogEvent, ...] = field(default_factory=tuple)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            **self.activity.to_dict(),
+            "logs": [
+                {"seq": e.seq, "type": e.type, "content": e.content, "metadata": e.metadata}
+                for e in self.logs
+            ],
+        }
+
+
+def _activity(row: tuple[Any, ...]) -> Activity:
+    keys = tuple(k.strip() for k in (row[6] or "").split(",") if k.strip())
+    started = parse_ts(row[7])
+    assert started is not None
+    success = None if row[11] is None else bool(row[11])
+    return Activity(
+        row[0], row[1], row[2], row[3], row[4], row[5], keys, started, parse_ts(row[8]),
+        int(row[9]), int(row[10]), success,
+    )  # fmt: skip
+
+
+class ActivityRun:
+    """An activity being run inside ``History.activity(...)``."""
+
+    def __init__(self, history: History, activity_id: str) -> None:
+        self.history = history
+        self.id = activity_id
+        self.summary: str | None = None
+        self.keywords: list[str] | None = None
+
+    def log(self, type: str, content: str, metadata: dict[str, Any] | None = None) -> int:
+        return self.history.log(self.id, type, content, metadata)
+
+
+class History:
+    def __init__(
+        self,
+        path: Path,
+        agent_id: str,
+        clock: Clock,
+        on_end: Callable[[Activity], None] | None = None,
+    ) -> None:
+        self.path = path
+        self.agent_id = agent_id
+        self.clock = clock
+        self.on_end = on_end
+        self.db = sqlite.connect(path, MIGRATIONS)
+        self._lock = threading.RLock()
+
+    def close(self) -> None:
+        self.db.close()
+
+    # -- writing ---------------------------------------------------------------
+
+    def start_activity(self, type: str, label: str, task_id: str | None = None) -> str:
+        if type not in ACTIVITY_TYPES:
+            raise HistoryError(f"activity type must be one of {', '.join(ACTIVITY_TYPES)}")
+        if not isinstance(label, str) or not label.strip():
+            raise HistoryError("an activity needs a label saying what it is")
+        now = self.clock()
+        activity_id = f"act-{self.agent_id}-{int(now.timestamp() * 1000)}-{secrets.token_hex(3)}"
+        with self._lock:
+            self.db.execute(
+                "INSERT INTO agent_activities (id, agent_id, type, label, task_id, started_at) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (
+                    activity_id,
+                    self.agent_id,
+                    type,
+                    " ".join(label.split()),
+                    task_id,
+                    format_ts(now),
+                ),
+            )
+        return activity_id
+
+    def log(
+        self, activity_id: str, type: str, content: str, metadata: dict[str, Any] | None = None
+    ) -> int:
+        """Append one event to an activity's log; returns its sequence number."""
+        if type not in LOG_TYPES:
+            raise HistoryError(f"log type must be one of {', '.join(LOG_TYPES)}")
+        meta = dict(metadata or {})
+        tokens = meta.get("tokensUsed", meta.get("tokens", 0))
+        tokens = int(tokens) if isinstance(tokens, (int, float)) else 0
+        with self._lock, transaction(self.db):
+            row = self.db.execute(
+                "SELECT ended_at FROM agent_activities WHERE id = ?", (activity_id,)
+            ).fetchone()
+            if row is None:
+                raise HistoryError(f"no activity {activity_id!r}")
+            seq = self.db.execute(
+                "SELECT coalesce(max(seq), 0) + 1 FROM agent_activity_logs WHERE activity_id = ?",
+                (activity_id,),
+            ).fetchone()[0]
+            self.db.execute(
+                "INSERT INTO agent_activity_logs (activity_id, seq, type, content, metadata, "
+                "created_at) VALUES (?, ?, ?, ?, ?, ?)",
+                (activity_id, seq, type, str(content), json.dumps(meta, default=str),
+                 format_ts(self.clock())),
+            )  # fmt: skip
+            self.db.execute(
+                "UPDATE agent_activities SET total_tokens = total_tokens + ?, "
+                "total_tools = total_tools + ? WHERE id = ?",
+                (tokens, 1 if type == "tool_start" else 0, activity_id),
+            )
+        return int(seq)
+
+    def end_activity(
+        self,
+        activity_id: str,
+        summary: str | None = None,
+        keywords: list[str] | None = None,
+        success: bool = True,
+    ) -> Activity:
+        """Close an activity; summary and keywords are computed from its logs if not given."""
+        with self._lock:
+            detail = self.get(activity_id)
+            if detail is None:
+                raise HistoryError(f"no activity {activity_id!r}")
+            if detail.activity.ended_at is not None:
+                raise HistoryError(f"activity {activity_id!r} has already ended")
+            found = list(keywords) if keywords is not None else find_keywords(detail.logs)
+            text = summary if summary is not None else summarise(
+                detail.activity.type, detail.activity.label, detail.logs, success
+            )  # fmt: skip
+            self.db.execute(
+                "UPDATE agent_activities SET summary = ?, keywords = ?, ended_at = ?, success = ? "
+                "WHERE id = ?",
+                (" ".join(text.split()), ", ".join(found), format_ts(self.clock()), int(success),
+                 activity_id),
+            )  # fmt: skip
+            ended = self.get(activity_id)
+        assert ended is not None
+        if self.on_end is not None:
+            self.on_end(ended.activity)
+        return ended.activity
+
+    @contextmanager
+    def activity(self, type: str, label: str, task_id: str | None = None) -> Iterator[ActivityRun]:
+        """``with history.activity("task", "Refactor billing") as run: run.log(...)``.
+
+        Ends the activity when the block leaves: as failed, with the exception
+        logged, if the block raised (the exception goes on up)."""
+        run = ActivityRun(self, self.start_activity(type, label, task_id))
+        try:
+            yield run
+        except BaseException as exc:
+            self.log(run.id, "error", f"{exc.__class__.__name__}: {exc}")
+            self.end_activity(run.id, run.summary, run.keywords, success=False)
+            raise
+        self.end_activity(run.id, run.summary, run.keywords, success=True)
+
+    def receive(
+        self,
+        source: str,
+        content: str,
+        kind: str = "message",
+        metadata: dict[str, Any] | None = None,
+        activity_id: str | None = None,
+    ) -> str:
+        """Record a mailbox item (what the agent received); returns its id."""
+        item_id = f"mail-{int(self.clock().timestamp() * 1000)}-{secrets.token_hex(3)}"
+        with self._lock:
+            self.db.execute(
+                "INSERT INTO mailbox_items (id, agent_id, source, kind, content, metadata, "
+                "received_at, activity_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (item_id, self.agent_id, source, kind, content, json.dumps(metadata or {}),
+                 format_ts(self.clock()), activity_id),
+            )  # fmt: skip
+        return item_id
+
+    def decide(
+        self, decision: str, reason: str | None = None, *, mailbox_item_id: str | None = None,
+        activity_id: str | None = None, metadata: dict[str, Any] | None = None,
+    ) -> str:  # fmt: skip
+        """Record what the agent decided (about a mailbox item, in an activity)."""
+        decision_id = f"dec-{int(self.clock().timestamp() * 1000)}-{secrets.token_hex(3)}"
+        with self._lock:
+            self.db.execute(
+                "INSERT INTO agent_decisions (id, agent_id, mailbox_item_id, activity_id, "
+                "decision, reason, metadata, decided_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (decision_id, self.agent_id, mailbox_item_id, activity_id, decision, reason,
+                 json.dumps(metadata or {}), format_ts(self.clock())),
+            )  # fmt: skip
+        return decision_id
+
+    # -- recall ----------------------------------------------------------------
+
+    def recent(
+        self,
+        limit: int = 20,
+        *,
+        type: str | None = None,
+        task_id: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+    ) -> list[Activity]:
+        """Recent activities, newest first (recall_activity list)."""
+        clauses, params = self._filters(type, task_id, since, until)
+        sql = (
+            f"SELECT {_ACTIVITY_COLUMNS} FROM agent_activities WHERE {clauses} "
+            "ORDER BY started_at DESC, rowid DESC LIMIT ?"
+        )
+        with self._lock:
+            return [_activity(row) for row in self.db.execute(sql, [*params, limit])]
+
+    def search(
+        self, query: str, limit: int = 10, *, type: str | None = None, since: datetime | None = None
+    ) -> list[Activity]:
+        """Activities whose label, summary or keywords match ``query``, best first."""
+        words = list(dict.fromkeys(w.lower() for w in _WORD_RE.findall(query)))
+        if not words:
+            return self.recent(limit, type=type, since=since)
+        match = " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
+        clauses, params = self._filters(type, None, since, None, alias="a")
+        sql = (
+            f"SELECT {', '.join('a.' + c.strip() for c in _ACTIVITY_COLUMNS.split(','))} "
+            "FROM activities_fts JOIN agent_activities AS a ON a.rowid = activities_fts.rowid "
+            f"WHERE activities_fts MATCH ? AND {clauses} "
+            "ORDER BY bm25(activities_fts, 2.0, 1.0, 1.5), a.started_at DESC LIMIT ?"
+        )
+        with self._lock:
+            return [_activity(row) for row in self.db.execute(sql, [match, *params, limit])]
+
+    def get(self, activity_id: str) -> ActivityDetail | None:
+        """One activity with its ordered event logs (recall_activity get)."""
+        with self._lock:
+            row = self.db.execute(
+                f"SELECT {_ACTIVITY_COLUMNS} FROM agent_activities WHERE id = ?", (activity_id,)
+            ).fetchone()
+            if row is None:
+                return None
+            logs = self.db.execute(
+                "SELECT seq, type, content, metadata FROM agent_activity_logs "
+                "WHERE activity_id = ? ORDER BY seq",
+                (activity_id,),
+            ).fetchall()
+        events = tuple(
+            LogEvent(seq, t, content, json.loads(meta)) for seq, t, content, meta in logs
+        )
+        return ActivityDetail(_activity(row), events)
+
+    def _filters(
+        self,
+        type: str | None,
+        task_id: str | None,
+        since: datetime | None,
+        until: datetime | None,
+        alias: str = "",
+    ) -> tuple[str, list[object]]:
+        prefix = f"{alias}." if alias else ""
+        clauses: list[str] = ["1"]
+        params: list[object] = []
+        for column, value in (("type", type), ("task_id", task_id)):
+            if value is not None:
+                clauses.append(f"{prefix}{column} = ?")
+                params.append(value)
+        if since is not None:
+            clauses.append(f"{prefix}started_at >= ?")
+            params.append(format_ts(since))
+        if until is not None:
+            clauses.append(f"{prefix}started_at <= ?")
+            params.append(format_ts(until))
+        return " AND ".join(clauses), params
+
+    # -- copies ----------------------------------------------------------------
+
+    def snapshot(self, destination: Path) -> None:
+        """A consistent copy of the database while others write (SQLite backup API)."""
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        copy = sqlite3.connect(destination)
+        try:
+            with self._lock:
+                self.db.backup(copy)
+        finally:
+            copy.close()
+
+    def export_jsonl(self, out: Path) -> int:
+        """Every activity (with its logs), mailbox item and decision as JSON Lines, from a
+        snapshot; returns how many lines were written."""
+        with tempfile.TemporaryDirectory() as tmp:
+            snap_path = Path(tmp) / "history.db"
+            self.snapshot(snap_path)
+            snap = History(snap_path, self.agent_id, self.clock)
+            try:
+                return _write_jsonl(snap, out)
+            finally:
+                snap.close()
+
+
+def _write_jsonl(history: History, out: Path) -> int:
+    count = 0
+    with out.open("w", encoding="utf-8") as handle:
+        ids = [
+            row[0] for row in history.db.execute("SELECT id FROM agent_activities ORDER BY rowid")
+        ]
+        for activity_id in ids:
+            detail = history.get(activity_id)
+            assert detail is not None
+            handle.write(json.dumps({"kind": "activity", **detail.to_dict()}) + "\n")
+            count += 1
+        for table, kind in (("mailbox_items", "mailbox_item"), ("agent_decisions", "decision")):
+            cursor = history.db.execute(f"SELECT * FROM {table} ORDER BY rowid")
+            names = [d[0] for d in cursor.description]
+            for row in cursor:
+                record = dict(zip(names, row, strict=True))
+                record["metadata"] = json.loads(record["metadata"])
+                handle.write(json.dumps({"kind": kind, **record}) + "\n")
+                count += 1
+    return count
