@@ -15,10 +15,12 @@ from rich.markup import escape
 
 from memdir import __version__
 from memdir.errors import MemdirError
+from memdir.history import Activity
 from memdir.index.search import Hit
 from memdir.memory import open_memory
 from memdir.results import WriteResult
 from memdir.scaffold import InitReport, adopt_folder, init_folder
+from memdir.timeutil import format_ts
 
 app = typer.Typer(
     name="memdir",
@@ -280,6 +282,73 @@ def rotate(
     for name, label in report.rotated:
         console.print(f"  rotated {name}: {label}", highlight=False)
     console.print(f"{len(report.rotated)} weeks rotated, {report.unchanged} files unchanged.")
+
+
+history_app = typer.Typer(help="The activity history: what the agent did, searchable.")
+app.add_typer(history_app, name="history")
+
+
+def _print_activities(activities: list[Activity]) -> None:
+    if not activities:
+        console.print("No activities.")
+    for activity in activities:
+        outcome = {True: "ok", False: "failed", None: "running"}[activity.success]
+        console.print(
+            f"[cyan]{activity.id}[/] {format_ts(activity.started_at)} {activity.type} "
+            f"[bold]{escape(activity.label)}[/] ({outcome})",
+            highlight=False,
+        )
+        if activity.summary:
+            console.print(f"   {escape(activity.summary)}", highlight=False)
+
+
+@history_app.command("list")
+@_reports_errors
+def history_list(
+    folder: FolderOption = Path("."),
+    limit: Annotated[int, typer.Option("-n", help="How many.", min=1)] = 20,
+    kind: Annotated[str | None, typer.Option("--type", help="Only this activity type.")] = None,
+    task: Annotated[str | None, typer.Option("--task", help="Only this task id.")] = None,
+) -> None:
+    """Recent activities, newest first."""
+    _print_activities(open_memory(folder).history.recent(limit, type=kind, task_id=task))
+
+
+@history_app.command("search")
+@_reports_errors
+def history_search(
+    query: Annotated[str, typer.Argument(help="Words from the label, summary or keywords.")],
+    folder: FolderOption = Path("."),
+    limit: Annotated[int, typer.Option("-n", help="How many.", min=1)] = 10,
+) -> None:
+    """Activities matching QUERY, best first."""
+    _print_activities(open_memory(folder).history.search(query, limit))
+
+
+@history_app.command("get")
+@_reports_errors
+def history_get(
+    activity_id: Annotated[str, typer.Argument(help="The activity's id (act-...).")],
+    folder: FolderOption = Path("."),
+) -> None:
+    """One activity with its ordered event logs, as JSON."""
+    detail = open_memory(folder).history.get(activity_id)
+    if detail is None:
+        raise MemdirError(f"no activity {activity_id!r}")
+    console.print_json(data=detail.to_dict())
+
+
+@history_app.command("export")
+@_reports_errors
+def history_export(
+    folder: FolderOption = Path("."),
+    out: Annotated[Path, typer.Option("--out", "-o", help="The JSON Lines file to write.")] = Path(
+        "history.jsonl"
+    ),
+) -> None:
+    """Export the whole history to JSON Lines, from a consistent snapshot."""
+    count = open_memory(folder).history.export_jsonl(out)
+    console.print(f"Wrote {count} records to {out}.", highlight=False)
 
 
 @app.command()
