@@ -5,6 +5,7 @@
 a ``WriteResult``; every error memdir raises derives from ``MemdirError``.
 """
 
+from memdir.backup import BackupError, BackupResult
 from memdir.config import Manifest, load_manifest, memdir_home
 from memdir.errors import (
     FileShapeError,
@@ -17,6 +18,7 @@ from memdir.errors import (
     NotAMemoryFolder,
     WriteRefused,
 )
+from memdir.history import Activity, ActivityDetail, History, HistoryError
 from memdir.index.embedders import (
     Embedder,
     EmbedderUnavailable,
@@ -26,6 +28,7 @@ from memdir.index.embedders import (
 )
 from memdir.index.search import Hit
 from memdir.index.sync import ScanReport
+from memdir.ingest import ImportReport, IngestError
 from memdir.memory import Memory
 from memdir.memory import open_memory as open
 from memdir.reader import GetResult
@@ -33,6 +36,7 @@ from memdir.results import Notice, WriteResult
 from memdir.scaffold import InitReport
 from memdir.scaffold import adopt_folder as adopt
 from memdir.scaffold import init_folder as init
+from memdir.sessions import SessionInfo, SessionStore, UnknownSession
 from memdir.stores import (
     KnowledgeSection,
     KnowledgeStore,
@@ -47,13 +51,21 @@ from memdir.stores import (
 __version__ = "0.1.0"
 
 __all__ = [
+    "Activity",
+    "ActivityDetail",
+    "BackupError",
+    "BackupResult",
     "Embedder",
     "EmbedderUnavailable",
     "FileShapeError",
     "FolderExistsError",
     "GetResult",
     "HashingEmbedder",
+    "History",
+    "HistoryError",
     "Hit",
+    "ImportReport",
+    "IngestError",
     "InitReport",
     "KnowledgeSection",
     "KnowledgeStore",
@@ -72,8 +84,11 @@ __all__ = [
     "Notice",
     "Observation",
     "ScanReport",
+    "SessionInfo",
+    "SessionStore",
     "StateEntry",
     "StateStore",
+    "UnknownSession",
     "WriteRefused",
     "WriteResult",
     "__version__",

@@ -12,11 +12,13 @@ from typing import Annotated, ParamSpec
 import typer
 from rich.console import Console
 from rich.markup import escape
+from rich.progress import Progress
 
 from memdir import __version__
 from memdir.errors import MemdirError
 from memdir.history import Activity
 from memdir.index.search import Hit
+from memdir.ingest import FORMATS
 from memdir.memory import open_memory
 from memdir.results import WriteResult
 from memdir.scaffold import InitReport, adopt_folder, init_folder
@@ -349,6 +351,68 @@ def history_export(
     """Export the whole history to JSON Lines, from a consistent snapshot."""
     count = open_memory(folder).history.export_jsonl(out)
     console.print(f"Wrote {count} records to {out}.", highlight=False)
+
+
+@app.command()
+@_reports_errors
+def ingest(
+    file: Annotated[Path, typer.Argument(help="The chat history to import.")],
+    folder: FolderOption = Path("."),
+    format: Annotated[
+        str | None,
+        typer.Option("--format", help=f"One of {', '.join(FORMATS)} (default: detect)."),
+    ] = None,
+) -> None:
+    """Import a chat history into sessions, the journal and the index."""
+    memory = open_memory(folder)
+    with Progress(console=console, transient=True) as bar:
+        task = bar.add_task("importing", total=None)
+
+        def step(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        report = memory.ingest(file, format, progress=step)
+    console.print(
+        f"Imported {report.imported} of {report.conversations} conversations "
+        f"({report.messages} messages, format {report.format}); "
+        f"{report.skipped} already imported."
+        + (f" {report.redacted} credentials redacted." if report.redacted else ""),
+        highlight=False,
+    )
+
+
+sessions_app = typer.Typer(help="Conversation sessions: the current episodes.")
+app.add_typer(sessions_app, name="sessions")
+
+
+@sessions_app.command("list")
+@_reports_errors
+def sessions_list(
+    folder: FolderOption = Path("."),
+    kind: Annotated[
+        str | None, typer.Option("--kind", help="sess, hb, a2a, comment, sys or task.")
+    ] = None,
+) -> None:
+    """Sessions, most recently active first."""
+    for info in open_memory(folder).sessions.list(kind):
+        console.print(
+            f"[cyan]{info.id}[/] {info.kind} {info.messages} messages, last active "
+            f"{info.last_activity_at}",
+            highlight=False,
+        )
+
+
+@sessions_app.command("export")
+@_reports_errors
+def sessions_export(
+    session: Annotated[str, typer.Argument(help="The session id.")],
+    folder: FolderOption = Path("."),
+    archived: Annotated[
+        bool, typer.Option("--archived", help="Include messages moved out by compaction.")
+    ] = False,
+) -> None:
+    """A session as the specification's JSON (id, agentId, messages, startedAt, lastActivityAt)."""
+    console.print_json(data=open_memory(folder).sessions.export(session, include_archived=archived))
 
 
 @app.command()

@@ -10,7 +10,12 @@ Every exception memdir raises on purpose derives from ``MemdirError``::
     ├── LockTimeout           another process held the folder lock for too long
     ├── FileShapeError        a file cannot be read as the shape its layer says it has
     ├── MigrationError        a legacy file (memories.json) could not be read; left untouched
-    └── WriteRefused          raised by WriteResult.raise_for_refusal() on {ok: false}
+    ├── WriteRefused          raised by WriteResult.raise_for_refusal() on {ok: false}
+    ├── EmbedderUnavailable   (index.embedders) the configured embedder cannot run here
+    ├── HistoryError          (history) a bad call: unknown activity, bad type; also a ValueError
+    ├── UnknownSession        (sessions) no such session; also a LookupError
+    ├── IngestError           (ingest) a chat history file is malformed or of no known format
+    └── BackupError           (backup) git is missing or refused
 
 Refusals an agent can act on (over a cap, empty content, an array where one
 observation is expected) are not exceptions: store methods return a

@@ -31,6 +31,7 @@ from memdir.config import (
     Manifest,
     file_template,
     load_manifest,
+    static_prefix,
 )
 from memdir.errors import LayerNotConfigured, NotAMemoryFolder
 from memdir.files.atomic import folder_lock, remove_stale_temp_files
@@ -40,6 +41,7 @@ from memdir.index.search import Filters, Hit
 from memdir.index.search import creative as run_creative
 from memdir.index.search import search as run_search
 from memdir.index.sync import Index, ScanReport
+from memdir.ingest.importer import ImportReport, Progress, import_file
 from memdir.maintain.compress import compress_journals
 from memdir.maintain.decay import DecayReport, run_decay
 from memdir.maintain.doctor import Finding, diagnose
@@ -48,6 +50,7 @@ from memdir.migrate import MigrationReport, migrate_legacy
 from memdir.paths import FileSpace
 from memdir.reader import GetResult, read_lines
 from memdir.results import Notice, WriteResult
+from memdir.sessions import SessionStore
 from memdir.stores.base import Archive, SectionFileStore, StoreContext
 from memdir.stores.intel import IntelStore
 from memdir.stores.journal import CompressionReport, JournalStore
@@ -291,6 +294,12 @@ class Memory:
         return compress_journals(self)
 
     @cached_property
+    def sessions(self) -> SessionStore:
+        """Conversation sessions (the current episode): append-only, compacted at 2000."""
+        folder = static_prefix(self._layer("sessions").paths[0]) or "sessions"
+        return SessionStore(self._ctx, folder)
+
+    @cached_property
     def history(self) -> History:
         """The activity history (``.memdir/history.db``): activities, logs, mailbox, decisions."""
         path = self.root / self._layer("history").paths[0]
@@ -305,6 +314,13 @@ class Memory:
         if found is None:
             raise LayerNotConfigured("this memory folder has no lessons layer")
         return self.search(query, k=k, mode="deep", layers=[found[0]])
+
+    def ingest(
+        self, path: str | Path, format: str | None = None, progress: Progress | None = None
+    ) -> ImportReport:
+        """Import a chat history (generic JSON/JSONL, ChatGPT, Claude, LoCoMo) into
+        sessions, the journal and the index; idempotent, all or nothing."""
+        return import_file(self, Path(path), format, progress)
 
     def doctor(self) -> list[Finding]:
         """The specifications' audits (``memdir doctor``); reads only, touches nothing."""
@@ -328,7 +344,9 @@ class Memory:
                 self.migration = migrate_legacy(self.knowledge, state, self.clock)
 
     def _write_folders(self) -> set[Path]:
-        folders = {self.root, self.root / STATE_DIR}
+        folders = {self.root, self.root / STATE_DIR, self.root / "tool-outputs"}
+        if self.has("sessions"):
+            folders.add(self.root / (static_prefix(self._layer("sessions").paths[0]) or "sessions"))
         for store in ("notebook", "knowledge", "state", "workstate"):
             path = self.manifest.path_of(store)
             if path is not None:

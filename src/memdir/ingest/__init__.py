@@ -6,10 +6,12 @@ path at fault; a partly valid file is refused whole. Formats: ``FORMATS``.
 """
 
 from memdir.ingest.detect import FORMATS, detect_format, parse_file
+from memdir.ingest.importer import ImportReport, import_file
 from memdir.ingest.model import ROLES, Conversation, IngestError, Message, ParsedFile, content_hash
 
 __all__ = [
     "FORMATS",
+    "ImportReport",
     "ROLES",
     "Conversation",
     "IngestError",
@@ -17,5 +19,6 @@ __all__ = [
     "ParsedFile",
     "content_hash",
     "detect_format",
+    "import_file",
     "parse_file",
 ]

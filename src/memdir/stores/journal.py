@@ -40,6 +40,7 @@ from memdir.stores.base import (
     SectionFileStore,
     StoreContext,
     check_secrets,
+    normalize_key,
     read_text,
 )
 
@@ -137,6 +138,24 @@ class JournalStore:
         return WriteResult(
             ok=True, store=store.store, action="updated", key=heading, notes=tuple(notes)
         )
+
+    def add_section(
+        self, day: date, key: str, body: str, meta: dict[str, str] | None = None
+    ) -> WriteResult:
+        """Add a section of its own to a day (an imported conversation, say)."""
+        store = self._file(day)
+        try:
+            key = normalize_key(key, "section")
+            check_secrets(body)
+            with store._edit() as doc:
+                doc.append(doc.new_section(key, body, meta))
+        except Refusal as refusal:
+            return WriteResult.refused(store.store, refusal.reason)
+        return WriteResult(ok=True, store=store.store, action="updated", key=key)
+
+    def sections(self, day: date) -> list[tuple[str, dict[str, str]]]:
+        """(key, metadata) of each section of a day, in order."""
+        return [(s.key, dict(s.meta)) for s in self._file(day)._read()]
 
     def compress(
         self,

@@ -1,0 +1,446 @@
+"""The current episode: one append-only JSON Lines file per conversation session.
+
+``sessions/{id}.jsonl`` holds a header line ``{"id", "agentId", "startedAt", "kind",
+"format": "memdir-session-1"}``, then one JSON message per line. Ids are
+``{prefix}{ms}_{rand}``; the prefix names the kind (``SESSION_KINDS``).
+
+Invariants:
+- An append takes the folder lock, writes one whole line with ``O_APPEND`` and
+  fsyncs; nothing is rewritten. The message count is cached by inode and only
+  bytes added since are read (a process new to the session reads it once).
+- A line without its newline (a crash mid-append) was never acknowledged:
+  ``load`` ignores it and the next append truncates it first.
+- ``lastActivityAt`` is the last message's ``timestamp`` (the clock's when a
+  message has none), else ``startedAt``.
+- Text content over ``SESSION_STORAGE_TOOL_SHRINK_CHARS`` goes whole to
+  ``tool-outputs/{id}-{n}.txt`` first; the line keeps its head and tail (4% and
+  2% of that limit) and a ``contentRef``. ``export`` puts the full text back.
+- At ``SESSION_STORAGE_COMPACT_TRIGGER`` messages the oldest go, as the same raw
+  lines, to ``archive/sessions/{id}.jsonl`` (fsynced) before the session is
+  rewritten atomically with the newest ``KEEP``. Its header then records
+  ``archived`` and ``archiveBytes``, so lines a crash left in both places are
+  recognised at the next compaction and by ``export``, never doubled.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from memdir.config import AGENT_ID_RE
+from memdir.errors import MemdirError, WriteRefused
+from memdir.files.atomic import atomic_write
+from memdir.results import WriteResult
+from memdir.secrets import secret_refusal
+from memdir.stores.base import StoreContext
+from memdir.timeutil import format_ts, parse_ts
+
+SESSION_STORAGE_COMPACT_TRIGGER = 2000
+SESSION_STORAGE_COMPACT_KEEP = 1000
+SESSION_STORAGE_TOOL_SHRINK_CHARS = 100_000
+FORMAT = "memdir-session-1"
+SESSION_KINDS = {"sess": "sess_", "heartbeat": "hb_", "a2a": "a2a_", "comment": "comment_",
+                 "sys": "sys_", "task": "task_"}  # fmt: skip
+ROLES = ("user", "assistant", "system", "tool")
+SESSION_ID_RE = re.compile(r"(sess|hb|a2a|comment|sys|task)_[0-9A-Za-z_-]{1,180}")
+_KIND_OF_PREFIX = {prefix: kind for kind, prefix in SESSION_KINDS.items()}
+_NEVER = datetime.min.replace(tzinfo=UTC)
+_json = partial(json.dumps, separators=(",", ":"), allow_nan=False)
+
+
+class UnknownSession(MemdirError, LookupError):
+    """No session file has this id (or the id is not a session id at all)."""
+
+
+@dataclass(frozen=True)
+class SessionInfo:
+    id: str
+    kind: str
+    agent_id: str | None
+    started_at: str
+    last_activity_at: str
+    messages: int
+    """messages in the session file; ``archived`` more were compacted away"""
+    archived: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "kind": self.kind, "agentId": self.agent_id,
+                "startedAt": self.started_at, "lastActivityAt": self.last_activity_at,
+                "messages": self.messages, "archived": self.archived}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class _Tail:
+    ino: int
+    head: bytes  # the header line: it changes at every compaction, so an inode reused is seen
+    end: int  # offset just past the last complete line
+    count: int  # complete message lines, header excluded
+    header: dict[str, Any]
+    last: bytes  # the last complete line
+
+
+def _valid_id(session_id: object) -> bool:
+    return isinstance(session_id, str) and SESSION_ID_RE.fullmatch(session_id) is not None
+
+
+def _kind_name(kind: str) -> str:
+    name = kind if kind in SESSION_KINDS else _KIND_OF_PREFIX.get(kind.rstrip("_") + "_")
+    if name is None:
+        raise ValueError(f"unknown session kind {kind!r}; use one of {', '.join(SESSION_KINDS)}")
+    return name
+
+
+def _dumps(value: Any) -> bytes:
+    try:
+        return _json(value, ensure_ascii=False).encode()
+    except UnicodeEncodeError:  # a lone surrogate: escape it rather than fail
+        return _json(value).encode()
+
+
+def _loads(line: bytes) -> dict[str, Any] | None:
+    try:
+        value = json.loads(line.decode("utf-8", "surrogatepass"))
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else []
+    return [text for item in items for text in _strings(item)]
+
+
+def _lines(data: bytes) -> list[bytes]:
+    """The lines of ``data`` that end in a newline; an unfinished last one is left out."""
+    return data[: data.rfind(b"\n") + 1].split(b"\n")[:-1]
+
+
+def _joined(lines: list[bytes]) -> bytes:
+    return b"".join(line + b"\n" for line in lines)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+class SessionStore:
+    """Conversation sessions under ``folder``: create, append, load, export, list."""
+
+    def __init__(
+        self,
+        ctx: StoreContext,
+        folder: str = "sessions",
+        *,
+        outputs: str = "tool-outputs",
+        compact_trigger: int = SESSION_STORAGE_COMPACT_TRIGGER,
+        compact_keep: int = SESSION_STORAGE_COMPACT_KEEP,
+        shrink_chars: int = SESSION_STORAGE_TOOL_SHRINK_CHARS,
+    ) -> None:
+        if not 0 < compact_keep < compact_trigger:
+            raise ValueError("compact_keep must be positive and below compact_trigger")
+        self.ctx = ctx
+        self.folder, self.outputs = folder.strip("/"), outputs.strip("/")
+        self.archive_folder = f"{ctx.manifest.archive_dir()}/sessions"
+        self.compact_trigger, self.compact_keep = compact_trigger, compact_keep
+        self.shrink_chars = shrink_chars
+        self._tails: dict[Path, _Tail] = {}
+
+    def relpath(self, session_id: str) -> str:
+        return f"{self.folder}/{session_id}.jsonl"
+
+    def _path(self, session_id: str) -> Path:
+        return self.ctx.root / self.relpath(session_id)
+
+    def _archive_path(self, session_id: str) -> Path:
+        return self.ctx.root / self.archive_folder / f"{session_id}.jsonl"
+
+    def kind_of(self, session_id: str) -> str:
+        if not _valid_id(session_id):
+            raise ValueError(f"{session_id!r} is not a session id (e.g. sess_1764496800000_ab12)")
+        return _KIND_OF_PREFIX[session_id.split("_", 1)[0] + "_"]
+
+    def create(
+        self,
+        kind: str = "sess",
+        *,
+        agent_id: str | None = None,
+        session_id: str | None = None,
+        started_at: datetime | None = None,
+    ) -> str:
+        """Start a session; return its id. Raises ``WriteRefused`` for a bad or taken id."""
+        name = _kind_name(kind)
+        started = started_at or self.ctx.clock()
+        agent = self.ctx.manifest.agent if agent_id is None else agent_id
+        if not AGENT_ID_RE.fullmatch(agent):
+            raise WriteRefused(self.folder, f"agent id {agent!r} must be letters, digits, . _ -")
+        if session_id is not None and not _valid_id(session_id):
+            raise WriteRefused(self.folder, f"{session_id!r} is not a valid session id")
+        if session_id is not None and kind != "sess" and self.kind_of(session_id) != name:
+            raise WriteRefused(self.folder, f"{session_id!r} is not a {name} session id")
+        with self.ctx.lock:
+            sid = session_id
+            stamp = f"{SESSION_KINDS[name]}{int(started.timestamp() * 1000)}_"
+            while sid is None:  # a generated id: draw again on a clash
+                sid = stamp + secrets.token_hex(4)
+                sid = None if self._exists(sid) else sid
+            if self._exists(sid):
+                raise WriteRefused(self.relpath(sid), f"session {sid} already exists")
+            header = {"id": sid, "agentId": agent, "startedAt": format_ts(started),
+                      "kind": self.kind_of(sid), "format": FORMAT}  # fmt: skip
+            atomic_write(self._path(sid), _dumps(header) + b"\n")
+        return sid
+
+    def _exists(self, session_id: str) -> bool:
+        return self._path(session_id).exists() or self._archive_path(session_id).exists()
+
+    def exists(self, session_id: str) -> bool:
+        """True if the session (or its archived part) is on disk."""
+        return _valid_id(session_id) and self._exists(session_id)
+
+    def files(self, session_id: str) -> list[Path]:
+        """Every file of a session: itself, its archive, its kept tool outputs."""
+        if not _valid_id(session_id):
+            return []
+        found = [p for p in (self._path(session_id), self._archive_path(session_id)) if p.exists()]
+        outputs = self.ctx.root / self.outputs
+        return found + sorted(outputs.glob(f"{session_id}-*.txt")) if outputs.is_dir() else found
+
+    def append_message(self, session_id: str, message: dict[str, Any]) -> WriteResult:
+        """Append one message, O(1) in the session's length; a refusal writes nothing."""
+        store = self.relpath(session_id) if _valid_id(session_id) else self.folder
+        try:
+            record = self._check(session_id, message)
+        except ValueError as exc:
+            return WriteResult.refused(store, str(exc))
+        path, notes = self._path(session_id), []
+        with self.ctx.lock:
+            try:
+                fd = os.open(path, os.O_RDWR | os.O_APPEND)
+            except FileNotFoundError:
+                return WriteResult.refused(store, f"no session {session_id}; create it first")
+            try:
+                tail = self._refresh(path, fd)
+                size = os.fstat(fd).st_size
+                if size > tail.end:
+                    os.ftruncate(fd, tail.end)
+                    notes.append(f"dropped an unfinished line ({size - tail.end} bytes) left "
+                                 "by an interrupted append")  # fmt: skip
+                content = record["content"]
+                if isinstance(content, str) and len(content) > self.shrink_chars:
+                    n = int(tail.header.get("archived", 0)) + tail.count
+                    notes.append(self._shrink(session_id, n, record, content))
+                line = _dumps(record) + b"\n"
+                _write_all(fd, line)
+                os.fsync(fd)
+                tail = replace(tail, end=tail.end + len(line), count=tail.count + 1, last=line[:-1])
+                self._tails[path] = tail
+            except UnknownSession as exc:
+                return WriteResult.refused(store, str(exc))
+            finally:
+                os.close(fd)
+            compacted = tail.count >= self.compact_trigger
+            if compacted:
+                notes.append(self._compact(session_id, path))
+        archive = f"{self.archive_folder}/{session_id}.jsonl" if compacted else None
+        return WriteResult(
+            True, store, "saved", key=session_id, archive=archive, notes=tuple(notes)
+        )
+
+    def append_messages(self, session_id: str, messages: list[dict[str, Any]]) -> WriteResult:
+        """Append many messages in one write and one fsync (imports); all or none."""
+        store = self.relpath(session_id) if _valid_id(session_id) else self.folder
+        try:
+            records = [self._check(session_id, message) for message in messages]
+        except ValueError as exc:
+            return WriteResult.refused(store, str(exc))
+        path, notes = self._path(session_id), []
+        with self.ctx.lock:
+            try:
+                fd = os.open(path, os.O_RDWR | os.O_APPEND)
+            except FileNotFoundError:
+                return WriteResult.refused(store, f"no session {session_id}; create it first")
+            try:
+                tail = self._refresh(path, fd)
+                if os.fstat(fd).st_size > tail.end:
+                    os.ftruncate(fd, tail.end)
+                first = int(tail.header.get("archived", 0)) + tail.count
+                for n, record in enumerate(records, start=first):
+                    content = record["content"]
+                    if isinstance(content, str) and len(content) > self.shrink_chars:
+                        notes.append(self._shrink(session_id, n, record, content))
+                data = b"".join(_dumps(record) + b"\n" for record in records)
+                _write_all(fd, data)
+                os.fsync(fd)
+                self._tails.pop(path, None)
+            finally:
+                os.close(fd)
+            if tail.count + len(records) >= self.compact_trigger:
+                notes.append(self._compact(session_id, path))
+        return WriteResult(True, store, "saved", key=session_id, notes=tuple(notes))
+
+    def _check(self, session_id: str, message: Any) -> dict[str, Any]:
+        """A copy of ``message`` ready to store, or ValueError saying what to fix."""
+        if not _valid_id(session_id):
+            raise ValueError(f"{session_id!r} is not a session id (e.g. sess_1764496800000_ab12)")
+        if not isinstance(message, dict):
+            raise ValueError(f"a message must be an object, not {type(message).__name__}")
+        if message.get("role") not in ROLES:
+            raise ValueError(f"role must be one of {', '.join(ROLES)}, not {message.get('role')!r}")
+        if not isinstance(message.get("content"), str | list):
+            raise ValueError("message content must be a string or a list of parts")
+        record = dict(message)
+        stamp = record.setdefault("timestamp", format_ts(self.ctx.clock()))
+        if not isinstance(stamp, str) or parse_ts(stamp) is None:
+            raise ValueError(f"timestamp {stamp!r} is not an ISO time like 2026-11-30T10:00:00Z")
+        texts = _strings({k: v for k, v in record.items() if k not in ("role", "timestamp")})
+        reason = secret_refusal("\n".join(texts))
+        if reason is not None:
+            raise ValueError(reason)
+        try:
+            _dumps(record)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"message is not JSON: {exc}") from None
+        return record
+
+    def _refresh(self, path: Path, fd: int) -> _Tail:
+        """Header, message count and last line, reading only bytes new since last time."""
+        stat, known = os.fstat(fd), self._tails.get(path)
+        if known is not None and (
+            (known.ino, os.pread(fd, len(known.head), 0)) != (stat.st_ino, known.head)
+            or known.end > stat.st_size
+        ):
+            known = None
+        start = 0 if known is None else known.end
+        lines = _lines(os.pread(fd, stat.st_size - start, start))
+        if known is None:
+            header = _loads(lines[0]) if lines else None
+            if header is None:
+                raise UnknownSession(f"{path.name} has no session header line")
+            known = _Tail(stat.st_ino, lines[0] + b"\n", 0, -1, header, lines[0])
+        if lines:
+            end = start + sum(len(line) + 1 for line in lines)
+            known = replace(known, end=end, count=known.count + len(lines), last=lines[-1])
+        self._tails[path] = known
+        return known
+
+    def _shrink(self, session_id: str, n: int, record: dict[str, Any], content: str) -> str:
+        """Write ``content`` whole to tool-outputs, keep its head and tail in ``record``."""
+        ref, extra = f"{self.outputs}/{session_id}-{n}.txt", 1
+        while (self.ctx.root / ref).exists():  # never overwrite a kept output
+            extra += 1
+            ref = f"{self.outputs}/{session_id}-{n}-{extra}.txt"
+        atomic_write(self.ctx.root / ref, content.encode("utf-8", "surrogatepass"))
+        keep = self.shrink_chars // 50
+        head, tail = content[: 2 * keep], content[len(content) - keep :]
+        moved = len(content) - len(head) - len(tail)
+        record["content"] = f"{head}\n[... {moved} chars moved to {ref} ...]\n{tail}"
+        record["contentRef"] = ref
+        return f"content of {len(content)} chars saved whole to {ref}; the session keeps its ends"
+
+    def _compact(self, session_id: str, path: Path) -> str:
+        """Archive the oldest messages, then rewrite the session with the newest KEEP."""
+        header_line, *messages = _lines(path.read_bytes())
+        header = _loads(header_line) or {}
+        old, kept = messages[: -self.compact_keep], messages[-self.compact_keep :]
+        archive, new = self._archive_path(session_id), old
+        if not archive.exists():
+            atomic_write(archive, _joined([header_line, *old]))
+        else:
+            fd = os.open(archive, os.O_RDWR | os.O_APPEND)
+            try:  # bytes past archiveBytes: a compaction that crashed before the rewrite
+                size = os.fstat(fd).st_size
+                start = int(header.get("archiveBytes", 0)) or os.pread(fd, 65536, 0).find(b"\n") + 1
+                leftover = os.pread(fd, max(0, size - start), start)
+                if not leftover.endswith(b"\n") and leftover:
+                    os.ftruncate(fd, start + leftover.rfind(b"\n") + 1)
+                done = _lines(leftover)
+                new = old[len(done) :] if done == old[: len(done)] else old
+                _write_all(fd, _joined(new))
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        header.update(archived=int(header.get("archived", 0)) + len(old),
+                      archiveBytes=archive.stat().st_size)  # fmt: skip
+        atomic_write(path, _joined([_dumps(header), *kept]))
+        self._tails.pop(path, None)
+        rel = f"{self.archive_folder}/{session_id}.jsonl"
+        return f"compacted: the oldest {len(old)} messages moved to {rel}; {len(kept)} kept"
+
+    def _read(self, session_id: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        if not _valid_id(session_id):
+            raise UnknownSession(f"{session_id!r} is not a session id")
+        try:
+            lines = _lines(self._path(session_id).read_bytes())
+        except FileNotFoundError:
+            raise UnknownSession(f"no session {session_id}") from None
+        header = _loads(lines[0]) if lines else None
+        if header is None:
+            raise UnknownSession(f"{self.relpath(session_id)} has no session header line")
+        return header, [m for m in map(_loads, lines[1:]) if m is not None]
+
+    @staticmethod
+    def _shape(header: dict[str, Any], messages: list[dict[str, Any]]) -> dict[str, Any]:
+        started = header.get("startedAt")
+        last = messages[-1].get("timestamp", started) if messages else started
+        return {"id": header.get("id"), "agentId": header.get("agentId"), "messages": messages,
+                "startedAt": started, "lastActivityAt": last}  # fmt: skip
+
+    def load(self, session_id: str) -> dict[str, Any]:
+        """``{id, agentId, messages, startedAt, lastActivityAt}`` as on disk."""
+        return self._shape(*self._read(session_id))
+
+    def export(self, session_id: str, *, include_archived: bool = False) -> dict[str, Any]:
+        """As ``load`` with shrunk contents restored and, optionally, archived messages first."""
+        header, messages = self._read(session_id)
+        done = int(header.get("archiveBytes", 0))  # later bytes: a crashed compaction's
+        if include_archived and done:
+            try:
+                archived = _lines(self._archive_path(session_id).read_bytes()[:done])[1:]
+            except FileNotFoundError:
+                archived = []
+            messages = [m for m in map(_loads, archived) if m is not None] + messages
+        return self._shape(header, [self._restore(message) for message in messages])
+
+    def _restore(self, message: dict[str, Any]) -> dict[str, Any]:
+        ref = message.get("contentRef")
+        if not isinstance(ref, str) or not ref.startswith(f"{self.outputs}/") or ".." in ref:
+            return message
+        try:
+            content = (self.ctx.root / ref).read_bytes().decode("utf-8", "surrogatepass")
+        except (FileNotFoundError, UnicodeDecodeError):
+            return message
+        return {**{k: v for k, v in message.items() if k != "contentRef"}, "content": content}
+
+    def list(self, kind: str | None = None) -> list[SessionInfo]:
+        """Sessions, newest activity first (optionally of one kind)."""
+        prefix = None if kind is None else SESSION_KINDS[_kind_name(kind)]
+        found: list[SessionInfo] = []
+        for path in (self.ctx.root / self.folder).glob("*.jsonl"):
+            sid = path.name[: -len(".jsonl")]
+            if not _valid_id(sid) or (prefix is not None and not sid.startswith(prefix)):
+                continue
+            try:
+                with path.open("rb") as handle:
+                    tail = self._refresh(path, handle.fileno())
+            except (FileNotFoundError, UnknownSession):
+                continue
+            started = str(tail.header.get("startedAt", ""))
+            last = (_loads(tail.last) or {}).get("timestamp", started) if tail.count else started
+            archived = int(tail.header.get("archived", 0))
+            agent = tail.header.get("agentId")
+            found.append(
+                SessionInfo(sid, self.kind_of(sid), agent, started, last, tail.count, archived)
+            )
+        found.sort(key=lambda s: (parse_ts(s.last_activity_at) or _NEVER, s.started_at, s.id))
+        return found[::-1]
