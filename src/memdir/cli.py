@@ -13,6 +13,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import Progress
+from rich.table import Table
 
 from memdir import __version__
 from memdir.errors import MemdirError
@@ -413,6 +414,73 @@ def sessions_export(
 ) -> None:
     """A session as the specification's JSON (id, agentId, messages, startedAt, lastActivityAt)."""
     console.print_json(data=open_memory(folder).sessions.export(session, include_archived=archived))
+
+
+class Profile(enum.StrEnum):
+    reflex = "reflex"
+    default = "default"
+    deep = "deep"
+    heartbeat = "heartbeat"
+
+
+@app.command()
+@_reports_errors
+def context(
+    folder: FolderOption = Path("."),
+    profile: Annotated[Profile, typer.Option("--profile", help="What to load.")] = Profile.default,
+    query: Annotated[
+        str | None, typer.Option("--query", "-q", help="Add search hits for this query.")
+    ] = None,
+    budget: Annotated[
+        int | None, typer.Option("--budget", help="Total tokens (default: the manifest's).", min=0)
+    ] = None,
+    report: Annotated[
+        bool, typer.Option("--report", help="Print what each layer spent instead of the text.")
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print text and report as JSON.")] = False,
+) -> None:
+    """Print what an agent loads into its prompt: the stable part, then the live part."""
+    ctx = open_memory(folder).context(profile.value, query, budget)
+    if as_json:
+        console.print_json(data=ctx.to_dict())
+        return
+    if not report:
+        console.print(ctx.text, markup=False, highlight=False, end="")
+        return
+    table = Table("layer", "part", "bytes", "tokens", "items", "left out", "budget")
+    for layer in ctx.layers:
+        numbers = (layer.bytes, layer.tokens, layer.included, layer.left_out)
+        table.add_row(layer.layer, layer.part, *map(str, numbers), str(layer.budget or ""))
+    console.print(table)
+    console.print(f"{ctx.tokens} of {ctx.budget} tokens ({ctx.counter}).", highlight=False)
+    for item in ctx.left_out:
+        console.print(f"  left out {item.source}: {item.reason}", highlight=False)
+
+
+@app.command("budget")
+@_reports_errors
+def budget_command(
+    folder: FolderOption = Path("."),
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+) -> None:
+    """Every always-loaded file, its bytes and tokens against its target."""
+    report = open_memory(folder).budget()
+    if as_json:
+        console.print_json(data=report.to_dict())
+        return
+    table = Table("file", "kind", "bytes", "tokens", "lines")
+    for row in report.rows:
+        table.add_row(row.path, row.kind, str(row.bytes), str(row.tokens), str(row.lines))
+    console.print(table)
+    targets = report.targets
+    console.print(
+        f"Total {report.total_bytes} bytes, about {(report.total_bytes + 3) // 4} tokens, "
+        f"against {targets['total']} bytes. Targets: hot files {targets['hot']} bytes each, "
+        f"config {targets['config']} bytes together, knowledge {targets['knowledge']} bytes.",
+        highlight=False,
+    )
+    for line in report.advice or ["Within every target."]:
+        console.print(f"  {line}", highlight=False)
 
 
 @app.command()

@@ -55,6 +55,10 @@ DECAY_RATE = 0.015
 DECAY_FLOOR = 0.1
 # Vault seed's context budget: always-loaded context under 25 KB, about 6,000 tokens.
 CONTEXT_MAX_TOKENS = 6000
+QUERY_SLOT_TOKENS = 1000
+HOT_MAX_BYTES = 4096
+HOT_MAX_LINES = 80
+CONFIG_MAX_BYTES = 15 * 1024
 
 StoreKind = Literal[
     "document",  # a whole markdown file loaded as is (identity files, HEARTBEAT.md, STATE.md)
@@ -127,6 +131,17 @@ class Decay(_Strict):
 
 class Context(_Strict):
     max_tokens: Annotated[int, Field(ge=0)] = CONTEXT_MAX_TOKENS
+    """all context loaded at boot (the vault seed: under 25 KB, about 6,000 tokens)"""
+    query_tokens: Annotated[int, Field(ge=0)] = QUERY_SLOT_TOKENS
+    """the retrieval slot: search hits for the turn's query"""
+    hot_max_bytes: Annotated[int, Field(ge=0)] = HOT_MAX_BYTES
+    """the hot state file's target (vault seed: under 4 KB)"""
+    config_max_bytes: Annotated[int, Field(ge=0)] = CONFIG_MAX_BYTES
+    """always-loaded config files together (vault seed: under 15 KB)"""
+    flush_threshold: Annotated[float, Field(gt=0, le=1)] = 0.75
+    """context usage at which the memory flush fires (notebook seed, section 8.7)"""
+    tokenizer: str = "bytes"
+    """``bytes`` (bytes / 4, the specifications' rule) or the path of a tokenizer.json"""
 
 
 class IndexSettings(_Strict):

@@ -122,7 +122,17 @@ def _m001_activities(db: sqlite3.Connection) -> None:
     )
 
 
-MIGRATIONS: list[tuple[str, sqlite.Migration]] = [("001_activities", _m001_activities)]
+def _m002_context_usage(db: sqlite3.Connection) -> None:
+    db.execute(
+        "CREATE TABLE context_usage (session_id TEXT PRIMARY KEY, used_tokens INTEGER NOT NULL, "
+        "window_tokens INTEGER NOT NULL, recorded_at TEXT NOT NULL, flushed_at TEXT)"
+    )
+
+
+MIGRATIONS: list[tuple[str, sqlite.Migration]] = [
+    ("001_activities", _m001_activities),
+    ("002_context_usage", _m002_context_usage),
+]
 
 _ACTIVITY_COLUMNS = (
     "id, agent_id, type, label, task_id, summary, keywords, started_at, ended_at, "
@@ -353,6 +363,43 @@ class History:
                  json.dumps(metadata or {}), format_ts(self.clock())),
             )  # fmt: skip
         return decision_id
+
+    # -- context usage (for the memory flush) ----------------------------------
+
+    def record_usage(self, session_id: str, used_tokens: int, window_tokens: int) -> None:
+        """How full a session's context was on its last turn."""
+        if window_tokens <= 0 or used_tokens < 0:
+            raise HistoryError("window_tokens must be positive and used_tokens not negative")
+        with self._lock:
+            self.db.execute(
+                "INSERT INTO context_usage (session_id, used_tokens, window_tokens, recorded_at) "
+                "VALUES (?, ?, ?, ?) ON CONFLICT (session_id) DO UPDATE SET "
+                "used_tokens = excluded.used_tokens, window_tokens = excluded.window_tokens, "
+                "recorded_at = excluded.recorded_at",
+                (session_id, used_tokens, window_tokens, format_ts(self.clock())),
+            )
+
+    def usage(self, session_id: str) -> tuple[float | None, bool]:
+        """The last recorded usage ratio (None if never recorded) and whether a flush ran."""
+        with self._lock:
+            row = self.db.execute(
+                "SELECT used_tokens, window_tokens, flushed_at FROM context_usage "
+                "WHERE session_id = ?",
+                (session_id,),
+            ).fetchone()
+        if row is None:
+            return None, False
+        return row[0] / row[1], row[2] is not None
+
+    def claim_flush(self, session_id: str) -> bool:
+        """Mark the session flushed; False if it already was (one flush per session)."""
+        with self._lock:
+            cursor = self.db.execute(
+                "UPDATE context_usage SET flushed_at = ? WHERE session_id = ? "
+                "AND flushed_at IS NULL",
+                (format_ts(self.clock()), session_id),
+            )
+        return cursor.rowcount == 1
 
     # -- recall ----------------------------------------------------------------
 

@@ -33,6 +33,10 @@ from memdir.config import (
     load_manifest,
     static_prefix,
 )
+from memdir.context.assemble import Context, assemble
+from memdir.context.budget import BudgetReport, budget_report
+from memdir.context.flush import FlushRequest, FlushSession, flush_instruction, should_memory_flush
+from memdir.context.tokens import TokenCounter, load_counter
 from memdir.errors import LayerNotConfigured, NotAMemoryFolder
 from memdir.files.atomic import folder_lock, remove_stale_temp_files
 from memdir.history import Activity, History
@@ -321,6 +325,44 @@ class Memory:
         """Import a chat history (generic JSON/JSONL, ChatGPT, Claude, LoCoMo) into
         sessions, the journal and the index; idempotent, all or nothing."""
         return import_file(self, Path(path), format, progress)
+
+    # -- context -------------------------------------------------------------
+
+    @cached_property
+    def tokens(self) -> TokenCounter:
+        """How this folder counts tokens (``[context] tokenizer``; bytes / 4 by default)."""
+        return load_counter(self.manifest.context.tokenizer, self.root)
+
+    def context(
+        self, profile: str = "default", query: str | None = None, budget: int | None = None
+    ) -> Context:
+        """What the agent loads into its prompt: the boot sequence within budgets.
+
+        ``profile``: reflex, default, deep or heartbeat. ``query`` adds a retrieval
+        slot of search hits. ``budget`` (tokens) overrides ``[context] max_tokens``."""
+        return assemble(self, self.tokens, profile, query, budget)
+
+    def budget(self) -> BudgetReport:
+        """Every always-loaded file against its target (``memdir budget``)."""
+        return budget_report(self)
+
+    def record_context_usage(self, session_id: str, used_tokens: int, window_tokens: int) -> None:
+        """Record how full a session's context was on this turn (for the memory flush)."""
+        self.history.record_usage(session_id, used_tokens, window_tokens)
+
+    def maybe_memory_flush(self, session_id: str) -> FlushRequest | None:
+        """Before a turn: if the last one filled the context past the threshold, open a
+        ``sys_`` session holding the flush instruction and return it (once per session)."""
+        usage, flushed = self.history.usage(session_id)
+        threshold = self.manifest.context.flush_threshold
+        if not should_memory_flush(usage, threshold, FlushSession(session_id, flushed)):
+            return None
+        if usage is None or not self.history.claim_flush(session_id):
+            return None  # another process flushed this session first
+        instruction = flush_instruction(usage)
+        flush_id = self.sessions.create("sys")
+        self.sessions.append_message(flush_id, {"role": "system", "content": instruction})
+        return FlushRequest(flush_id, session_id, usage, instruction)
 
     def doctor(self) -> list[Finding]:
         """The specifications' audits (``memdir doctor``); reads only, touches nothing."""

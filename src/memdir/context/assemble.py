@@ -1,0 +1,437 @@
+"""Assembling a memory folder into the context an agent runs on, within budgets.
+
+The manifest's layers, in their order, each by its boot policy:
+
+| boot        | loaded                                                        |
+|-------------|---------------------------------------------------------------|
+| always      | documents whole; knowledge's curated sections (never         |
+|             | observations); the notebook's entries; the working state     |
+| reflex      | only in the reflex profile: state as short lines             |
+| recent      | journals: today and yesterday (deep: the last week)          |
+| core        | vault cards whose tier is core                                |
+| heartbeat   | only in the heartbeat profile                                 |
+| never       | not at boot (searched; a query can still bring it in)        |
+
+Profiles: ``reflex`` (no knowledge, a few state lines, no journal, no cards),
+``default``, ``deep`` (a week of journals), ``heartbeat`` (adds HEARTBEAT.md).
+
+The text has two parts. The stable part (identity, procedures, curated
+knowledge, core cards) changes rarely: a prompt cache can keep it. The live part
+(working memory, state, journals, the dashboard, query hits) comes last, under
+``[Live context]``, as the notebook seed's Scheme A puts the notebook in the
+volatile tail.
+
+Budgets: each layer's own (manifest ``budget``; knowledge also capped by
+``knowledge_prompt_max_tokens``), the query slot's, and the total. Items are
+whole (a file, a section, an entry, a card, a day, a hit): nothing is cut
+mid-sentence. When something must go, whole items go, lowest priority first,
+and the report says which and why.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any
+
+from memdir.config import Layer, file_template
+from memdir.context.tokens import TokenCounter
+from memdir.stores.base import read_text
+
+if TYPE_CHECKING:
+    from memdir.memory import Memory
+
+PROFILES = ("reflex", "default", "deep", "heartbeat")
+LIVE_MARK = "[Live context]"
+# Lower numbers stay longest; 0 is never dropped for the total budget.
+PRIORITY = {
+    "identity": 0,
+    "working": 0,
+    "state": 1,
+    "knowledge": 2,
+    "heartbeat": 2,
+    "today": 3,
+    "card": 4,
+    "older": 5,
+    "hit": 6,
+}
+_HEADINGS = {
+    "knowledge": "## Your Knowledge",
+    "notebook": "## Notebook",
+    "state": "## State",
+    "vault": "## Core cards",
+}
+
+
+@dataclass(frozen=True)
+class Block:
+    layer: str
+    source: str
+    """the file, or ``file#anchor`` for a part of one"""
+    text: str
+    tokens: int
+    part: str
+    priority: int
+
+
+@dataclass(frozen=True)
+class LeftOut:
+    layer: str
+    source: str
+    reason: str
+    tokens: int = 0
+
+
+@dataclass(frozen=True)
+class LayerReport:
+    layer: str
+    part: str
+    bytes: int
+    tokens: int
+    included: int
+    left_out: int
+    budget: int | None
+
+
+@dataclass(frozen=True)
+class Context:
+    profile: str
+    query: str | None
+    blocks: tuple[Block, ...]
+    left_out: tuple[LeftOut, ...]
+    layers: tuple[LayerReport, ...]
+    budget: int
+    counter: str
+    headings: dict[str, str] = field(default_factory=dict, repr=False)
+
+    @property
+    def tokens(self) -> int:
+        return sum(block.tokens for block in self.blocks)
+
+    def _render(self, part: str) -> str:
+        chunks: list[str] = []
+        current = None
+        for block in self.blocks:
+            if block.part != part:
+                continue
+            if block.layer != current:
+                current = block.layer
+                heading = self.headings.get(block.layer)
+                if heading:
+                    chunks.append(heading)
+            chunks.append(block.text)
+        return "\n\n".join(chunks)
+
+    @property
+    def stable(self) -> str:
+        """Identity, procedures, curated knowledge, core cards: cacheable."""
+        return self._render("stable")
+
+    @property
+    def live(self) -> str:
+        """Working memory, state, journals, the dashboard, query hits: changes every turn."""
+        body = self._render("live")
+        return f"{LIVE_MARK}\n\n{body}" if body else ""
+
+    @property
+    def text(self) -> str:
+        return "\n\n".join(part for part in (self.stable, self.live) if part) + "\n"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "profile": self.profile,
+            "query": self.query,
+            "tokens": self.tokens,
+            "budget": self.budget,
+            "counter": self.counter,
+            "layers": [layer.__dict__ for layer in self.layers],
+            "left_out": [item.__dict__ for item in self.left_out],
+            "stable": self.stable,
+            "live": self.live,
+        }
+
+
+@dataclass
+class _Candidate:
+    layer: str
+    source: str
+    text: str
+    part: str
+    priority: int
+    tokens: int = 0
+    whole_file: bool = False
+
+
+def assemble(
+    memory: Memory,
+    counter: TokenCounter,
+    profile: str = "default",
+    query: str | None = None,
+    budget: int | None = None,
+) -> Context:
+    if profile not in PROFILES:
+        raise ValueError(f"profile must be one of {', '.join(PROFILES)}, not {profile!r}")
+    settings = memory.manifest.context
+    total = settings.max_tokens if budget is None else budget
+    kept: list[_Candidate] = []
+    left: list[LeftOut] = []
+    layer_budgets: dict[str, int | None] = {}
+    headings: dict[str, str] = {}
+    for name, layer in memory.manifest.layers.items():
+        candidates, excluded = _layer(memory, name, layer, profile)
+        left += excluded
+        limit = _layer_budget(memory, layer)
+        layer_budgets[name] = limit
+        used = 0
+        for candidate in candidates:
+            candidate.tokens = counter.count(candidate.text)
+            if limit is not None and used + candidate.tokens > limit:
+                left.append(
+                    LeftOut(name, candidate.source, "over the layer budget", candidate.tokens)
+                )
+                continue
+            used += candidate.tokens
+            kept.append(candidate)
+        if candidates and layer.store in _HEADINGS:
+            headings[name] = _HEADINGS[layer.store]
+    if query:
+        hits, excluded = _query_slot(memory, query, profile, kept, counter, settings.query_tokens)
+        kept += hits
+        left += excluded
+        layer_budgets["query"] = settings.query_tokens
+        headings["query"] = f"## Found for: {query}"
+    kept, dropped = _fit(kept, total)
+    left += dropped
+    order = {name: n for n, name in enumerate([*memory.manifest.layers, "query"])}
+    kept.sort(key=lambda c: (c.part != "stable", order.get(c.layer, 99)))
+    blocks = tuple(Block(c.layer, c.source, c.text, c.tokens, c.part, c.priority) for c in kept)
+    return Context(
+        profile,
+        query,
+        blocks,
+        tuple(left),
+        _reports(blocks, left, layer_budgets, memory),
+        total,
+        counter.name,
+        headings,
+    )
+
+
+def _layer_budget(memory: Memory, layer: Layer) -> int | None:
+    if layer.store == "knowledge":
+        cap = memory.manifest.limits.knowledge_prompt_max_tokens
+        return cap if layer.budget is None else min(cap, layer.budget)
+    return layer.budget
+
+
+def _part(layer: Layer) -> str:
+    if layer.boot in ("heartbeat", "reflex", "recent") or layer.memory in ("working", "episodic"):
+        return "live"
+    return "stable"
+
+
+def _layer(
+    memory: Memory, name: str, layer: Layer, profile: str
+) -> tuple[list[_Candidate], list[LeftOut]]:
+    """The items ``layer`` offers at boot in ``profile``, and what it leaves out and why."""
+    if layer.audit or layer.boot == "never":
+        return [], []
+    part = _part(layer)
+    if layer.boot == "heartbeat" and profile != "heartbeat":
+        return [], [LeftOut(name, name, "profile: loaded only for heartbeat checks")]
+    if layer.boot == "reflex" and profile != "reflex":
+        return [], [LeftOut(name, name, "profile: short state lines are for the reflex profile")]
+    if (
+        profile == "reflex"
+        and layer.boot in ("recent", "core")
+        or (profile == "reflex" and layer.store == "knowledge")
+    ):
+        return [], [LeftOut(name, name, "profile: reflex loads no knowledge, journal or cards")]
+    store = layer.store
+    if store == "knowledge":
+        return _knowledge(memory, name, part)
+    if store == "notebook":
+        entries = [e for e in memory.notebook.entries() if e.text.strip()]
+        items = [
+            _Candidate(
+                name,
+                f"{memory.notebook.relpath}#{e.key}",
+                f"### {e.key}\n{e.text}",
+                part,
+                PRIORITY["working"],
+            )
+            for e in entries
+        ]
+        return items, []
+    if store == "state":
+        lines = memory.state.reflex_lines()
+        source = memory.state.relpath
+        items = [
+            _Candidate(name, f"{source}#{n}", f"- {line}", part, PRIORITY["state"])
+            for n, line in enumerate(lines, start=1)
+        ]
+        return items, []
+    if store == "journal":
+        return _journal(memory, name, layer, part, profile)
+    if store == "vault":
+        return _core_cards(memory, name, part)
+    return _documents(memory, name, layer, part), []
+
+
+def _file_block(
+    memory: Memory, name: str, relpath: str, part: str, priority: int
+) -> _Candidate | None:
+    text = (read_text(memory.space.real(relpath)) or "").strip()
+    if not text:
+        return None
+    return _Candidate(
+        name, relpath, f'<file path="{relpath}">\n{text}\n</file>', part, priority, whole_file=True
+    )
+
+
+def _documents(memory: Memory, name: str, layer: Layer, part: str) -> list[_Candidate]:
+    kind = (
+        "heartbeat"
+        if layer.boot == "heartbeat"
+        else ("working" if layer.memory == "working" else "identity")
+    )
+    blocks = [
+        _file_block(memory, name, p, part, PRIORITY[kind]) for p in memory.space.files(name, layer)
+    ]
+    return [b for b in blocks if b is not None]
+
+
+def _knowledge(memory: Memory, name: str, part: str) -> tuple[list[_Candidate], list[LeftOut]]:
+    items = [
+        _Candidate(
+            name,
+            f"{memory.knowledge.relpath}#{s.key}",
+            f"### {s.key}\n{s.text}",
+            part,
+            PRIORITY["knowledge"],
+        )
+        for s in memory.knowledge.sections()
+        if s.text.strip()
+    ]
+    count = len(memory.knowledge.observations())
+    reason = f"observations are searched, never loaded ({count})"
+    source = f"{memory.knowledge.relpath}#_observations"
+    return items, [LeftOut(name, source, reason)] if count else []
+
+
+def _journal(
+    memory: Memory, name: str, layer: Layer, part: str, profile: str
+) -> tuple[list[_Candidate], list[LeftOut]]:
+    today = memory.clock().date()
+    days = 7 if profile == "deep" else 2
+    template = file_template(layer.paths[0], "date")
+    items = []
+    for back in range(days):
+        day = today - timedelta(days=back)
+        relpath = template.format(date=day.isoformat())
+        text = read_text(memory.space.real(relpath))
+        if not text or not text.strip():
+            continue
+        label = "today" if back == 0 else ("yesterday" if back == 1 else day.strftime("%A"))
+        text = f'<file path="{relpath}" day="{label}">\n{text.strip()}\n</file>'
+        priority = PRIORITY["today" if back == 0 else "older"]
+        items.append(_Candidate(name, relpath, text, part, priority, whole_file=True))
+    return items, []
+
+
+def _core_cards(memory: Memory, name: str, part: str) -> tuple[list[_Candidate], list[LeftOut]]:
+    index = memory._fresh_index()
+    with index.lock:
+        rows = index.db.execute(
+            "SELECT path, title, body FROM items WHERE kind = 'card' AND tier = 'core' "
+            "AND layer = ? ORDER BY path",
+            (name,),
+        ).fetchall()
+    return [
+        _Candidate(
+            name, path, f"### {title} ({path})\n{body}", part, PRIORITY["card"], whole_file=True
+        )
+        for path, title, body in rows
+    ], []
+
+
+def _query_slot(
+    memory: Memory,
+    query: str,
+    profile: str,
+    loaded: list[_Candidate],
+    counter: TokenCounter,
+    budget: int,
+) -> tuple[list[_Candidate], list[LeftOut]]:
+    whole = {c.source for c in loaded if c.whole_file}
+    parts = {c.source for c in loaded}
+    mode = "deep" if profile == "deep" else "normal"
+    hits, left, used = [], [], 0
+    for hit in memory.search(query, k=10, mode=mode):
+        source = f"{hit.path}#{hit.anchor}" if hit.anchor else hit.path
+        if hit.path in whole or source in parts or hit.path in parts:
+            left.append(LeftOut("query", source, "already loaded"))
+            continue
+        opened = memory.get(hit.path, hit.line_start, hit.line_end)
+        if not opened.ok:
+            continue
+        text = (
+            f"#### {hit.path}:{hit.line_start}-{hit.line_end} ({hit.kind})\n{opened.text.strip()}"
+        )
+        tokens = counter.count(text)
+        if used + tokens > budget:
+            left.append(LeftOut("query", source, "over the query budget", tokens))
+            continue
+        used += tokens
+        hits.append(_Candidate("query", source, text, "live", PRIORITY["hit"], tokens))
+    return hits, left
+
+
+def _fit(kept: list[_Candidate], total: int) -> tuple[list[_Candidate], list[LeftOut]]:
+    """Drop whole items, lowest priority (and latest) first, until the total fits."""
+    used = sum(c.tokens for c in kept)
+    if used <= total:
+        return kept, []
+    dropped: list[LeftOut] = []
+    order = sorted(range(len(kept)), key=lambda i: (-kept[i].priority, -i))
+    gone: set[int] = set()
+    for index in order:
+        if used <= total or kept[index].priority == 0:
+            break
+        gone.add(index)
+        used -= kept[index].tokens
+        dropped.append(
+            LeftOut(
+                kept[index].layer, kept[index].source, "over the total budget", kept[index].tokens
+            )
+        )
+    return [c for i, c in enumerate(kept) if i not in gone], dropped
+
+
+def _reports(
+    blocks: tuple[Block, ...],
+    left: list[LeftOut],
+    budgets: dict[str, int | None],
+    memory: Memory,
+) -> tuple[LayerReport, ...]:
+    reports = []
+    for name in [*memory.manifest.layers, "query"]:
+        mine = [b for b in blocks if b.layer == name]
+        missing = [item for item in left if item.layer == name]
+        if not mine and not missing:
+            continue
+        layer = memory.manifest.layers.get(name)
+        part = "live" if layer is None else _part(layer)
+        size = sum(len(b.text.encode("utf-8", "surrogatepass")) for b in mine)
+        reports.append(
+            LayerReport(
+                name,
+                part,
+                size,
+                sum(b.tokens for b in mine),
+                len(mine),
+                len(missing),
+                budgets.get(name),
+            )
+        )
+    return tuple(reports)

@@ -1,0 +1,54 @@
+"""The memory flush (notebook seed, section 8.7): save what matters before the context fills.
+
+``should_memory_flush`` is the pure decision the specification tests: it fires
+when the previous turn's context usage is at or above the threshold (75%), not
+below; at most once per session; never for a ``sys_`` session (a flush runs in
+one, so it can never trigger another flush); never without a recorded usage.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+FLUSH_THRESHOLD = 0.75
+
+
+@dataclass(frozen=True)
+class FlushSession:
+    """What the decision needs to know about a session."""
+
+    session_id: str
+    flushed: bool = False
+
+
+def should_memory_flush(
+    usage: float | None, threshold: float = FLUSH_THRESHOLD, session: FlushSession | None = None
+) -> bool:
+    """True when a flush is due: see the module docstring for the rules."""
+    if usage is None or session is None:
+        return False
+    if session.session_id.startswith("sys_") or session.flushed:
+        return False
+    return usage >= threshold
+
+
+@dataclass(frozen=True)
+class FlushRequest:
+    """A flush to run: the ``sys_`` session opened for it, and what it must do."""
+
+    session_id: str
+    """the independent sys_ session holding the instruction"""
+    for_session: str
+    usage: float
+    instruction: str
+
+
+def flush_instruction(usage: float) -> str:
+    return (
+        f"Your context window is {usage:.0%} full, and older turns will soon be dropped. "
+        "Before that happens, save what must not be lost: call memory_save once for each "
+        "key decision, fact or preference from this conversation (type fact, insight or "
+        "note), and call update_notebook with your current state: what you are doing, "
+        "what is done, and what comes next. Do not continue the task in this session; "
+        "answer DONE when everything is saved."
+    )
