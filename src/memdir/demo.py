@@ -15,6 +15,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.panel import Panel
 from rich.syntax import Syntax
+from rich.table import Table
 from rich.tree import Tree
 
 from memdir.memory import Memory, open_memory
@@ -99,19 +100,23 @@ def run_demo(root: Path, console: Console) -> Memory:
         text = store.path.read_text(encoding="utf-8")
         console.print(Panel(Syntax(text, "markdown", word_wrap=True), title=store.relpath))
 
-    _step(console, "8. What an agent would load into its prompt")
-    parts = [memory.knowledge.render(), memory.notebook.render()]
-    reflex = memory.state.reflex_lines()
-    if reflex:
-        parts.insert(1, "## State (reflex profile)\n" + "".join(f"- {line}\n" for line in reflex))
-    prompt = "\n".join(part for part in parts if part)
-    tokens = (len(prompt.encode("utf-8")) + 3) // 4
+    _step(console, "8. What an agent would load into its prompt (memory.context())")
+    ctx = memory.context(profile="default")
+    table = Table("layer", "part", "tokens", "items", "left out")
+    for layer in ctx.layers:
+        table.add_row(layer.layer, layer.part, str(layer.tokens), str(layer.included),
+                      str(layer.left_out))  # fmt: skip
+    console.print(table)
     console.print(
-        Panel(Syntax(prompt, "markdown", word_wrap=True), title=f"context: about {tokens} tokens")
+        Panel(
+            Syntax(ctx.live, "markdown", word_wrap=True),
+            title=f"the live tail (the whole context: {ctx.tokens} of {ctx.budget} tokens)",
+        )
     )
     console.print(
-        "Observations stay out of the prompt (they are searched); evicted entries are in "
-        f"[cyan]{memory.manifest.archive_dir()}/[/], never lost."
+        "The stable part before it (identity, curated knowledge) stays the same turn to "
+        "turn, for the prompt cache. Observations stay out (they are searched); evicted "
+        f"entries are in [cyan]{memory.manifest.archive_dir()}/[/], never lost."
     )
     return memory
 
