@@ -133,7 +133,7 @@ def test_demo(tmp_path: Path) -> None:
     out = lines(result.stdout)
     assert any(line.startswith("refused memory_update incidents") for line in out)
     assert any(line.startswith("ok update_notebook 'blocker'") for line in out)
-    assert "## Your Knowledge" in result.stdout
+    assert "[Live context]" in result.stdout and "memory.context()" in result.stdout
 
     notebook = (root / "NOTEBOOK.md").read_text(encoding="utf-8")
     entries = [line[3:] for line in notebook.splitlines() if line.startswith("## ")]
