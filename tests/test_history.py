@@ -138,7 +138,10 @@ def test_mailbox_and_decisions(history: History) -> None:
 
 
 def test_schema_migrations_are_recorded(history: History, tmp_path: Path, clock: FakeClock) -> None:
-    assert history.db.execute("SELECT name FROM migrations").fetchall() == [("001_activities",)]
+    from memdir.history import MIGRATIONS
+
+    names = [name for (name,) in history.db.execute("SELECT name FROM migrations ORDER BY name")]
+    assert names == [name for name, _ in MIGRATIONS] == ["001_activities", "002_context_usage"]
     activity_id = history.start_activity("task", "persisted")
     history.close()
     again = History(tmp_path / "history.db", "agent-7", clock)

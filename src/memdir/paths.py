@@ -10,10 +10,13 @@ shared by several agents) shows its files under the layer's name: with
 from __future__ import annotations
 
 import functools
+import os
 import re
-from pathlib import Path, PurePosixPath
+from collections.abc import Iterator
+from pathlib import Path
+from stat import S_ISREG
 
-from memdir.config import Layer, Manifest, is_glob
+from memdir.config import Layer, Manifest, is_glob, static_prefix
 
 
 class FileSpace:
@@ -40,16 +43,30 @@ class FileSpace:
 
     def files(self, layer_name: str, layer: Layer) -> list[str]:
         """The layer's existing files, as memory-folder paths, hidden ones left out."""
+        return list(self.stats(layer_name, layer))
+
+    def stats(self, layer_name: str, layer: Layer) -> dict[str, os.stat_result]:
+        """The layer's files (memory-folder paths, in pattern order) with their stat,
+        found by one ``scandir`` walk per pattern: each file is stat'ed once."""
         base, prefix = self.base(layer_name)
-        found: list[str] = []
+        found: dict[str, os.stat_result] = {}
         for pattern in layer.paths:
-            paths = base.glob(pattern) if is_glob(pattern) else [base / pattern]
-            for path in paths:
-                relative = path.relative_to(base).as_posix()
-                if any(part.startswith(".") for part in PurePosixPath(relative).parts):
+            if not is_glob(pattern):
+                try:
+                    stat = os.stat(base / pattern)
+                except OSError:
                     continue
-                if path.is_file():
-                    found.append(prefix + relative)
+                if S_ISREG(stat.st_mode) and not _hidden(pattern):
+                    found.setdefault(prefix + pattern, stat)
+                continue
+            regex = glob_regex(pattern)
+            start = static_prefix(pattern)
+            for relative, entry in _walk(base, start):
+                if regex.fullmatch(relative):
+                    try:
+                        found.setdefault(prefix + relative, entry.stat())
+                    except OSError:
+                        continue
         return found
 
     def matches(self, layer_name: str, layer: Layer, relpath: str) -> bool:
@@ -65,6 +82,33 @@ class FileSpace:
             glob_regex(pattern).fullmatch(relpath) if is_glob(pattern) else relpath == pattern
             for pattern in layer.paths
         )
+
+
+def _hidden(relative: str) -> bool:
+    return any(part.startswith(".") for part in relative.split("/"))
+
+
+def _walk(base: Path, start: str) -> Iterator[tuple[str, os.DirEntry[str]]]:
+    """(path relative to ``base``, entry) of every file under ``base/start``,
+    sorted, hidden files and folders left out."""
+    folders = [start]
+    while folders:
+        folder = folders.pop()
+        try:
+            with os.scandir(base / folder if folder else base) as entries:
+                listed = sorted(entries, key=lambda e: e.name)
+        except (FileNotFoundError, NotADirectoryError, PermissionError):
+            continue
+        below = []
+        for entry in listed:
+            if entry.name.startswith("."):
+                continue
+            relative = f"{folder}/{entry.name}" if folder else entry.name
+            if entry.is_dir(follow_symlinks=False):
+                below.append(relative)
+            elif entry.is_file():
+                yield relative, entry
+        folders.extend(reversed(below))
 
 
 @functools.lru_cache(maxsize=256)

@@ -25,7 +25,9 @@ Budgets: each layer's own (manifest ``budget``; knowledge also capped by
 ``knowledge_prompt_max_tokens``), the query slot's, and the total. Items are
 whole (a file, a section, an entry, a card, a day, a hit): nothing is cut
 mid-sentence. When something must go, whole items go, lowest priority first,
-and the report says which and why.
+and the report says which and why. Priority, highest first: identity and
+working memory (never dropped), state lines, knowledge and the dashboard,
+today's journal and the query's hits, core cards, older days.
 """
 
 from __future__ import annotations
@@ -51,9 +53,9 @@ PRIORITY = {
     "knowledge": 2,
     "heartbeat": 2,
     "today": 3,
+    "hit": 3,  # a hit for this turn's query outranks cards and older days
     "card": 4,
     "older": 5,
-    "hit": 6,
 }
 _HEADINGS = {
     "knowledge": "## Your Knowledge",

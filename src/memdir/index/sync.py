@@ -106,10 +106,13 @@ class Index:
 
     def files_on_disk(self) -> dict[str, tuple[str, Layer]]:
         """Relative path -> (layer name, layer) for every indexed file; first layer wins."""
-        found: dict[str, tuple[str, Layer]] = {}
+        return {relpath: found for relpath, (found, _) in self._stats().items()}
+
+    def _stats(self) -> dict[str, tuple[tuple[str, Layer], os.stat_result]]:
+        found: dict[str, tuple[tuple[str, Layer], os.stat_result]] = {}
         for name, layer in self.layers():
-            for relpath in self.space.files(name, layer):
-                found.setdefault(relpath, (name, layer))
+            for relpath, stat in self.space.stats(name, layer).items():
+                found.setdefault(relpath, ((name, layer), stat))
         return found
 
     def layer_of(self, relpath: str) -> tuple[str, Layer] | None:
@@ -255,7 +258,7 @@ class Index:
 
     def scan(self) -> ScanReport:
         """Pick up files added, edited or deleted outside memdir."""
-        start = time.perf_counter()
+        began = time.perf_counter()
         report = ScanReport()
         with self.lock:
             known = {
@@ -264,13 +267,9 @@ class Index:
                     "SELECT path, mtime_ns, size, layer FROM files"
                 )
             }
-            on_disk = self.files_on_disk()
+            on_disk = self._stats()
             stale: list[tuple[str, tuple[str, Layer], os.stat_result]] = []
-            for relpath, found in on_disk.items():
-                try:
-                    stat = os.stat(self.space.real(relpath))
-                except FileNotFoundError:
-                    continue
+            for relpath, (found, stat) in on_disk.items():
                 if known.get(relpath) == (stat.st_mtime_ns, stat.st_size, found[0]):
                     report.unchanged += 1
                 else:
@@ -294,7 +293,7 @@ class Index:
                 report.removed.append(relpath)
             self._trim_log()
             self.scanned_at = time.monotonic()
-        report.seconds = time.perf_counter() - start
+        report.seconds = time.perf_counter() - began
         return report
 
     def reindex(self) -> ScanReport:

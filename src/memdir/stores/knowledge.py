@@ -139,6 +139,7 @@ def _parse_ids(raw: object) -> list[str]:
 
 class KnowledgeStore(SectionFileStore):
     STARTER = "# Knowledge\n\n## _observations\n"
+    _parsed: tuple[SectionDocument, list[Observation]] | None = None
 
     # -- reading ---------------------------------------------------------------
 
@@ -158,9 +159,14 @@ class KnowledgeStore(SectionFileStore):
 
     def observations(self) -> list[Observation]:
         """Observations in file order (oldest first); empty ones are left out."""
-        _, sub = _observations_doc(self._read())
+        doc = self._read()  # cached while the file is unchanged: so is this list
+        if self._parsed is not None and self._parsed[0] is doc:
+            return list(self._parsed[1])
+        _, sub = _observations_doc(doc)
         fallback = self.mtime() or self.ctx.clock()
-        return [_observation(section, fallback) for section in sub if section.body.strip()]
+        found = [_observation(section, fallback) for section in sub if section.body.strip()]
+        self._parsed = (doc, found)
+        return list(found)
 
     def get_observation(self, obs_id: str) -> Observation | None:
         for observation in self.observations():
