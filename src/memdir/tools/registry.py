@@ -1,0 +1,293 @@
+"""The agent tools: one definition each, exported in every schema shape, one dispatcher.
+
+A ``Tool`` is a name, a description written for a model, a JSON Schema for
+its arguments, MCP-style hints (read-only, destructive, idempotent) and a
+handler over the Python API. ``Tools`` binds the definitions to one
+``Memory``, keeps only those the folder's manifest can serve (no vault tools
+without a vault layer), and exports them as OpenAI function-calling schemas,
+Anthropic tool schemas or MCP tool listings: the one definition, three shapes.
+
+``Tools.call(name, arguments)`` never raises into the model. Arguments are
+checked against the schema first; a bad argument, a refusal from a store, an
+unknown tool or an internal error all come back as
+``{ok: false, status: "error", reason}`` with a sentence a model can act on.
+Every result names the file it is about (``store``).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import ValidationError
+
+from memdir.errors import MemdirError
+
+if TYPE_CHECKING:
+    from memdir.memory import Memory
+
+log = logging.getLogger("memdir.tools")
+
+Handler = Callable[["Memory", dict[str, Any]], dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class Tool:
+    """One agent tool: what a model sees, and the handler that runs it."""
+
+    name: str
+    description: str
+    parameters: Mapping[str, Any]
+    """a JSON Schema of type object"""
+    handler: Handler = field(repr=False)
+    title: str = ""
+    read_only: bool = False
+    destructive: bool = False
+    """it may remove or overwrite what is there (removed text still goes to an archive)"""
+    idempotent: bool = False
+    requires: tuple[str, ...] = ()
+    """store kinds the folder's manifest must declare for the tool to be offered"""
+    store: Callable[[Memory], str] | None = field(default=None, repr=False)
+    """the file an error result names, when the tool has one"""
+    alias_of: str | None = None
+    """a legacy name from the notebook specification, kept for older prompts"""
+
+    def schema(self) -> dict[str, Any]:
+        """The argument schema as a plain dict (a copy callers may change)."""
+        return json.loads(json.dumps(self.parameters))
+
+    def openai(self) -> dict[str, Any]:
+        """OpenAI function-calling shape (Chat Completions ``tools`` entry)."""
+        return {
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": self.schema(),
+            },
+        }
+
+    def anthropic(self) -> dict[str, Any]:
+        """Anthropic Messages API ``tools`` entry."""
+        return {"name": self.name, "description": self.description, "input_schema": self.schema()}
+
+    def annotations(self) -> dict[str, Any]:
+        """MCP tool annotations (hints for the host, not guarantees)."""
+        return {
+            "title": self.title or self.name.replace("_", " "),
+            "readOnlyHint": self.read_only,
+            "destructiveHint": self.destructive,
+            "idempotentHint": self.idempotent,
+            "openWorldHint": False,
+        }
+
+    def mcp(self) -> dict[str, Any]:
+        """MCP ``tools/list`` entry."""
+        return {
+            "name": self.name,
+            "title": self.title or None,
+            "description": self.description,
+            "inputSchema": self.schema(),
+            "annotations": self.annotations(),
+        }
+
+
+class ToolCallError(Exception):
+    """Raised inside a handler for a refusal that is not a store's WriteResult."""
+
+    def __init__(self, reason: str, store: str | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.store = store
+
+
+def error(reason: str, store: str | None = None) -> dict[str, Any]:
+    """The structured refusal every tool returns."""
+    result: dict[str, Any] = {"ok": False, "status": "error", "reason": reason}
+    if store is not None:
+        result["store"] = store
+    return result
+
+
+def ok(store: str, **fields: Any) -> dict[str, Any]:
+    """A success naming the file it touched."""
+    return {"ok": True, "status": "ok", "store": store, **fields}
+
+
+class Tools:
+    """The tools one memory folder offers, and the dispatcher over them."""
+
+    def __init__(self, memory: Memory, definitions: Iterable[Tool] | None = None) -> None:
+        if definitions is None:
+            from memdir.tools.catalog import TOOLS
+
+            definitions = TOOLS
+        self.memory = memory
+        self._all: dict[str, Tool] = {}
+        for tool in definitions:
+            if tool.name in self._all:
+                raise ValueError(f"two tools are named {tool.name!r}")
+            if all(memory.has(kind) for kind in tool.requires):
+                self._all[tool.name] = tool
+        self._validators = {
+            name: Draft202012Validator(tool.parameters) for name, tool in self._all.items()
+        }
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._all
+
+    def __iter__(self) -> Any:
+        return iter(self.list())
+
+    def get(self, name: str) -> Tool | None:
+        return self._all.get(name)
+
+    def list(self, *, legacy: bool = False) -> list[Tool]:
+        """The tools to offer a model; legacy aliases only when asked for."""
+        return [t for t in self._all.values() if legacy or t.alias_of is None]
+
+    def names(self, *, legacy: bool = False) -> list[str]:
+        return [t.name for t in self.list(legacy=legacy)]
+
+    def openai(self, *, legacy: bool = False) -> list[dict[str, Any]]:
+        return [t.openai() for t in self.list(legacy=legacy)]
+
+    def anthropic(self, *, legacy: bool = False) -> list[dict[str, Any]]:
+        return [t.anthropic() for t in self.list(legacy=legacy)]
+
+    def mcp(self, *, legacy: bool = False) -> list[dict[str, Any]]:
+        return [t.mcp() for t in self.list(legacy=legacy)]
+
+    # -- dispatch ---------------------------------------------------------------
+
+    def call(self, name: str, arguments: Mapping[str, Any] | str | None = None) -> dict[str, Any]:
+        """Run one tool call; never raises (see the module docstring)."""
+        tool = self._all.get(name) if isinstance(name, str) else None
+        if tool is None:
+            return error(self._unknown(name))
+        store = self._store(tool)
+        args = _arguments(arguments)
+        if isinstance(args, str):
+            return error(f"{tool.name}: {args}", store)
+        problem = self._check(tool, args)
+        if problem is not None:
+            return error(f"{tool.name}: {problem}", store)
+        try:
+            return tool.handler(self.memory, args)
+        except ToolCallError as refusal:
+            return error(refusal.reason, refusal.store or store)
+        except (MemdirError, ValueError, LookupError) as exc:
+            return error(f"{tool.name}: {exc}", store)
+        except Exception as exc:  # the model must get a sentence, never a traceback
+            log.exception("tool %s failed", tool.name)
+            return error(
+                f"{tool.name} failed inside memdir ({type(exc).__name__}: {exc}). No file was "
+                "left half-written; try again, and report it if it keeps happening.",
+                store,
+            )
+
+    def _store(self, tool: Tool) -> str | None:
+        if tool.store is None:
+            return None
+        try:
+            return tool.store(self.memory)
+        except MemdirError:
+            return None
+
+    def _unknown(self, name: object) -> str:
+        offered = ", ".join(self.names())
+        if not isinstance(name, str) or not name:
+            return f"name the tool to call; this memory offers: {offered}"
+        return f"there is no tool named {name!r} here; this memory offers: {offered}"
+
+    def _check(self, tool: Tool, args: dict[str, Any]) -> str | None:
+        found = sorted(self._validators[tool.name].iter_errors(args), key=_depth)
+        if not found:
+            return None
+        sentences = list(dict.fromkeys(_sentence(tool, e) for e in found))
+        return "; ".join(sentences[:3])
+
+
+def _arguments(arguments: Mapping[str, Any] | str | None) -> dict[str, Any] | str:
+    """The arguments as a dict; OpenAI hands them over as a JSON string."""
+    if arguments is None:
+        return {}
+    if isinstance(arguments, str):
+        if not arguments.strip():
+            return {}
+        try:
+            arguments = json.loads(arguments)
+        except json.JSONDecodeError as exc:
+            return f"the arguments are not valid JSON ({exc.msg} at character {exc.pos})"
+    if not isinstance(arguments, Mapping):
+        return f"the arguments must be a JSON object, not {_kind(arguments)}"
+    return dict(arguments)
+
+
+def _depth(error: ValidationError) -> tuple[int, str]:
+    return (len(error.absolute_path), str(error.message))
+
+
+_TYPE_WORDS = {
+    "string": "a string",
+    "integer": "a whole number",
+    "number": "a number",
+    "boolean": "true or false",
+    "array": "a list",
+    "object": "an object",
+}
+
+
+def _kind(value: object) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (list, tuple)):
+        return f"an array of {len(value)}"
+    if value is None:
+        return "null"
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, (int, float)):
+        return "a number"
+    return "a string"
+
+
+def _sentence(tool: Tool, e: ValidationError) -> str:
+    """A ValidationError as a sentence a model can act on."""
+    where = ".".join(str(part) for part in e.absolute_path) or "the arguments"
+    props = tool.parameters.get("properties", {})
+    if e.validator == "required":
+        missing = e.message.split("'")[1] if "'" in e.message else e.message
+        hint = props.get(missing, {}).get("description", "")
+        return f"{missing!s} is required" + (f" ({hint.rstrip('.')})" if hint else "")
+    if e.validator == "additionalProperties":
+        extra = sorted(set(e.instance) - set(props)) if isinstance(e.instance, dict) else []
+        return (
+            f"unknown argument{'s' if len(extra) != 1 else ''} {', '.join(extra)}; "
+            f"{tool.name} takes {', '.join(props) or 'no arguments'}"
+        )
+    if e.validator == "type":
+        wanted = e.validator_value if isinstance(e.validator_value, list) else [e.validator_value]
+        words = " or ".join(_TYPE_WORDS.get(str(w), str(w)) for w in wanted)
+        sentence = f"{where} must be {words}, not {_kind(e.instance)}"
+        if isinstance(e.instance, (list, tuple)) and "array" not in wanted:
+            sentence += f"; {tool.name} takes one at a time, so call it once per item"
+        return sentence
+    if e.validator == "enum":
+        options = ", ".join(repr(v) for v in e.validator_value)
+        return f"{where} must be one of {options}, not {e.instance!r}"
+    if e.validator == "minLength":
+        return f"{where} is empty; give it some text"
+    if e.validator in ("minimum", "exclusiveMinimum"):
+        return f"{where} must be at least {e.validator_value}, not {e.instance!r}"
+    if e.validator in ("maximum", "exclusiveMaximum"):
+        return f"{where} must be at most {e.validator_value}, not {e.instance!r}"
+    if e.validator == "minItems":
+        return f"{where} needs at least {e.validator_value} item(s)"
+    if e.validator == "maxItems":
+        return f"{where} takes at most {e.validator_value} item(s)"
+    return f"{where}: {e.message}"
