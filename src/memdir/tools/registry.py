@@ -58,7 +58,8 @@ class Tool:
 
     def schema(self) -> dict[str, Any]:
         """The argument schema as a plain dict (a copy callers may change)."""
-        return json.loads(json.dumps(self.parameters))
+        copied: dict[str, Any] = json.loads(json.dumps(self.parameters))
+        return copied
 
     def openai(self) -> dict[str, Any]:
         """OpenAI function-calling shape (Chat Completions ``tools`` entry)."""
@@ -141,26 +142,26 @@ class Tools:
         return name in self._all
 
     def __iter__(self) -> Any:
-        return iter(self.list())
+        return iter(self.available())
 
     def get(self, name: str) -> Tool | None:
         return self._all.get(name)
 
-    def list(self, *, legacy: bool = False) -> list[Tool]:
+    def available(self, *, legacy: bool = False) -> list[Tool]:
         """The tools to offer a model; legacy aliases only when asked for."""
         return [t for t in self._all.values() if legacy or t.alias_of is None]
 
     def names(self, *, legacy: bool = False) -> list[str]:
-        return [t.name for t in self.list(legacy=legacy)]
+        return [t.name for t in self.available(legacy=legacy)]
 
     def openai(self, *, legacy: bool = False) -> list[dict[str, Any]]:
-        return [t.openai() for t in self.list(legacy=legacy)]
+        return [t.openai() for t in self.available(legacy=legacy)]
 
     def anthropic(self, *, legacy: bool = False) -> list[dict[str, Any]]:
-        return [t.anthropic() for t in self.list(legacy=legacy)]
+        return [t.anthropic() for t in self.available(legacy=legacy)]
 
     def mcp(self, *, legacy: bool = False) -> list[dict[str, Any]]:
-        return [t.mcp() for t in self.list(legacy=legacy)]
+        return [t.mcp() for t in self.available(legacy=legacy)]
 
     # -- dispatch ---------------------------------------------------------------
 
@@ -278,7 +279,7 @@ def _sentence(tool: Tool, e: ValidationError) -> str:
             sentence += f"; {tool.name} takes one at a time, so call it once per item"
         return sentence
     if e.validator == "enum":
-        options = ", ".join(repr(v) for v in e.validator_value)
+        options = ", ".join(repr(v) for v in list(e.validator_value or ()))  # type: ignore[arg-type]
         return f"{where} must be one of {options}, not {e.instance!r}"
     if e.validator == "minLength":
         return f"{where} is empty; give it some text"
