@@ -50,7 +50,7 @@ class Tool:
     """it may remove or overwrite what is there (removed text still goes to an archive)"""
     idempotent: bool = False
     requires: tuple[str, ...] = ()
-    """store kinds the folder's manifest must declare for the tool to be offered"""
+    """store kinds, one of which the manifest must declare for the tool to be offered"""
     store: Callable[[Memory], str] | None = field(default=None, repr=False)
     """the file an error result names, when the tool has one"""
     alias_of: str | None = None
@@ -132,7 +132,7 @@ class Tools:
         for tool in definitions:
             if tool.name in self._all:
                 raise ValueError(f"two tools are named {tool.name!r}")
-            if all(memory.has(kind) for kind in tool.requires):
+            if not tool.requires or any(memory.has(kind) for kind in tool.requires):
                 self._all[tool.name] = tool
         self._validators = {
             name: Draft202012Validator(tool.parameters) for name, tool in self._all.items()

@@ -1,0 +1,229 @@
+"""memdir's MCP server: the agent tools, the memory files and the boot context over MCP.
+
+Thin over the same registry the Python dispatcher uses (``memdir.tools``): the
+tool list comes from the one definition of each tool, with its JSON Schema and
+its hints (read-only, destructive, idempotent), and every call goes through
+``Tools.call``, so a bad call is a structured ``{ok: false, reason}`` result the
+model can read (``isError`` set), never a protocol error.
+
+Resources: ``memdir://notebook``, ``memdir://context`` (the boot context) and
+any memory file as ``memdir://file/{path}``. Prompt: ``boot_context``.
+
+One server serves one memory folder (``--dir`` or ``--agent``): nothing it does
+can reach outside it, except a shared vault the folder's manifest mounts.
+Transports: stdio (what Claude Desktop and Claude Code start), and streamable
+HTTP on 127.0.0.1 by default; bound anywhere else it requires a bearer token.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import logging
+from collections.abc import Awaitable, Callable, MutableMapping
+from pathlib import Path
+from typing import Any
+
+import mcp_types as types
+from mcp.server.mcpserver import Context, MCPServer
+
+from memdir import __version__
+from memdir.context import PROFILES
+from memdir.errors import MemdirError
+from memdir.memory import Memory, open_memory
+from memdir.tools import Tools
+
+log = logging.getLogger("memdir.mcp")
+
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+DEFAULT_PORT = 8765
+
+INSTRUCTIONS = """\
+memdir is your long-term memory: a folder of markdown files that persists between
+conversations. Start by reading the boot context (resource memdir://context, or the
+boot_context prompt). While you work: keep what you are doing right now in the notebook
+(update_notebook); save each fact, preference or insight worth keeping with memory_save,
+one per call; search before you ask the user something you may already know
+(memory_search, then memory_get for the lines a hit points at); promote validated
+knowledge into curated sections with memory_update. Every result says which file it
+touched (store); a refusal comes back as ok: false with a reason you can act on.
+"""
+
+Scope = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+
+class MemdirMCP(MCPServer[Any]):
+    """An MCPServer whose tools come from memdir's registry rather than Python signatures."""
+
+    def __init__(self, memory: Memory, *, legacy_tools: bool = False) -> None:
+        super().__init__(
+            name="memdir",
+            title="memdir",
+            description="Long-term memory in a folder of markdown files",
+            instructions=INSTRUCTIONS,
+            version=__version__,
+            log_level="WARNING",
+        )
+        self.memory = memory
+        self.tools = Tools(memory)
+        self.legacy_tools = legacy_tools
+        _add_resources(self, memory)
+
+    async def list_tools(self) -> list[types.Tool]:
+        return [
+            types.Tool.model_validate(t.mcp())
+            for t in self.tools.available(legacy=self.legacy_tools)
+        ]
+
+    def _tool_input_schema(self, name: str) -> dict[str, Any] | None:
+        tool = self.tools.get(name)
+        return None if tool is None else tool.schema()
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> types.CallToolResult:
+        result = self.tools.call(name, arguments)
+        text = json.dumps(result, ensure_ascii=False, indent=1)
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=text)],
+            structured_content=result,
+            is_error=not result.get("ok", False),
+        )
+
+
+def _add_resources(server: MCPServer[Any], memory: Memory) -> None:
+    if memory.has("notebook"):
+
+        @server.resource(
+            "memdir://notebook",
+            name="notebook",
+            title="Notebook",
+            description="NOTEBOOK.md: the agent's working memory, always in its prompt.",
+            mime_type="text/markdown",
+        )
+        def notebook() -> str:
+            return memory.notebook.render()
+
+    @server.resource(
+        "memdir://context",
+        name="context",
+        title="Boot context",
+        description="What the agent loads at boot: identity, knowledge, notebook, journal.",
+        mime_type="text/markdown",
+    )
+    def boot() -> str:
+        return memory.context().text
+
+    @server.resource(
+        "memdir://file/{+path}",
+        name="file",
+        title="Memory file",
+        description="Any file of the memory folder by its path, e.g. memdir://file/knowledge.md",
+        mime_type="text/markdown",
+    )
+    def memory_file(path: str) -> str:
+        got = memory.get(path)
+        if not got.ok:
+            raise ValueError(got.reason)
+        return got.text
+
+    @server.prompt(
+        name="boot_context",
+        title="Boot context",
+        description=(
+            "The agent's memory to start a conversation with; profile is one of "
+            + ", ".join(PROFILES)
+            + "; query adds the memories most relevant to it."
+        ),
+    )
+    def boot_context(profile: str = "default", query: str | None = None) -> str:
+        if profile not in PROFILES:
+            raise ValueError(f"profile must be one of {', '.join(PROFILES)}, not {profile!r}")
+        return memory.context(profile=profile, query=query or None).text
+
+
+def build_server(folder: str | Path, *, legacy_tools: bool = False) -> MemdirMCP:
+    """The MCP server for the memory folder at ``folder``."""
+    return MemdirMCP(open_memory(folder), legacy_tools=legacy_tools)
+
+
+def bearer_guard(app: ASGIApp, token: str) -> ASGIApp:
+    """Refuse every HTTP request without ``Authorization: Bearer <token>`` (401)."""
+    expected = f"Bearer {token}".encode()
+
+    async def guarded(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            given = dict(scope.get("headers") or []).get(b"authorization", b"")
+            if not hmac.compare_digest(given, expected):
+                body = b'{"error": "unauthorized: send Authorization: Bearer <token>"}'
+                await send(
+                    {
+                        "type": "http.response.start",
+                        "status": 401,
+                        "headers": [
+                            (b"content-type", b"application/json"),
+                            (b"www-authenticate", b"Bearer"),
+                        ],
+                    }
+                )
+                await send({"type": "http.response.body", "body": body})
+                return
+        await app(scope, receive, send)
+
+    return guarded
+
+
+def http_app(server: MemdirMCP, *, host: str = "127.0.0.1", token: str | None = None) -> ASGIApp:
+    """The streamable HTTP app (at ``/mcp``), behind a bearer token when one is given.
+
+    Bound to anything but loopback, a token is required."""
+    if host not in LOOPBACK and not token:
+        raise MemdirError(
+            f"serving on {host} exposes this memory beyond this machine: give --token "
+            "(or set MEMDIR_TOKEN), and send it as 'Authorization: Bearer <token>'"
+        )
+    app: ASGIApp = server.streamable_http_app(host=host)
+    return bearer_guard(app, token) if token else app
+
+
+def serve(
+    folder: Path,
+    *,
+    http: bool = False,
+    host: str = "127.0.0.1",
+    port: int = DEFAULT_PORT,
+    token: str | None = None,
+    legacy_tools: bool = False,
+) -> None:
+    """Run the server until the client goes away (stdio) or the process is stopped (HTTP)."""
+    server = build_server(folder, legacy_tools=legacy_tools)
+    try:
+        if not http:
+            server.run("stdio")
+            return
+        import uvicorn
+
+        app = http_app(server, host=host, token=token)
+        uvicorn.run(app, host=host, port=port, log_level="warning")
+    finally:
+        server.memory.close()
+
+
+def host_config(folder: Path | None = None, agent: str | None = None) -> dict[str, Any]:
+    """The ``mcpServers`` entry for Claude Desktop / Claude Code (``claude_desktop_config.json``
+    or ``.mcp.json``) that starts this server over stdio."""
+    import shutil
+    import sys
+
+    command = shutil.which("memdir")
+    args: list[str] = ["serve"]
+    if command is None:
+        command, args = sys.executable, ["-m", "memdir", "serve"]
+    if agent is not None:
+        args += ["--agent", agent]
+    elif folder is not None:
+        args += ["--dir", str(Path(folder).resolve())]
+    return {"mcpServers": {"memdir": {"command": command, "args": args}}}

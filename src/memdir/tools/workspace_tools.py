@@ -1,0 +1,299 @@
+"""Tools for the vault and workspace specifications: cards, journal, lessons, working state.
+
+Each is offered only where the folder's manifest declares its store. Reading a
+card touches it (one tier up, last_accessed today); so does writing it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from memdir.tools.registry import Tool, ToolCallError, ok
+from memdir.tools.schema import (
+    INDEX_STORE,
+    array_of_strings,
+    boolean,
+    enum,
+    integer,
+    obj,
+    string,
+    write_result,
+)
+from memdir.tools.schema import json_safe as _safe
+
+if TYPE_CHECKING:
+    from memdir.memory import Memory
+
+CARD = string("The card: its name ('alice-moreau'), folder/name ('crm/alice-moreau') or path.")
+
+
+def _vault(memory: Memory) -> str:
+    return memory.vault._store()
+
+
+# -- vault cards -------------------------------------------------------------------
+
+
+def card_read(memory: Memory, args: dict[str, Any]) -> dict[str, Any]:
+    read = memory.vault.read(args["card"])
+    if read is None:
+        raise ToolCallError(
+            f"card_read: no card {args['card']!r} in the vault; memory_search finds cards "
+            "by what they are about",
+            _vault(memory),
+        )
+    return ok(read.path, path=read.path, meta=_safe(read.meta), body=read.body, touched=True)
+
+
+def card_write(memory: Memory, args: dict[str, Any]) -> dict[str, Any]:
+    result = memory.vault.write(
+        args["card"],
+        args.get("body"),
+        type=args.get("type"),
+        tags=args.get("tags"),
+        links=args.get("links"),
+        folder=args.get("folder"),
+        fields=args.get("fields"),
+    )
+    return write_result(result)
+
+
+def card_history(memory: Memory, args: dict[str, Any]) -> dict[str, Any]:
+    return write_result(memory.vault.append_history(args["card"], args["text"]))
+
+
+CARD_READ = Tool(
+    name="card_read",
+    title="Read a vault card",
+    description=(
+        "Open one vault card (a person, project, company or idea): its fields and its text. "
+        "Reading a card marks it recalled, so it stays warm in memory."
+    ),
+    parameters=obj({"card": CARD}, required=["card"]),
+    handler=card_read,
+    requires=("vault",),
+    store=_vault,
+)
+
+CARD_WRITE = Tool(
+    name="card_write",
+    title="Write a vault card",
+    description=(
+        "Create a vault card, or update one: the fields and text you give replace the old "
+        "ones (a card's ## History is always kept). One card per person, project, company "
+        "or idea; link cards with [[card-name]] in the text or in links."
+    ),
+    parameters=obj(
+        {
+            "card": CARD,
+            "body": string("The card's text (markdown)."),
+            "type": string("What it is: person, project, company, idea..."),
+            "tags": array_of_strings("Topic tags."),
+            "links": array_of_strings("Names of related cards."),
+            "folder": string("The vault folder for a new card, such as 'crm'."),
+            "fields": {
+                "type": "object",
+                "description": "Other frontmatter fields to set (strings, numbers, lists).",
+            },
+        },
+        required=["card"],
+    ),
+    handler=card_write,
+    destructive=True,
+    requires=("vault",),
+    store=_vault,
+)
+
+CARD_HISTORY = Tool(
+    name="card_history",
+    title="Add to a card's history",
+    description=(
+        "Add a dated line to a card's ## History: what happened with this person or "
+        "project. Append-only, safe when several agents share the vault."
+    ),
+    parameters=obj(
+        {"card": CARD, "text": string("What happened, in a line.", min_length=1)},
+        required=["card", "text"],
+    ),
+    handler=card_history,
+    requires=("vault",),
+    store=_vault,
+)
+
+# -- journal and lessons -----------------------------------------------------------
+
+
+def journal_append(memory: Memory, args: dict[str, Any]) -> dict[str, Any]:
+    return write_result(memory.journal.append(args["kind"], args["text"], why=args.get("why")))
+
+
+def lesson_add(memory: Memory, args: dict[str, Any]) -> dict[str, Any]:
+    result = memory.lessons.add(
+        args["category"], args["mistake"], args["what_happened"], args["rule"]
+    )
+    return write_result(result)
+
+
+def lesson_check(memory: Memory, args: dict[str, Any]) -> dict[str, Any]:
+    hits = memory.lessons_check(args["query"], k=args.get("k", 5))
+    return ok(INDEX_STORE, count=len(hits), hits=[hit.to_dict() for hit in hits])
+
+
+JOURNAL_APPEND = Tool(
+    name="journal_append",
+    title="Write in today's journal",
+    description=(
+        "Add a line to today's journal: a decision (always with why), a learning, a "
+        "milestone or context. Today's and yesterday's journal are loaded at boot, so this "
+        "is how you pick up where you left off."
+    ),
+    parameters=obj(
+        {
+            "kind": enum(("decision", "learning", "milestone", "context"), "Which section."),
+            "text": string("The line.", min_length=1),
+            "why": string("For a decision: the reason."),
+        },
+        required=["kind", "text"],
+    ),
+    handler=journal_append,
+    requires=("journal",),
+    store=lambda memory: memory.journal.path(memory.clock().date()),
+)
+
+LESSON_ADD = Tool(
+    name="lesson_add",
+    title="Log a lesson",
+    description=(
+        "Log a mistake so it is not made twice: what the mistake was, what happened, and "
+        "the rule to follow next time. Lessons are never pruned."
+    ),
+    parameters=obj(
+        {
+            "category": string("A category such as 'deploys' or 'email'."),
+            "mistake": string("The mistake, in a line.", min_length=1),
+            "what_happened": string("What it caused.", min_length=1),
+            "rule": string("The rule to follow from now on.", min_length=1),
+        },
+        required=["category", "mistake", "what_happened", "rule"],
+    ),
+    handler=lesson_add,
+    requires=("lessons",),
+    store=lambda memory: memory.lessons.store,
+)
+
+LESSON_CHECK = Tool(
+    name="lesson_check",
+    title="Check lessons",
+    description="Before something risky, search your lessons for rules that apply to it.",
+    parameters=obj(
+        {
+            "query": string("What you are about to do.", min_length=1),
+            "k": integer("How many lessons (default 5).", minimum=1, maximum=20),
+        },
+        required=["query"],
+    ),
+    handler=lesson_check,
+    read_only=True,
+    idempotent=True,
+    requires=("lessons",),
+    store=lambda memory: memory.lessons.store,
+)
+
+# -- working state -----------------------------------------------------------------
+
+_WORK = ("workstate", "notebook")
+
+
+def _work_store(memory: Memory) -> str:
+    return memory.workstate.store.store
+
+
+def work_start(memory: Memory, args: dict[str, Any]) -> dict[str, Any]:
+    return _view(memory, write_result(memory.workstate.start(args["task"])))
+
+
+def work_finish(memory: Memory, args: dict[str, Any]) -> dict[str, Any]:
+    return _view(memory, write_result(memory.workstate.finish(args.get("task"))))
+
+
+def work_spawn(memory: Memory, args: dict[str, Any]) -> dict[str, Any]:
+    return _view(memory, write_result(memory.workstate.spawn(args["label"], args["task"])))
+
+
+def work_result(memory: Memory, args: dict[str, Any]) -> dict[str, Any]:
+    result = memory.workstate.result(args["label"], args["summary"], verified=args["verified"])
+    return _view(memory, write_result(result))
+
+
+def _view(memory: Memory, result: dict[str, Any]) -> dict[str, Any]:
+    if result.get("ok"):
+        view = memory.workstate.view()
+        result["working_state"] = {
+            "right_now": view.right_now,
+            "done": view.done,
+            "pending": view.pending,
+        }
+    return result
+
+
+def _work_tool(
+    name: str, title: str, description: str, params: dict[str, Any], handler: Any
+) -> Tool:
+    return Tool(
+        name=name,
+        title=title,
+        description=description,
+        parameters=params,
+        handler=handler,
+        requires=_WORK,
+        store=_work_store,
+    )
+
+
+WORK_TOOLS = [
+    _work_tool(
+        "working_state_start",
+        "Start a task",
+        "Put a task in your working state's Right Now, so a crash or a new session knows "
+        "what you were doing. Call it when you begin something that takes more than a turn.",
+        obj({"task": string("The task, in a line.", min_length=1)}, required=["task"]),
+        work_start,
+    ),
+    _work_tool(
+        "working_state_finish",
+        "Finish a task",
+        "Move a task from Right Now to Done (the first one when no task is named).",
+        obj({"task": string("The task as written in Right Now.")}),
+        work_finish,
+    ),
+    _work_tool(
+        "working_state_spawn",
+        "Record a sub-agent",
+        "Before handing work to a sub-agent, record it under Pending so its result is "
+        "expected and checked.",
+        obj(
+            {
+                "label": string("The sub-agent's label.", min_length=1),
+                "task": string("What it was asked to do.", min_length=1),
+            },
+            required=["label", "task"],
+        ),
+        work_spawn,
+    ),
+    _work_tool(
+        "working_state_result",
+        "Record a sub-agent's result",
+        "When a sub-agent returns, record its result in Done, saying whether you verified it.",
+        obj(
+            {
+                "label": string("The sub-agent's label.", min_length=1),
+                "summary": string("What it produced.", min_length=1),
+                "verified": boolean("True only if you checked the result yourself."),
+            },
+            required=["label", "summary", "verified"],
+        ),
+        work_result,
+    ),
+]
+
+TOOLS = [CARD_READ, CARD_WRITE, CARD_HISTORY, JOURNAL_APPEND, LESSON_ADD, LESSON_CHECK, *WORK_TOOLS]

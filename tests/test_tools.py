@@ -1,0 +1,312 @@
+"""The agent tools through the one dispatcher: every tool succeeds and refuses as it should,
+and the one definition exports to OpenAI, Anthropic and MCP shapes."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from jsonschema import Draft202012Validator
+
+import memdir
+from memdir.testing import FakeClock
+from memdir.tools import Tool, Tools
+from memdir.tools.catalog import TOOLS
+
+
+@pytest.fixture
+def tools(memory: memdir.Memory) -> Tools:
+    return Tools(memory)
+
+
+def _snapshot(folder: Path) -> dict[str, bytes]:
+    return {
+        str(p.relative_to(folder)): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and ".memdir" not in p.parts
+    }
+
+
+def _prepare(tools: Tools) -> None:
+    """What the cases below build on: an observation, a card, a pending sub-agent."""
+    assert tools.call("memory_save", {"content": "Alice Moreau prefers email", "tags": ["crm"]})[
+        "ok"
+    ]
+    assert tools.call("card_write", {"card": "alice-moreau", "body": "Buyer at Acme."})["ok"]
+    assert tools.call("update_notebook", {"key": "task", "text": "Renew the Acme contract"})["ok"]
+    assert tools.call("state_update", {"key": "deploy", "text": "staging green"})["ok"]
+    assert tools.call("working_state_spawn", {"label": "scout", "task": "price survey"})["ok"]
+    assert tools.call(
+        "lesson_add",
+        {
+            "category": "deploys",
+            "mistake": "Deployed on a Friday",
+            "what_happened": "Nobody saw the outage",
+            "rule": "Deploy Monday to Thursday",
+        },
+    )["ok"]
+
+
+# name -> (arguments that succeed, what the result must hold)
+SUCCESS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
+    "update_notebook": ({"key": "next", "text": "Call Alice"}, {"store": "NOTEBOOK.md"}),
+    "clear_notebook": ({"key": "task"}, {"store": "NOTEBOOK.md", "action": "cleared"}),
+    "memory_save": ({"content": "Acme renews in March", "type": "fact"}, {"action": "saved"}),
+    "memory_search": ({"query": "Alice email"}, {"store": ".memdir/index.db"}),
+    "memory_update": (
+        {"section": "conventions", "content": "Email before calling."},
+        {"store": "knowledge.md", "action": "created"},
+    ),
+    "memory_get": ({"path": "knowledge.md", "from_line": 1, "to_line": 2}, {"lines": [1, 2]}),
+    "state_update": ({"key": "deploy", "text": "prod green"}, {"store": "state.md"}),
+    "recall_activity": ({"action": "list"}, {"store": ".memdir/history.db"}),
+    "card_read": ({"card": "alice-moreau"}, {"store": "vault/alice-moreau.md", "touched": True}),
+    "card_write": ({"card": "acme", "type": "company", "body": "Client."}, {"action": "created"}),
+    "card_history": ({"card": "alice-moreau", "text": "Signed the renewal"}, {"action": "updated"}),
+    "journal_append": (
+        {"kind": "decision", "text": "Renew for two years", "why": "price lock"},
+        {"store": "journal/2026-11-30.md", "key": "Decisions"},
+    ),
+    "lesson_add": (
+        {"category": "email", "mistake": "a", "what_happened": "b", "rule": "c"},
+        {"store": "lessons.md"},
+    ),
+    "lesson_check": ({"query": "deploy on Friday"}, {"store": ".memdir/index.db"}),
+    "working_state_start": ({"task": "Draft the renewal"}, {"store": "NOTEBOOK.md"}),
+    "working_state_finish": ({}, {"store": "NOTEBOOK.md"}),
+    "working_state_spawn": ({"label": "writer", "task": "draft email"}, {"store": "NOTEBOOK.md"}),
+    "working_state_result": (
+        {"label": "scout", "summary": "3 quotes", "verified": True},
+        {"store": "NOTEBOOK.md"},
+    ),
+    "memory_list": ({"limit": 5}, {"store": "knowledge.md", "count": 1}),
+    "memory_delete": ({"id": "obs_missing", "ids": []}, {}),  # checked as a refusal below
+    "memory_update_longterm": (
+        {"section": "preferences", "content": "Short emails.", "mode": "patch"},
+        {"store": "knowledge.md"},
+    ),
+    "update_working_memory": ({"key": "focus", "value": "Acme"}, {"store": "NOTEBOOK.md"}),
+    "clear_working_memory": ({"key": "task"}, {"store": "NOTEBOOK.md"}),
+}
+
+# name -> (arguments that must be refused, words the reason must contain)
+REFUSAL: dict[str, tuple[Any, str]] = {
+    "update_notebook": ({"key": "x", "text": "y" * 7000}, "6000-char limit"),
+    "clear_notebook": ({"key": "no-such-entry"}, "no notebook entry"),
+    "memory_save": ({"content": ["one", "two"]}, "once per item"),
+    "memory_search": ({"query": "x", "mode": "sideways"}, "must be one of"),
+    "memory_update": ({"section": "big", "content": "word " * 1000}, "3000"),
+    "memory_get": ({"path": "../../etc/passwd"}, "leaves the memory folder"),
+    "state_update": ({"key": "deploy"}, "text is required"),
+    "recall_activity": ({"action": "get", "activity_id": "act-nope"}, "no activity"),
+    "card_read": ({"card": "nobody"}, "no card 'nobody'"),
+    "card_write": ({"card": "   "}, "name the card"),
+    "card_history": ({"card": "nobody", "text": "x"}, "no card"),
+    "journal_append": ({"kind": "rumour", "text": "x"}, "must be one of"),
+    "lesson_add": ({"category": "x", "mistake": "a", "what_happened": "b"}, "rule is required"),
+    "lesson_check": ({}, "query is required"),
+    "working_state_start": ({"task": ""}, "task is empty"),
+    "working_state_finish": ({"task": 3}, "must be a string"),
+    "working_state_spawn": ({"label": "x"}, "task is required"),
+    "working_state_result": ({"label": "ghost", "summary": "x", "verified": False}, "no pending"),
+    "memory_list": ({"limit": 0}, "at least 1"),
+    "memory_delete": ({"ids": ["obs_nope"]}, "none of these observation ids exist"),
+    "memory_update_longterm": ({"section": "_observations", "content": "x"}, "buffer"),
+    "update_working_memory": ({"text": "x"}, "key is required"),
+    "clear_working_memory": ({"key": "ghost"}, "no notebook entry"),
+}
+
+
+def test_every_tool_has_a_success_and_a_refusal_case() -> None:
+    names = {tool.name for tool in TOOLS}
+    assert names == set(SUCCESS) == set(REFUSAL)
+
+
+@pytest.mark.parametrize("name", sorted(set(SUCCESS) - {"memory_delete"}))
+def test_each_tool_succeeds_and_names_its_store(tools: Tools, name: str) -> None:
+    _prepare(tools)
+    arguments, expected = SUCCESS[name]
+    result = tools.call(name, arguments)
+    assert result["ok"] is True and result["status"] == "ok", result
+    assert isinstance(result["store"], str) and result["store"]
+    for key, value in expected.items():
+        assert result[key] == value, (key, result)
+
+
+@pytest.mark.parametrize("name", sorted(REFUSAL))
+def test_each_tool_refuses_with_a_reason_and_changes_nothing(
+    tools: Tools, folder: Path, name: str
+) -> None:
+    _prepare(tools)
+    before = _snapshot(folder)
+    arguments, words = REFUSAL[name]
+    result = tools.call(name, arguments)
+    assert result["ok"] is False and result["status"] == "error", result
+    assert words in result["reason"], result["reason"]
+    assert _snapshot(folder) == before
+
+
+def test_memory_delete_removes_observations_by_id(tools: Tools) -> None:
+    saved = tools.call("memory_save", {"content": "Temporary note"})
+    result = tools.call("memory_delete", {"id": saved["key"]})
+    assert result["ok"] and result["removed"] == [saved["key"]]
+    assert result["archive"].startswith("archive/")
+    assert tools.call("memory_list", {})["count"] == 0
+
+
+def test_memory_save_through_the_tool_rejects_an_array(tools: Tools, folder: Path) -> None:
+    """A-memory-save-rejects-array, through the dispatcher: one observation per call."""
+    before = (folder / "knowledge.md").read_bytes()
+    result = tools.call("memory_save", {"content": ["first", "second"]})
+    assert result == {
+        "ok": False,
+        "status": "error",
+        "store": "knowledge.md",
+        "reason": "memory_save: content must be a string, not an array of 2; "
+        "memory_save takes one at a time, so call it once per item",
+    }
+    assert (folder / "knowledge.md").read_bytes() == before
+
+
+def test_results_report_the_knowledge_store_path(tools: Tools) -> None:
+    """A-tool-result-store-path: tools name knowledge.md, so agents never invent a path."""
+    for name, args in [
+        ("memory_save", {"content": "x y z"}),
+        ("memory_update", {"section": "s", "content": "t"}),
+        ("memory_update_longterm", {"section": "s", "content": "u", "mode": "append"}),
+    ]:
+        assert tools.call(name, args)["store"] == "knowledge.md"
+
+
+def test_bad_calls_get_sentences_not_exceptions(tools: Tools) -> None:
+    unknown = tools.call("memory_forget", {})
+    assert unknown["ok"] is False and "no tool named 'memory_forget'" in unknown["reason"]
+    assert "memory_save" in unknown["reason"]  # it lists what there is
+    extra = tools.call("memory_save", {"content": "x", "importance": 5})
+    assert "unknown argument importance; memory_save takes content, type, tags" in extra["reason"]
+    missing = tools.call("memory_save", {})
+    assert missing["reason"].startswith("memory_save: content is required")
+    assert tools.call("memory_save", "{not json")["reason"].startswith(
+        "memory_save: the arguments are not valid JSON"
+    )
+    assert "must be a JSON object" in tools.call("memory_save", ["x"])["reason"]  # type: ignore[arg-type]
+    assert "a whole number" in tools.call("memory_search", {"query": "x", "k": "ten"})["reason"]
+
+
+def test_arguments_as_a_json_string_work(tools: Tools) -> None:
+    """OpenAI hands tool arguments over as a JSON string."""
+    result = tools.call("memory_save", json.dumps({"content": "Bob plays jazz"}))
+    assert result["ok"] and result["action"] == "saved"
+    hits = tools.call("memory_search", '{"query": "jazz"}')["hits"]
+    assert hits and hits[0]["path"] == "knowledge.md" and "**jazz**" in hits[0]["snippet"]
+
+
+def test_an_internal_error_becomes_a_structured_error(memory: memdir.Memory) -> None:
+    def broken(memory: memdir.Memory, args: dict[str, Any]) -> dict[str, Any]:
+        raise RuntimeError("disk on fire")
+
+    tool = Tool("broken", "Breaks.", {"type": "object"}, broken, store=lambda m: "NOTEBOOK.md")
+    result = Tools(memory, [tool]).call("broken", {})
+    assert result["ok"] is False and result["store"] == "NOTEBOOK.md"
+    assert "broken failed inside memdir (RuntimeError: disk on fire)" in result["reason"]
+
+
+def test_reading_a_card_touches_it(tools: Tools, memory: memdir.Memory, clock: FakeClock) -> None:
+    tools.call("card_write", {"card": "acme", "body": "Client since 2024."})
+    clock.advance(days=30)
+    memory.decay()
+    assert memory.vault.read("acme", touch=False).meta["tier"] == "cold"  # type: ignore[union-attr]
+    read = tools.call("memory_get", {"path": "vault/acme.md"})
+    assert read["ok"] and read["touched"] is True
+    assert memory.vault.read("acme", touch=False).meta["tier"] == "warm"  # type: ignore[union-attr]
+    assert tools.call("card_read", {"card": "acme"})["meta"]["tier"] == "active"
+    # a search that finds it does not touch it
+    tools.call("memory_search", {"query": "client since", "mode": "deep"})
+    assert memory.vault.read("acme", touch=False).meta["access_count"] == 2  # type: ignore[union-attr]
+
+
+def test_recall_activity_lists_searches_and_gets(tools: Tools, memory: memdir.Memory) -> None:
+    with memory.history.activity("task", "Renew the Acme contract", task_id="t-1") as run:
+        run.log("tool_start", "search_crm")
+    listed = tools.call("recall_activity", {"action": "list", "task_id": "t-1"})
+    assert listed["count"] == 1
+    activity_id = listed["activities"][0]["id"]
+    found = tools.call("recall_activity", {"action": "search", "query": "acme renewal"})
+    assert found["activities"][0]["id"] == activity_id
+    got = tools.call("recall_activity", {"action": "get", "activity_id": activity_id})
+    assert got["activity"]["logs"][0]["content"] == "search_crm"
+    bad = tools.call("recall_activity", {"action": "list", "since": "last tuesday"})
+    assert "since must be a date" in bad["reason"]
+
+
+def test_tools_follow_the_manifest(tmp_path: Path) -> None:
+    """A folder without a vault offers no card tools; legacy aliases are hidden by default."""
+    memdir.init(tmp_path / "nb", layout="notebook")
+    with memdir.open(tmp_path / "nb", embedder="none") as memory:
+        tools = Tools(memory)
+        names = tools.names()
+        assert "memory_save" in names and "update_notebook" in names
+        assert not {"card_read", "card_write", "lesson_add"} & set(names)
+        assert "memory_list" not in names and "memory_list" in tools.names(legacy=True)
+        refused = tools.call("card_read", {"card": "x"})
+        assert "no tool named 'card_read'" in refused["reason"]
+
+
+# -- the three schema shapes ---------------------------------------------------------
+
+NAME_RE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+
+
+def test_every_schema_is_valid_json_schema_and_strict_about_arguments() -> None:
+    for tool in TOOLS:
+        Draft202012Validator.check_schema(dict(tool.parameters))
+        assert tool.parameters["type"] == "object"
+        assert tool.parameters["additionalProperties"] is False
+        assert NAME_RE.match(tool.name)
+        assert 20 <= len(tool.description) <= 1024, tool.name
+        for prop, spec in tool.parameters["properties"].items():
+            assert spec.get("description"), (tool.name, prop)
+
+
+def test_exports_share_one_definition(tools: Tools) -> None:
+    openai = tools.openai()
+    anthropic = tools.anthropic()
+    mcp = tools.mcp()
+    assert [t["function"]["name"] for t in openai] == tools.names()
+    assert [t["name"] for t in anthropic] == tools.names() == [t["name"] for t in mcp]
+    save = tools.get("memory_save")
+    assert save is not None
+    by_name = {t["function"]["name"]: t for t in openai}
+    assert by_name["memory_save"] == {
+        "type": "function",
+        "function": {
+            "name": "memory_save",
+            "description": save.description,
+            "parameters": save.schema(),
+        },
+    }
+    assert {t["name"]: t for t in anthropic}["memory_save"] == {
+        "name": "memory_save",
+        "description": save.description,
+        "input_schema": save.schema(),
+    }
+    search = {t["name"]: t for t in mcp}["memory_search"]
+    assert search["inputSchema"] == tools.get("memory_search").schema()  # type: ignore[union-attr]
+    assert search["annotations"]["readOnlyHint"] is True
+    assert {t["name"]: t for t in mcp}["clear_notebook"]["annotations"]["destructiveHint"] is True
+    json.dumps([openai, anthropic, mcp])  # all plain JSON
+
+
+@pytest.mark.parametrize("shape", ["openai", "anthropic"])
+def test_a_call_shaped_by_each_provider_dispatches(tools: Tools, shape: str) -> None:
+    """What each provider sends back for a tool call goes straight into call()."""
+    if shape == "openai":  # tool_calls[i].function: name + arguments as a JSON string
+        call = {"name": "memory_save", "arguments": '{"content": "Carol runs ops"}'}
+        result = tools.call(call["name"], call["arguments"])
+    else:  # content block {type: tool_use, name, input: {...}}
+        block = {"type": "tool_use", "name": "memory_save", "input": {"content": "Carol runs ops"}}
+        result = tools.call(block["name"], block["input"])  # type: ignore[arg-type]
+    assert result["ok"] and result["store"] == "knowledge.md"
