@@ -13,6 +13,8 @@ has nothing to lose.
 
 from __future__ import annotations
 
+import os
+
 import random
 import time
 from collections.abc import Sequence
@@ -139,7 +141,8 @@ class Memory:
         if choice is not None and not isinstance(choice, str):
             return choice
         try:
-            return load_embedder(choice or self.manifest.index.embedder)
+            name = choice or os.environ.get("MEMDIR_EMBEDDER") or self.manifest.index.embedder
+            return load_embedder(name)
         except EmbedderUnavailable as exc:
             self.notices.append(Notice("index", f"keyword search only: {exc}"))
             return None
