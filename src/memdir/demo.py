@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
@@ -18,9 +19,11 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.tree import Tree
 
+from memdir.mcp_server import host_config
 from memdir.memory import Memory, open_memory
 from memdir.results import WriteResult
 from memdir.scaffold import init_folder
+from memdir.tools import Tools
 
 
 def run_demo(root: Path, console: Console) -> Memory:
@@ -118,7 +121,28 @@ def run_demo(root: Path, console: Console) -> Memory:
         "turn, for the prompt cache. Observations stay out (they are searched); evicted "
         f"entries are in [cyan]{memory.manifest.archive_dir()}/[/], never lost."
     )
+
+    _step(console, "9. Connect an agent: the same tools over MCP")
+    tools = Tools(memory)
+    console.print(
+        f"  {len(tools.names())} tools ({', '.join(tools.names()[:5])}, ...) with JSON schemas "
+        "for OpenAI, Anthropic and MCP; memdir.tools.Tools(memory).call(name, args) runs one."
+    )
+    console.print(
+        "  Claude Desktop: add this to claude_desktop_config.json (Claude Code: .mcp.json) "
+        "and restart it; the agent's folder is created in ~/.memdir/agents/ on first use:"
+    )
+    snippet = json.dumps(host_config(agent="assistant"), indent=2)
+    console.print(Syntax(snippet, "json", word_wrap=True))
+    server = snippet_command(host_config(agent="assistant"))
+    console.print(f"  Claude Code in one line: claude mcp add memdir -- {server}", highlight=False)
+    console.print("  Over HTTP: memdir serve --http --port 8765 (http://127.0.0.1:8765/mcp)")
     return memory
+
+
+def snippet_command(config: dict[str, Any]) -> str:
+    entry = config["mcpServers"]["memdir"]
+    return " ".join([entry["command"], *entry["args"]])
 
 
 def _step(console: Console, title: str) -> None:

@@ -218,7 +218,8 @@ def host_config(folder: Path | None = None, agent: str | None = None) -> dict[st
     import shutil
     import sys
 
-    command = shutil.which("memdir")
+    beside = Path(sys.executable).parent / "memdir"  # the script of this very install
+    command = str(beside) if beside.is_file() else shutil.which("memdir")
     args: list[str] = ["serve"]
     if command is None:
         command, args = sys.executable, ["-m", "memdir", "serve"]
