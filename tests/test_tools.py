@@ -310,3 +310,14 @@ def test_a_call_shaped_by_each_provider_dispatches(tools: Tools, shape: str) -> 
         block = {"type": "tool_use", "name": "memory_save", "input": {"content": "Carol runs ops"}}
         result = tools.call(block["name"], block["input"])  # type: ignore[arg-type]
     assert result["ok"] and result["store"] == "knowledge.md"
+
+
+def test_the_reference_in_docs_is_current() -> None:
+    """docs/tools.md carries the reference generated from the definitions (make docs)."""
+    from memdir.tools.reference import reference, splice
+
+    doc = Path(__file__).parent.parent / "docs" / "tools.md"
+    text = doc.read_text(encoding="utf-8")
+    assert splice(text, reference(TOOLS)) == text, "docs/tools.md is stale: run make docs"
+    for tool in TOOLS:
+        assert f"### `{tool.name}`" in text
