@@ -321,3 +321,41 @@ def test_the_reference_in_docs_is_current() -> None:
     assert splice(text, reference(TOOLS)) == text, "docs/tools.md is stale: run make docs"
     for tool in TOOLS:
         assert f"### `{tool.name}`" in text
+
+
+def test_an_agent_never_reaches_another_agents_folder(memdir_home: Path, tmp_path: Path) -> None:
+    """Two agents in one home: paths, '..' and symlinks out of the folder are refused;
+    a vault is shared only where the manifest mounts it."""
+    from memdir.home import resolve_folder
+
+    one = resolve_folder(None, "one", create=True)
+    two = resolve_folder(None, "two", create=True)
+    (two / "knowledge.md").write_text("# Knowledge\n\n## secrets\nTwo's private notes.\n")
+    (one / "peek.md").symlink_to(two / "knowledge.md")
+    (one / "vault" / "peek.md").symlink_to(two / "knowledge.md")  # a card path, a file outside
+    (one / "vault" / "theirs").symlink_to(two / "vault", target_is_directory=True)
+    with memdir.open(one, embedder="none") as memory:
+        tools = Tools(memory)
+        for path in ["../two/knowledge.md", str(two / "knowledge.md"), "peek.md", "vault/peek.md"]:
+            result = tools.call("memory_get", {"path": path})
+            assert result["ok"] is False, path
+            assert "memory folder" in result["reason"]
+        assert tools.call("card_write", {"card": "x", "folder": "../../two"})["ok"] is False
+        found = tools.call("memory_search", {"query": "Two's private notes", "mode": "deep"})
+        assert found["ok"] and not [h for h in found["hits"] if "private" in h["snippet"]]
+    before = (two / "knowledge.md").read_bytes()
+    assert (two / "knowledge.md").read_bytes() == before
+
+    shared = tmp_path / "team-vault"
+    manifest = (one / "memdir.toml").read_text()
+    (one / "memdir.toml").write_text(
+        manifest.replace(
+            'paths = ["vault/**/*.md"]', f'paths = ["**/*.md"]\nmount = "{shared.as_posix()}"'
+        )
+    )
+    with memdir.open(one, embedder="none") as memory:
+        written = Tools(memory).call("card_write", {"card": "project-x", "body": "Shared."})
+        assert written["ok"] and written["store"] == "vault/project-x.md"
+        assert (shared / "project-x.md").is_file()
+        read = Tools(memory).call("card_read", {"card": "project-x"})
+        assert read["ok"] and "Shared." in read["body"]

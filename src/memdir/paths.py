@@ -53,10 +53,11 @@ class FileSpace:
         for pattern in layer.paths:
             if not is_glob(pattern):
                 try:
-                    stat = os.stat(base / pattern)
+                    stat = os.stat(base / pattern)  # follows a link: checked below
                 except OSError:
                     continue
-                if S_ISREG(stat.st_mode) and not _hidden(pattern):
+                path = base / pattern
+                if S_ISREG(stat.st_mode) and not _hidden(pattern) and _inside(base, path):
                     found.setdefault(prefix + pattern, stat)
                 continue
             regex = glob_regex(pattern)
@@ -84,6 +85,12 @@ class FileSpace:
         )
 
 
+def _inside(base: Path, path: str | Path) -> bool:
+    """Whether ``path``, links resolved, stays inside ``base``: a symlink in a memory
+    folder never brings another folder's files into its index."""
+    return Path(os.path.realpath(path)).is_relative_to(os.path.realpath(base))
+
+
 def _hidden(relative: str) -> bool:
     return any(part.startswith(".") for part in relative.split("/"))
 
@@ -106,8 +113,8 @@ def _walk(base: Path, start: str) -> Iterator[tuple[str, os.DirEntry[str]]]:
             relative = f"{folder}/{entry.name}" if folder else entry.name
             if entry.is_dir(follow_symlinks=False):
                 below.append(relative)
-            elif entry.is_file():
-                yield relative, entry
+            elif entry.is_file() and (not entry.is_symlink() or _inside(base, entry.path)):
+                yield relative, entry  # a link is followed only if it stays inside
         folders.extend(reversed(below))
 
 
