@@ -123,9 +123,12 @@ def starter_values(manifest: Manifest) -> dict[str, str]:
 
 
 def uncovered_files(root: Path, manifest: Manifest) -> list[str]:
-    """Markdown files under ``root`` that no layer's paths match."""
+    """Markdown files under ``root`` that no layer's paths match, a catch-all layer
+    (``notes``, which searches them as plain notes) left aside."""
     covered: set[Path] = set()
     for layer in manifest.layers.values():
+        if layouts.catch_all(layer):
+            continue
         for pattern in layer.paths:
             if is_glob(pattern):
                 covered.update(root.glob(pattern))

@@ -10,6 +10,10 @@
   current embedder are kept and reused by content; others are dropped).
 - Vectors are computed lazily (``ensure_vectors``, run by search), so a write
   never waits for the model; keyword search sees a write at once.
+- A file belongs to the first layer in the manifest whose paths match it; it
+  is indexed only if that layer is (a catch-all layer listed last never takes
+  a file an earlier layer keeps out of the index). ``MEMORY.md`` is legacy:
+  never indexed.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from memdir.config import STATE_DIR, Layer, Manifest
+from memdir.config import LEGACY_MEMORY_MD, STATE_DIR, Layer, Manifest
 from memdir.index.db import clear_items, connect, log_bounds, transaction
 from memdir.index.embedders import Embedder
 from memdir.index.extract import CORE_KINDS, EXTRACT_VERSION, Item, extract
@@ -53,6 +57,15 @@ class ScanReport:
     @property
     def changed(self) -> bool:
         return bool(self.added or self.updated or self.removed)
+
+
+def _indexed(layer: Layer) -> bool:
+    return layer.indexed and layer.store in EXTRACTABLE
+
+
+def _legacy(relpath: str) -> bool:
+    """``MEMORY.md`` is migrated once and then ignored: no layer owns it."""
+    return relpath.rpartition("/")[2] == LEGACY_MEMORY_MD
 
 
 def _hash(text: str) -> str:
@@ -98,11 +111,7 @@ class Index:
     # -- which files -----------------------------------------------------------
 
     def layers(self) -> list[tuple[str, Layer]]:
-        return [
-            (name, layer)
-            for name, layer in self.manifest.layers.items()
-            if layer.indexed and layer.store in EXTRACTABLE
-        ]
+        return [(name, layer) for name, layer in self.manifest.layers.items() if _indexed(layer)]
 
     def files_on_disk(self) -> dict[str, tuple[str, Layer]]:
         """Relative path -> (layer name, layer) for every indexed file; first layer wins."""
@@ -110,15 +119,26 @@ class Index:
 
     def _stats(self) -> dict[str, tuple[tuple[str, Layer], os.stat_result]]:
         found: dict[str, tuple[tuple[str, Layer], os.stat_result]] = {}
-        for name, layer in self.layers():
+        passed: list[tuple[str, Layer]] = []  # layers not indexed, earlier in the manifest
+        for name, layer in self.manifest.layers.items():
+            if not _indexed(layer):
+                passed.append((name, layer))
+                continue
             for relpath, stat in self.space.stats(name, layer).items():
-                found.setdefault(relpath, ((name, layer), stat))
+                if relpath in found or _legacy(relpath):
+                    continue
+                if any(self.space.matches(n, other, relpath) for n, other in passed):
+                    continue  # an earlier layer that is not indexed owns it
+                found[relpath] = ((name, layer), stat)
         return found
 
     def layer_of(self, relpath: str) -> tuple[str, Layer] | None:
-        for name, layer in self.layers():
+        """The layer that owns ``relpath`` (the first whose paths match it), if indexed."""
+        if _legacy(relpath):
+            return None
+        for name, layer in self.manifest.layers.items():
             if self.space.matches(name, layer, relpath):
-                return name, layer
+                return (name, layer) if _indexed(layer) else None
         return None
 
     # -- writing rows ----------------------------------------------------------

@@ -16,7 +16,7 @@ from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
 
-from memdir.config import Manifest, is_glob, parse_manifest, static_prefix
+from memdir.config import Layer, Manifest, is_glob, parse_manifest, static_prefix
 
 LAYOUTS: tuple[str, ...] = ("default", "notebook", "vault", "workspace")
 
@@ -65,13 +65,19 @@ def folders(manifest: Manifest) -> list[str]:
     return found
 
 
+def catch_all(layer: Layer) -> bool:
+    """Whether the layer only gathers what no other layer claims (every path ``**/...``,
+    such as the ``notes`` layer every preset lists last)."""
+    return all(path.startswith("**/") for path in layer.paths)
+
+
 def detect(root: Path) -> tuple[str, int]:
     """The layout whose paths best match the files already in ``root``, and how many match."""
     best, best_score = "default", 0
     for layout in LAYOUTS:
         score = 0
         for layer in manifest(layout).layers.values():
-            if layer.store in ("archive", "history"):
+            if layer.store in ("archive", "history") or catch_all(layer):
                 continue  # every layout has these; they say nothing about the shape
             for path in layer.paths:
                 if any(root.glob(path)) if is_glob(path) else (root / path).exists():

@@ -37,6 +37,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Literal, get_args
 
+from memdir.config import Limits
 from memdir.files.sections import Section, SectionDocument, sanitize_body, strip_think
 from memdir.results import Notice, WriteResult
 from memdir.stores.base import (
@@ -175,20 +176,31 @@ class KnowledgeStore(SectionFileStore):
         return None
 
     def usage(self) -> KnowledgeUsage:
-        doc = self._read()
-        _, sub = _observations_doc(doc)
-        curated = {s.key: len(s.body) for s in doc if s.key != OBSERVATIONS_KEY}
-        empty = sum(1 for section in sub if not section.body.strip())
-        limits = self.ctx.limits
-        return KnowledgeUsage(
-            section_chars=curated,
-            total_chars=sum(curated.values()),
-            section_max=limits.memory_md_section_max_chars,
-            total_max=limits.memory_md_total_max_chars,
-            observations=len(sub) - empty,
-            observations_max=limits.observations_max,
-            empty_observations=empty,
-        )
+        return _usage(self._read(), self.ctx.limits)
+
+    def check_text(self, text: str) -> str | None:
+        """Why ``text``, written whole, would leave knowledge.md over its caps (None if it
+        fits). Writes nothing: a tool that edits the file as plain text asks this first."""
+        usage = _usage(SectionDocument.parse(text), self.ctx.limits)
+        if usage.over_sections:
+            key = usage.over_sections[0]
+            return (
+                f"section {key!r} of {self.store} would be {usage.section_chars[key]} chars, over "
+                f"the {usage.section_max}-char cap of a curated section; shorten it, or keep the "
+                f"details as observations under ## {OBSERVATIONS_KEY} or in another file"
+            )
+        if usage.over_total:
+            return (
+                f"the curated sections of {self.store} would total {usage.total_chars} chars, over "
+                f"the {usage.total_max}-char cap (## {OBSERVATIONS_KEY} not counted); shorten "
+                "or remove a section first"
+            )
+        if usage.observations > usage.observations_max:
+            return (
+                f"{self.store} would hold {usage.observations} observations, over the cap of "
+                f"{usage.observations_max}; remove old ones first"
+            )
+        return None
 
     def check(self) -> list[Notice]:
         usage = self.usage()
@@ -487,6 +499,21 @@ class KnowledgeStore(SectionFileStore):
         doomed = [obs for _, _, obs in ranked[: len(sub) - limit]]
         sub.sections = [obs for obs in sub if all(obs is not d for d in doomed)]
         return [ArchivedText.of(obs, "over-cap") for obs in doomed]
+
+
+def _usage(doc: SectionDocument, limits: Limits) -> KnowledgeUsage:
+    _, sub = _observations_doc(doc)
+    curated = {s.key: len(s.body) for s in doc if s.key != OBSERVATIONS_KEY}
+    empty = sum(1 for section in sub if not section.body.strip())
+    return KnowledgeUsage(
+        section_chars=curated,
+        total_chars=sum(curated.values()),
+        section_max=limits.memory_md_section_max_chars,
+        total_max=limits.memory_md_total_max_chars,
+        observations=len(sub) - empty,
+        observations_max=limits.observations_max,
+        empty_observations=empty,
+    )
 
 
 def _tokens(text: str) -> int:

@@ -106,6 +106,28 @@ class Notebook(SectionFileStore):
             )
         return notices
 
+    def check_text(self, text: str) -> str | None:
+        """Why ``text``, written whole, would leave NOTEBOOK.md over its caps (None if it
+        fits). Writes nothing: a tool that edits the file as plain text asks this first."""
+        plan = self._plan(SectionDocument.parse(text))
+        limits = self.ctx.limits
+        if plan.evicted:
+            agents = [entry.key for entry in plan.entries if entry.managed == "agent"]
+            agents += [entry.key for entry in plan.evicted]
+            return (
+                f"{self.store} would hold {len(agents)} agent-managed entries "
+                f"({', '.join(agents)}); the cap is {limits.notebook_max_agent_entries}. "
+                "Replace or remove an entry instead of adding one"
+            )
+        if plan.long:
+            entry = plan.long[0]
+            return (
+                f"entry {entry.key!r} of {self.store} would be {len(entry.text)} chars, over the "
+                f"{limits.notebook_entry_max_chars}-char cap of a notebook entry; keep it short "
+                "and keep the details in another file"
+            )
+        return None
+
     # -- writing ---------------------------------------------------------------
 
     def update(self, key: str, text: str, managed: str = "agent") -> WriteResult:

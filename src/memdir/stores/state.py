@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from memdir.files.sections import Section, strip_think
+from memdir.files.sections import Section, SectionDocument, strip_think
 from memdir.results import WriteResult
 from memdir.stores.base import (
     ArchivedText,
@@ -33,6 +33,8 @@ from memdir.timeutil import format_ts, parse_ts
 ARCHIVE_KIND = "state"
 REFLEX_LINE_MAX_CHARS = 160
 STATE_ENTRY_MAX_CHARS = 2000
+STATE_FILE_MAX_BYTES = 4096
+"""what a plain-text edit may leave in state.md: snapshots are short lines, not notes"""
 
 
 @dataclass(frozen=True)
@@ -68,6 +70,23 @@ class StateStore(SectionFileStore):
             shorten(f"{entry.key}: {entry.text}", REFLEX_LINE_MAX_CHARS)
             for entry in newest[: max(limit, 0)]
         ]
+
+    def check_text(self, text: str) -> str | None:
+        """Why ``text``, written whole, would leave state.md over its caps (None if it
+        fits). Writes nothing: a tool that edits the file as plain text asks this first."""
+        size = len(text.encode("utf-8", "surrogateescape"))
+        if size > STATE_FILE_MAX_BYTES:
+            return (
+                f"{self.store} would be {size} bytes, over its {STATE_FILE_MAX_BYTES}-byte cap: "
+                "it holds short dated snapshots; keep longer notes in another file"
+            )
+        for section in SectionDocument.parse(text):
+            if len(section.body) > STATE_ENTRY_MAX_CHARS:
+                return (
+                    f"snapshot {section.key!r} of {self.store} would be {len(section.body)} "
+                    f"chars, over the {STATE_ENTRY_MAX_CHARS}-char cap of a snapshot"
+                )
+        return None
 
     def set(self, key: str, text: str) -> WriteResult:
         """Insert or replace the snapshot ``key`` (state_update)."""

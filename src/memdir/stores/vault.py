@@ -358,6 +358,27 @@ class VaultStore:
         return self.space.real(path)
 
 
+def check_card_text(text: str, before: str | None = None) -> str | None:
+    """Why ``text`` cannot replace a card whose text was ``before`` (None if it can): its
+    frontmatter must load as a YAML mapping, and a card that had frontmatter keeps it.
+    Writes nothing: a tool that edits cards as plain text asks this first."""
+    try:
+        card = Card.parse(text)
+    except FileShapeError as exc:
+        return "the card's " + " ".join(str(exc).split())
+    if before is not None and not card.meta:
+        try:
+            had = bool(Card.parse(before).meta)
+        except FileShapeError:
+            had = False
+        if had:
+            return (
+                "the card would lose its frontmatter (the --- block of type, tags, tier and "
+                "dates at its top); keep the block and edit the lines inside it"
+            )
+    return None
+
+
 def type_name(value: object) -> str:
     return "null" if value is None else type(value).__name__
 
