@@ -68,7 +68,7 @@ def folders(manifest: Manifest) -> list[str]:
 def catch_all(layer: Layer) -> bool:
     """Whether the layer only gathers what no other layer claims (every path ``**/...``,
     such as the ``notes`` layer every preset lists last)."""
-    return all(path.startswith("**/") for path in layer.paths)
+    return layer.mount is None and all(path.startswith("**/") for path in layer.paths)
 
 
 def detect(root: Path) -> tuple[str, int]:
