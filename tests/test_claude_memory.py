@@ -95,6 +95,18 @@ def test_view_a_folder_two_levels_deep_with_sizes(memory: Memory) -> None:
     )
 
 
+def test_a_long_listing_stops_and_says_so(memory: Memory) -> None:
+    many = memory.root / "many"
+    many.mkdir()
+    for n in range(1003):
+        (many / f"{n:04}.md").write_text("x")
+    lines = run(memory, command="view", path="/memories/many").splitlines()
+    assert len(lines) == 1 + 1 + 1000 + 1
+    assert lines[1] == "1003B\t/memories/many"
+    assert lines[-2] == "1B\t/memories/many/0999.md"
+    assert lines[-1] == "... and 3 more; view a folder inside /memories/many to see them"
+
+
 def test_view_the_root_lists_the_folder_but_nothing_hidden(memory: Memory) -> None:
     text = run(memory, command="view", path="/memories")
     lines = text.splitlines()
