@@ -306,6 +306,25 @@ def test_rename_moves_the_file_and_its_rows(memory: Memory) -> None:
     assert rows(memory, "a.md") == 0 and rows(memory, "z/b.md") > 0
 
 
+def test_rename_a_folder_and_into_the_vault(memory: Memory) -> None:
+    run(memory, command="create", path="/memories/people/ann.md", file_text="# Ann\nowl keeper\n")
+    bad = "---\ntype: [person\n---\n# Bo\n"
+    run(memory, command="create", path="/memories/people/bo.md", file_text=bad)
+    refusal = run(
+        memory, command="rename", old_path="/memories/people", new_path="/memories/vault/people"
+    )
+    assert refusal.startswith(
+        "Error: /memories/vault/people/bo.md was left as it was: the card's frontmatter"
+    )
+    assert (memory.root / "people" / "bo.md").read_text() == bad  # nothing moved
+    run(memory, command="delete", path="/memories/people/bo.md")
+    assert run(
+        memory, command="rename", old_path="/memories/people", new_path="/memories/vault/people"
+    ) == ("Successfully renamed /memories/people to /memories/vault/people")
+    assert rows(memory, "people/ann.md") == 0 and rows(memory, "vault/people/ann.md") > 0
+    assert memory.search("owl keeper")[0].path == "vault/people/ann.md"
+
+
 def test_rename_onto_an_existing_file_is_refused(memory: Memory) -> None:
     (memory.root / "a.md").write_text("a\n")
     (memory.root / "b.md").write_text("b\n")
@@ -566,6 +585,21 @@ def test_secrets_are_refused(memory: Memory) -> None:
     )
     assert reason.startswith("Error: /memories/creds.md was left as it was: this looks like")
     assert not (memory.root / "creds.md").exists()
+
+
+def test_a_secret_completed_by_an_edit_is_refused(memory: Memory) -> None:
+    path = memory.root / "db.md"
+    path.write_text("# Database\nDB_PASSWORD=changeme\n")
+    before = path.read_bytes()
+    reason = run(
+        memory,
+        command="str_replace",
+        path="/memories/db.md",
+        old_str="changeme",
+        new_str="x9Kq2LmP4vT7wZ",  # harmless alone; a password on its line
+    )
+    assert reason.startswith("Error: /memories/db.md was left as it was: this looks like")
+    assert unchanged(path, before)
 
 
 # -- arguments ---------------------------------------------------------------------------

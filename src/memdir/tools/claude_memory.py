@@ -132,14 +132,14 @@ def str_replace(memory: Memory, args: dict[str, Any]) -> dict[str, Any]:
                 f"lines: {where}. Please ensure it is unique",
                 place.store,
             )
-        _refuse_secrets(place, new)
         at = before.index(old)
         text = before[:at] + new + before[at + len(old) :]
+        start = before.count("\n", 0, at)  # 0-based line where the change begins
+        end = start + new.count("\n")
+        lines = _lines(text)
+        _refuse_secrets(place, "\n".join(lines[start : end + 1]))  # the whole lines changed
         check_caps(memory, place, text, before)
         _write(memory, place, text, before)
-    start = before.count("\n", 0, at)  # 0-based line where the change begins
-    end = start + new.count("\n")
-    lines = _lines(text)
     first = max(start - SNIPPET_CONTEXT, 0) + 1
     last = min(end + SNIPPET_CONTEXT + 1, len(lines))
     snippet = _numbered(lines, first, last)
@@ -220,6 +220,8 @@ def rename(memory: Memory, args: dict[str, Any]) -> dict[str, Any]:
             f"Error: Cannot move {source.shown} into itself ({dest.shown})", source.store
         )
     with _locked(memory, source, dest):
+        refuse_read_only(memory, source)
+        refuse_read_only(memory, dest)
         if not source.real.exists() and not source.real.is_symlink():
             raise ToolCallError(f"Error: The path {source.shown} does not exist", source.store)
         if dest.real.exists() or dest.real.is_symlink():
@@ -233,8 +235,6 @@ def rename(memory: Memory, args: dict[str, Any]) -> dict[str, Any]:
             text = read_text(item.real) or ""
             check_caps(memory, landing, text, None)
             moves.append((item, landing, text))
-        refuse_read_only(memory, source)
-        refuse_read_only(memory, dest)
         _refuse_file_in_the_way(dest)
         dest.real.parent.mkdir(parents=True, exist_ok=True)
         shutil.move(source.real, dest.real)
