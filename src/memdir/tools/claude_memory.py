@@ -22,27 +22,26 @@ and read-only). Invariants of every change:
 
 from __future__ import annotations
 
-import contextlib
-import os
-import posixpath
 import shutil
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from memdir.config import STATE_DIR
-from memdir.files.atomic import folder_lock
 from memdir.files.sections import detect_newline
-from memdir.secrets import secret_refusal
 from memdir.stores.base import read_text, write_text
 from memdir.tools.claude_paths import (
     ROOT,
     Target,
+    archive_path,
     check_caps,
+    existing_file,
     files_under,
     listing,
-    owner,
+    locked,
+    refuse_file_in_the_way,
     refuse_read_only,
+    refuse_secrets,
     target,
+    touch_card,
 )
 from memdir.tools.registry import Tool, ToolCallError, Tools, ok
 
@@ -63,7 +62,6 @@ REQUIRED: dict[str, tuple[str, ...]] = {
 MAX_LINES = 999_999
 LINE_NUMBER_WIDTH = 6
 SNIPPET_CONTEXT = 2
-DELETED = "deleted"
 
 
 # -- the commands -------------------------------------------------------------------
@@ -77,7 +75,7 @@ def view(memory: Memory, args: dict[str, Any]) -> dict[str, Any]:
         )
     if place.real.is_dir():
         return ok(place.store, content=listing(memory, place))
-    _touch_card(memory, place)
+    touch_card(memory, place)
     text = place.real.read_bytes().decode("utf-8", "replace")
     lines = _lines(text)
     if len(lines) > MAX_LINES:
@@ -94,13 +92,13 @@ def view(memory: Memory, args: dict[str, Any]) -> dict[str, Any]:
 def create(memory: Memory, args: dict[str, Any]) -> dict[str, Any]:
     place = target(memory, args["path"])
     text: str = args["file_text"]
-    with _locked(memory, place):
+    with locked(memory, place):
         refuse_read_only(memory, place)
         if place.is_root or place.real.exists() or place.real.is_symlink():
             raise ToolCallError(f"Error: File {place.shown} already exists", place.store)
-        _refuse_secrets(place, text)
+        refuse_secrets(place, text)
         check_caps(memory, place, text, None)
-        _refuse_file_in_the_way(place)
+        refuse_file_in_the_way(place)
         write_text(place.real, text)
         memory._on_writes([(place.relpath, text)])
     return ok(place.store, content=f"File created successfully at: {place.shown}")
@@ -110,10 +108,10 @@ def str_replace(memory: Memory, args: dict[str, Any]) -> dict[str, Any]:
     place = target(memory, args["path"])
     old: str = args["old_str"]
     new: str = args["new_str"]
-    with _locked(memory, place):
+    with locked(memory, place):
         refuse_read_only(memory, place)
         missing = f"Error: The path {place.shown} does not exist. Please provide a valid path."
-        before = _existing_file(place, missing)
+        before = existing_file(place, missing)
         if not old:
             raise ToolCallError(
                 "Error: old_str is empty; give the exact text to replace", place.store
@@ -137,7 +135,7 @@ def str_replace(memory: Memory, args: dict[str, Any]) -> dict[str, Any]:
         start = before.count("\n", 0, at)  # 0-based line where the change begins
         end = start + new.count("\n")
         lines = _lines(text)
-        _refuse_secrets(place, "\n".join(lines[start : end + 1]))  # the whole lines changed
+        refuse_secrets(place, "\n".join(lines[start : end + 1]))  # the whole lines changed
         check_caps(memory, place, text, before)
         _write(memory, place, text, before)
     first = max(start - SNIPPET_CONTEXT, 0) + 1
@@ -154,9 +152,9 @@ def insert(memory: Memory, args: dict[str, Any]) -> dict[str, Any]:
     place = target(memory, args["path"])
     line: int = args["insert_line"]
     added: str = args["insert_text"]
-    with _locked(memory, place):
+    with locked(memory, place):
         refuse_read_only(memory, place)
-        before = _existing_file(place, f"Error: The file {place.shown} does not exist")
+        before = existing_file(place, f"Error: The file {place.shown} does not exist")
         lines = _lines(before)
         if line < 0 or line > len(lines):
             raise ToolCallError(
@@ -164,7 +162,7 @@ def insert(memory: Memory, args: dict[str, Any]) -> dict[str, Any]:
                 f"range of lines of the file: [0, {len(lines)}]",
                 place.store,
             )
-        _refuse_secrets(place, added)
+        refuse_secrets(place, added)
         newline = detect_newline(before)
         new_lines = added.removesuffix("\n").split("\n") if added else [""]
         joined = lines[:line] + [part.removesuffix("\r") for part in new_lines] + lines[line:]
@@ -184,13 +182,13 @@ def delete(memory: Memory, args: dict[str, Any]) -> dict[str, Any]:
             "in it instead",
             place.store,
         )
-    with _locked(memory, place):
+    with locked(memory, place):
         if not place.real.exists() and not place.real.is_symlink():
             raise ToolCallError(f"Error: The path {place.shown} does not exist", place.store)
         files = files_under(memory, place)
         for item in [place, *files]:
             refuse_read_only(memory, item)
-        kept = _archive_path(memory, place.relpath)
+        kept = archive_path(memory, place.relpath)
         destination = memory.root / kept
         destination.parent.mkdir(parents=True, exist_ok=True)
         shutil.move(place.real, destination)
@@ -219,7 +217,7 @@ def rename(memory: Memory, args: dict[str, Any]) -> dict[str, Any]:
         raise ToolCallError(
             f"Error: Cannot move {source.shown} into itself ({dest.shown})", source.store
         )
-    with _locked(memory, source, dest):
+    with locked(memory, source, dest):
         refuse_read_only(memory, source)
         refuse_read_only(memory, dest)
         if not source.real.exists() and not source.real.is_symlink():
@@ -235,7 +233,7 @@ def rename(memory: Memory, args: dict[str, Any]) -> dict[str, Any]:
             text = read_text(item.real) or ""
             check_caps(memory, landing, text, None)
             moves.append((item, landing, text))
-        _refuse_file_in_the_way(dest)
+        refuse_file_in_the_way(dest)
         dest.real.parent.mkdir(parents=True, exist_ok=True)
         shutil.move(source.real, dest.real)
         changes = [(item.relpath, "") for item, _, _ in moves]
@@ -289,72 +287,10 @@ def run_memory_command(memory: Memory, input: Mapping[str, Any] | Any) -> str:
 # -- helpers --------------------------------------------------------------------------
 
 
-@contextlib.contextmanager
-def _locked(memory: Memory, *places: Target) -> Iterator[None]:
-    """The folder lock, and the lock of each mounted layer the change touches."""
-    from memdir.memory import LOCK_FILE
-
-    with contextlib.ExitStack() as stack:
-        stack.enter_context(memory.lock)
-        for mount in sorted({place.mount for place in places if place.mount is not None}):
-            base = memory.space.mounts[mount]
-            stack.enter_context(folder_lock(base / STATE_DIR / LOCK_FILE))
-        yield
-
-
-def _existing_file(place: Target, missing: str) -> str:
-    if not place.real.exists():
-        raise ToolCallError(missing, place.store)
-    if not place.real.is_file():
-        raise ToolCallError(f"Error: The path {place.shown} is not a file.", place.store)
-    return read_text(place.real) or ""
-
-
-def _refuse_file_in_the_way(place: Target) -> None:
-    """A file where the new path needs a folder: say so rather than fail inside mkdir."""
-    for parent in place.real.parents:
-        if parent.is_dir():
-            return
-        if parent.exists():
-            raise ToolCallError(
-                f"Error: Cannot write {place.shown}: a file is in the way of its folder",
-                place.store,
-            )
-
-
-def _refuse_secrets(place: Target, text: str) -> None:
-    reason = secret_refusal(text)
-    if reason is not None:
-        raise ToolCallError(f"Error: {place.shown} was left as it was: {reason}", place.store)
-
-
 def _write(memory: Memory, place: Target, text: str, before: str) -> None:
     if text != before:
         write_text(place.real, text)
         memory._on_writes([(place.relpath, text)])
-
-
-def _touch_card(memory: Memory, place: Target) -> None:
-    """Reading a card through memdir touches it (the vault's touch protocol)."""
-    found = owner(memory, place.relpath)
-    if found is None or found[1].store != "vault" or not memory.has("vault"):
-        return
-    vault = memory.vault
-    if found[0] == vault.name and place.relpath in vault.paths():
-        vault.touch(place.relpath)
-
-
-def _archive_path(memory: Memory, relpath: str) -> str:
-    """A free place in the archive for what ``delete`` removes."""
-    moment = memory.clock()
-    folder = f"{memory.manifest.archive_dir()}/{DELETED}/{moment:%Y-%m-%d}"
-    candidate = f"{folder}/{relpath}"
-    stem, suffix = posixpath.splitext(relpath)
-    count = 1
-    while os.path.lexists(memory.root / candidate):
-        count += 1
-        candidate = f"{folder}/{stem}-{moment:%H%M%S}-{count}{suffix}"
-    return candidate
 
 
 def _lines(text: str) -> list[str]:

@@ -11,18 +11,33 @@ Read-only through the tool: the manifest (``memdir.toml``), the legacy
 ``MEMORY.md``, and what memdir itself writes: the archive, sessions,
 ``tool-outputs/``, the history and any audit journal. Capped files keep their
 caps: a write is checked by the store that owns the file (``check_text``).
+A change holds the folder lock and the lock of any mounted layer it touches;
+what ``delete`` removes goes to ``<archive>/deleted/<date>/<path>``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
+import posixpath
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from memdir.config import LEGACY_MEMORY_MD, MANIFEST_NAME, Layer, is_glob, static_prefix
+from memdir.config import (
+    LEGACY_MEMORY_MD,
+    MANIFEST_NAME,
+    STATE_DIR,
+    Layer,
+    is_glob,
+    static_prefix,
+)
+from memdir.files.atomic import folder_lock
 from memdir.reader import resolve_inside
+from memdir.secrets import secret_refusal
+from memdir.stores.base import read_text
 from memdir.stores.vault import check_card_text
 from memdir.tools.registry import ToolCallError
 
@@ -34,6 +49,8 @@ SKIPPED_NAMES = frozenset({"node_modules"})
 LISTING_MAX_ENTRIES = 1000
 """a listing stops here (a vault of 10,000 cards would flood the context); view a folder"""
 TOOL_OUTPUTS = "tool-outputs"
+DELETED = "deleted"
+"""``delete`` moves what it removes to ``<archive>/deleted/<date>/<path>``"""
 
 
 @dataclass(frozen=True)
@@ -271,3 +288,68 @@ def files_under(memory: Memory, place: Target) -> list[Target]:
     for child in children(memory, place, listed=False):
         found += files_under(memory, child)
     return found
+
+
+# -- changing files -------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def locked(memory: Memory, *places: Target) -> Iterator[None]:
+    """The folder lock, and the lock of each mounted layer the change touches."""
+    from memdir.memory import LOCK_FILE
+
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(memory.lock)
+        for mount in sorted({place.mount for place in places if place.mount is not None}):
+            base = memory.space.mounts[mount]
+            stack.enter_context(folder_lock(base / STATE_DIR / LOCK_FILE))
+        yield
+
+
+def existing_file(place: Target, missing: str) -> str:
+    if not place.real.exists():
+        raise ToolCallError(missing, place.store)
+    if not place.real.is_file():
+        raise ToolCallError(f"Error: The path {place.shown} is not a file.", place.store)
+    return read_text(place.real) or ""
+
+
+def refuse_file_in_the_way(place: Target) -> None:
+    """A file where the new path needs a folder: say so rather than fail inside mkdir."""
+    for parent in place.real.parents:
+        if parent.is_dir():
+            return
+        if parent.exists():
+            raise ToolCallError(
+                f"Error: Cannot write {place.shown}: a file is in the way of its folder",
+                place.store,
+            )
+
+
+def refuse_secrets(place: Target, text: str) -> None:
+    reason = secret_refusal(text)
+    if reason is not None:
+        raise ToolCallError(f"Error: {place.shown} was left as it was: {reason}", place.store)
+
+
+def touch_card(memory: Memory, place: Target) -> None:
+    """Reading a card through memdir touches it (the vault's touch protocol)."""
+    found = owner(memory, place.relpath)
+    if found is None or found[1].store != "vault" or not memory.has("vault"):
+        return
+    vault = memory.vault
+    if found[0] == vault.name and place.relpath in vault.paths():
+        vault.touch(place.relpath)
+
+
+def archive_path(memory: Memory, relpath: str) -> str:
+    """A free place in the archive for what ``delete`` removes."""
+    moment = memory.clock()
+    folder = f"{memory.manifest.archive_dir()}/{DELETED}/{moment:%Y-%m-%d}"
+    candidate = f"{folder}/{relpath}"
+    stem, suffix = posixpath.splitext(relpath)
+    count = 1
+    while os.path.lexists(memory.root / candidate):
+        count += 1
+        candidate = f"{folder}/{stem}-{moment:%H%M%S}-{count}{suffix}"
+    return candidate
