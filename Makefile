@@ -36,3 +36,8 @@ bench: $(STAMP)
 
 clean:
 	rm -rf $(VENV) build dist .mypy_cache .pytest_cache .ruff_cache .hypothesis
+
+# The command reference in docs/cli.md, generated from every command's --help.
+.PHONY: docs
+docs: $(STAMP)
+	$(BIN)/python scripts/cli_reference.py

@@ -1,7 +1,13 @@
-"""The command line, through its real entry points: ``python -m memdir`` and ``memdir``."""
+"""The command line, through its real entry points: ``python -m memdir``, the installed
+``memdir`` script, and typer's CliRunner on ``memdir.cli.app``.
+
+The other ``test_cli_*.py`` files cover the commands by area; this one covers the
+entry points, ``init``, ``demo``, help and exit codes.
+"""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -9,16 +15,16 @@ import sys
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
 import memdir
 from memdir.cli import app
+from memdir.cli.reference import commands
 from memdir.config import MANIFEST_NAME
 
-COMMANDS = sorted(
-    cmd.name or cmd.callback.__name__.replace("_", "-")
-    for cmd in app.registered_commands
-    if cmd.callback is not None
-)
+# Every command and subcommand, as typed: "init", "notebook set", ...
+COMMANDS = [name.removeprefix("memdir ") for name, _, _ in commands() if name != "memdir"]
+TOP_LEVEL = sorted(name for name in COMMANDS if " " not in name)
 
 
 def run(*args: str | Path, script: Path | None = None) -> subprocess.CompletedProcess[str]:
@@ -58,6 +64,24 @@ def test_installed_console_script(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert "created STATE.md" in lines(result.stdout)
     assert (tmp_path / "mem" / "vault").is_dir()
+
+    # The vault layout has no knowledge.md: an error naming the manifest, exit 1.
+    refused = run("save", "Deploys happen on Tuesdays", "-d", tmp_path / "mem", script=script)
+    assert (refused.returncode, refused.stdout) == (1, "")
+    manifest = tmp_path / "mem" / MANIFEST_NAME
+    assert refused.stderr == f"error: {manifest} declares no layer with store = 'knowledge'\n"
+
+    assert run("init", tmp_path / "default", script=script).returncode == 0
+    saved = run("save", "Deploys happen on Tuesdays", "--json", "-d", tmp_path / "default",
+                script=script)  # fmt: skip
+    assert saved.returncode == 0, saved.stderr
+    result = json.loads(saved.stdout)
+    assert (result["ok"], result["store"], result["action"]) == (True, "knowledge.md", "saved")
+    got = run("get", "knowledge.md", "--from", "4", "--to", "6", "-d", tmp_path / "default",
+              script=script)  # fmt: skip
+    assert got.returncode == 0, got.stderr
+    assert got.stdout.splitlines()[0] == f"### {result['key']}"
+    assert got.stdout.splitlines()[2] == "Deploys happen on Tuesdays"
 
 
 def test_init_workspace(tmp_path: Path) -> None:
@@ -156,22 +180,77 @@ def test_demo_refuses_a_non_empty_folder(tmp_path: Path) -> None:
 
 
 def test_commands_are_registered() -> None:
-    assert {"init", "demo"} <= set(COMMANDS)
+    expected = {
+        "init", "status", "agents", "serve", "demo", "search", "get", "save", "update",
+        "notebook", "state", "touch", "decay", "creative", "moc", "rotate", "lessons",
+        "ingest", "recall", "history", "sessions", "context", "budget", "reindex", "doctor",
+        "backup",
+    }  # fmt: skip
+    assert set(TOP_LEVEL) == expected
+    subcommands = {"notebook set", "notebook clear", "state set", "state remove"}
+    subcommands |= {f"{group} {sub}" for group in ("recall", "history") for sub in
+                    ("list", "search", "get", "export")}  # fmt: skip
+    assert subcommands <= set(COMMANDS)
 
 
 @pytest.mark.parametrize("command", COMMANDS)
 def test_every_command_has_help(command: str) -> None:
-    result = run(command, "--help")
+    result = CliRunner().invoke(app, [*command.split(), "--help"])
+    assert result.exit_code == 0, result.output
+    usage = next(line for line in lines(result.stdout) if line.startswith("Usage:"))
+    assert f"memdir {command} [OPTIONS]" in usage
+
+
+def test_help_through_the_module_entry_point() -> None:
+    result = run("update", "--help")
     assert result.returncode == 0, result.stderr
     usage = next(line for line in lines(result.stdout) if line.startswith("Usage:"))
-    assert f"memdir {command} [OPTIONS]" in usage  # `python -m memdir init [OPTIONS] ...`
+    assert "memdir update [OPTIONS] [SECTION] [TEXT]" in usage  # `python -m memdir update`
 
 
 def test_root_help_lists_every_command() -> None:
     result = run("--help")
     assert result.returncode == 0, result.stderr
     listed = {line.strip("│ ").split(" ")[0] for line in result.stdout.splitlines()}
-    assert set(COMMANDS) <= listed
+    assert set(TOP_LEVEL) <= listed
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["update", "conventions", "text", "--mode", "bogus"],
+        ["save", "x", "--type", "bogus"],
+        ["search", "x", "-k", "0"],
+        ["get", "knowledge.md", "--from", "0"],
+        ["serve", "--port", "70000"],
+        ["recall", "list", "--type", "bogus"],
+        ["recall", "list", "--since", "someday"],
+        ["ingest", "chat.json", "--format", "bogus"],
+        ["notebook", "set", "key"],
+        ["update", "conventions"],
+        ["update", "--delete", "obs_1", "conventions"],
+        ["status", "--dir", ".", "--agent", "bot"],
+        ["context", "--profile", "bogus"],
+        ["nonsense"],
+    ],
+)
+def test_usage_errors_exit_2_and_change_nothing(folder: Path, args: list[str]) -> None:
+    before = memory_files(folder)
+    folder_args = [] if "--dir" in args else ["--dir", str(folder)]
+    result = CliRunner().invoke(app, [*args, *folder_args])
+    assert result.exit_code == 2, result.output
+    assert result.stdout == ""
+    assert "Usage: memdir" in result.stderr
+    assert memory_files(folder) == before
+
+
+def memory_files(folder: Path) -> dict[str, bytes]:
+    """Every file a person keeps (``.memdir/`` is derived and transient)."""
+    return {
+        p.relative_to(folder).as_posix(): p.read_bytes()
+        for p in folder.rglob("*")
+        if p.is_file() and ".memdir" not in p.relative_to(folder).parts
+    }
 
 
 def test_backup_commits_the_folder_with_git(

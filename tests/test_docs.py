@@ -1,4 +1,5 @@
-"""The docs stay true: the README's example runs as written, every CLI option is documented."""
+"""The docs stay true: the README's example runs as written, the CLI reference in docs/cli.md
+is the help of the code, and every command and option is documented."""
 
 from __future__ import annotations
 
@@ -7,11 +8,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-import typer
+import pytest
 
-from memdir.cli import app
+from memdir.cli.reference import commands, committed_reference, render
 
 ROOT = Path(__file__).resolve().parent.parent
+CLI_DOCS = ROOT / "docs" / "cli.md"
 
 
 def _python_blocks(markdown: str) -> list[str]:
@@ -40,18 +42,64 @@ def test_readme_shows_the_two_commands() -> None:
     assert "make test" in (ROOT / ".ci" / "run").read_text()
 
 
-def test_every_command_and_option_is_in_the_cli_docs() -> None:
-    docs = (ROOT / "docs" / "cli.md").read_text()
-    command = typer.main.get_command(app)
-    assert isinstance(command, typer.core.TyperGroup)
-    for name, sub in command.commands.items():
-        heading = f"## memdir {name}"
-        assert heading in docs, f"docs/cli.md has no '{heading}'"
-        section = docs.split(heading, 1)[1].split("\n## ", 1)[0]
-        for param in sub.params:
+def _sections(markdown: str, level: str) -> dict[str, str]:
+    """Heading text -> the text under it, for headings of one level (``##`` or ``###``)."""
+    parts = re.split(rf"^{level} (.+)$", markdown, flags=re.MULTILINE)
+    return dict(zip(parts[1::2], parts[2::2], strict=True))
+
+
+def test_cli_reference_is_generated_from_the_help(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "200")  # the reference must not depend on the terminal
+    monkeypatch.setenv("NO_COLOR", "1")
+    monkeypatch.setenv("TERM", "dumb")
+    docs = CLI_DOCS.read_text(encoding="utf-8")
+    assert committed_reference(docs) == render(), (
+        "docs/cli.md's command reference is out of date: run `make docs`"
+    )
+
+
+def test_every_command_is_documented() -> None:
+    docs = CLI_DOCS.read_text(encoding="utf-8")
+    prose, _, reference = docs.partition("\n## Reference\n")
+    sections = _sections(prose, "##")
+    blocks = _sections(reference, "###")
+    for name, command, ctx in commands():
+        assert name in blocks, f"the reference in docs/cli.md has no '### {name}'"
+        words = name.split()
+        if len(words) < 2:
+            continue
+        top = " ".join(words[:2])
+        assert top in sections, f"docs/cli.md has no '## {top}' section"
+        if len(words) > 2:
+            assert name in sections[top], f"the '## {top}' section does not show '{name}'"
+        for param in command.get_params(ctx):
             for option in param.opts:
                 if option.startswith("-"):
-                    assert option in section, f"{option} of 'memdir {name}' is not documented"
+                    assert option in blocks[name], f"{option} of '{name}' is not in the reference"
+
+
+def test_every_command_and_option_has_help() -> None:
+    for name, command, ctx in commands():
+        assert (command.help or "").strip(), f"'{name}' has no help text"
+        for param in command.get_params(ctx):
+            assert (getattr(param, "help", None) or "").strip(), (
+                f"{'/'.join(param.opts)} of '{name}' has no help text"
+            )
+
+
+def test_make_docs_script_checks_the_reference() -> None:
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "cli_reference.py"), "--check"],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.endswith("is up to date.\n")
+
+
+def test_readme_links_the_cli_docs() -> None:
+    readme = (ROOT / "README.md").read_text()
+    assert "(docs/cli.md)" in readme
+    assert re.search(r"^docs:", (ROOT / "Makefile").read_text(), re.MULTILINE)
 
 
 def test_changelog_has_an_entry_for_this_version() -> None:

@@ -1,0 +1,223 @@
+"""What every command shares: the app, the folder options, output and error handling.
+
+Conventions every command keeps:
+- ``--dir/-d PATH`` or ``--agent ID`` picks the memory folder (``home.resolve_folder``);
+  both at once is a usage error.
+- ``--json`` prints one JSON document on stdout and nothing else; progress bars and
+  messages go to stderr.
+- Exit codes: 0 done, 1 refused / not found / a memdir error (one line on stderr),
+  2 a usage error (typer's own, or ``typer.BadParameter`` raised here).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any, ParamSpec
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    SpinnerColumn,
+    TextColumn,
+    TimeElapsedColumn,
+)
+
+from memdir.errors import MemdirError
+from memdir.home import resolve_folder
+from memdir.index.search import Hit
+from memdir.memory import Memory, open_memory
+from memdir.results import WriteResult
+
+app = typer.Typer(
+    name="memdir",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode="rich",
+)
+# Data lines are never wrapped, so they stay one line each in a pipe; tables still fit.
+console = Console(soft_wrap=True, highlight=False)
+errors = Console(stderr=True, soft_wrap=True, highlight=False)
+P = ParamSpec("P")
+
+# Help panels of `memdir --help`, in the order the modules register their commands.
+SETUP = "Set up and serve"
+READ_WRITE = "Read and write memory"
+VAULT = "Vault and workspace"
+EPISODES = "Episodes"
+UPKEEP = "Context and upkeep"
+
+FolderOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--dir",
+        "-d",
+        metavar="PATH",
+        help="The memory folder (default: the current folder).",
+        show_default=False,
+    ),
+]
+AgentOption = Annotated[
+    str | None,
+    typer.Option(
+        "--agent",
+        metavar="ID",
+        help="Use this agent's folder in $MEMDIR_HOME/agents instead of --dir.",
+        show_default=False,
+    ),
+]
+TextArgument = Annotated[
+    str,
+    typer.Argument(
+        metavar="TEXT",
+        help="The text; - reads it from stdin (put -- before a text that starts with -).",
+    ),
+]
+JsonOption = Annotated[
+    bool, typer.Option("--json", help="Print one JSON document on stdout instead of text.")
+]
+
+
+def reports_errors(command: Callable[P, None]) -> Callable[P, None]:
+    """Turn memdir's errors (and bad input the API rejects) into one line on stderr, exit 1."""
+
+    @functools.wraps(command)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> None:
+        try:
+            command(*args, **kwargs)
+        except (MemdirError, ValueError, OSError) as exc:
+            fail(str(exc) or type(exc).__name__, exc)
+
+    return wrapper
+
+
+def fail(message: str, cause: BaseException | None = None) -> None:
+    """Print ``error: message`` on stderr and exit with code 1."""
+    errors.print(f"[red]error:[/] {escape(message)}")
+    raise typer.Exit(1) from cause
+
+
+def folder_for(folder: Path | None, agent: str | None, *, create: bool = False) -> Path:
+    """The folder a command works on: ``--agent``'s in the home, else ``--dir``, else ``.``."""
+    if folder is not None and agent is not None:
+        raise typer.BadParameter("give --dir or --agent, not both", param_hint="'--agent'")
+    return resolve_folder(folder, agent, create=create)
+
+
+@contextmanager
+def opened(folder: Path | None, agent: str | None) -> Iterator[Memory]:
+    """The memory folder, opened for one command and closed after it."""
+    with open_memory(folder_for(folder, agent)) as memory:
+        yield memory
+
+
+_DEFAULTS = "memdir.defaults"
+
+
+def remember_group_options(
+    ctx: typer.Context, folder: Path | None, agent: str | None, as_json: bool
+) -> bool:
+    """Keep a group's options for its subcommand; True if a subcommand follows."""
+    ctx.meta[_DEFAULTS] = (folder, agent, as_json)
+    return ctx.invoked_subcommand is not None
+
+
+def group_options(
+    ctx: typer.Context, folder: Path | None, agent: str | None, as_json: bool
+) -> tuple[Path | None, str | None, bool]:
+    """A subcommand's options, falling back to those given before it (``notebook -d X set``)."""
+    group_folder, group_agent, group_json = ctx.meta.get(_DEFAULTS, (None, None, False))
+    if folder is None and agent is None:
+        folder, agent = group_folder, group_agent
+    return folder, agent, as_json or group_json
+
+
+@contextmanager
+def progress(description: str) -> Iterator[Callable[[int, int], None]]:
+    """A progress bar on stderr (shown on a terminal only); yields ``step(done, total)``.
+
+    Until the first step it is an indeterminate bar with a spinner and the elapsed time."""
+    columns = (
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+    )
+    if not errors.is_terminal:  # rich would still end a bar with a blank line in a pipe
+        yield lambda done, total: None
+        return
+    with Progress(*columns, console=errors, transient=True) as bar:
+        task = bar.add_task(description, total=None)
+
+        def step(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        yield step
+
+
+# -- output ---------------------------------------------------------------------
+
+
+def print_json(data: Any) -> None:
+    """One JSON document on stdout."""
+    typer.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+
+
+def read_text(value: str) -> str:
+    """A TEXT argument; ``-`` reads it from stdin."""
+    return sys.stdin.read() if value == "-" else value
+
+
+def plural(count: int, one: str, many: str | None = None) -> str:
+    """``1 snapshot``, ``2 snapshots``."""
+    return f"{count} {one if count == 1 else many or one + 's'}"
+
+
+def describe(result: WriteResult) -> list[str]:
+    """A successful write in a few lines: what happened to which file, then its side effects."""
+    what = result.key or ", ".join(result.removed)
+    lines = [f"{result.action.capitalize()} {result.store}" + (f" ({what})." if what else ".")]
+    if result.archived:
+        where = f" to {result.archive}" if result.archive else ""
+        lines.append(f"  archived {', '.join(result.archived)}{where}")
+    if result.missing:
+        lines.append(f"  not found: {', '.join(result.missing)}")
+    lines.extend(f"  {note}" for note in result.notes)
+    return lines
+
+
+def report_write(result: WriteResult, as_json: bool, lines: list[str] | None = None) -> None:
+    """Print a write's result; a refusal prints its reason on stderr and exits 1.
+
+    With ``as_json`` the result dict goes to stdout either way (refused too)."""
+    if as_json:
+        print_json(result.to_dict())
+    elif result.ok:
+        for line in lines if lines is not None else describe(result):
+            console.print(line, markup=False)
+    if not result.ok:
+        errors.print(f"[red]refused:[/] {escape(result.reason or 'refused')}")
+        raise typer.Exit(1)
+
+
+def print_hits(hits: list[Hit]) -> None:
+    if not hits:
+        console.print("No hits.")
+        return
+    for number, hit in enumerate(hits, start=1):
+        where = f"{hit.path}:{hit.line_start}-{hit.line_end}"
+        console.print(
+            f"{number}. [cyan]{escape(where)}[/] [bold]{escape(hit.title)}[/] "
+            f"({hit.kind}, {hit.tier}, score {hit.score:.3f})"
+        )
+        console.print(f"   {escape(hit.snippet)}")

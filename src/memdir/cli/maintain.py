@@ -1,0 +1,180 @@
+"""What an agent loads, and upkeep: ``context``, ``budget``, ``reindex``, ``doctor``, ``backup``."""
+
+from __future__ import annotations
+
+import enum
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from memdir.cli._common import (
+    UPKEEP,
+    AgentOption,
+    FolderOption,
+    JsonOption,
+    app,
+    console,
+    opened,
+    print_json,
+    progress,
+    reports_errors,
+)
+
+
+class Profile(enum.StrEnum):
+    reflex = "reflex"
+    default = "default"
+    deep = "deep"
+    heartbeat = "heartbeat"
+
+
+@app.command(rich_help_panel=UPKEEP)
+@reports_errors
+def context(
+    folder: FolderOption = None,
+    agent: AgentOption = None,
+    profile: Annotated[
+        Profile,
+        typer.Option(
+            "--profile",
+            help="What to load: reflex (no knowledge, few state lines), default, deep (a week "
+            "of journals) or heartbeat (adds HEARTBEAT.md).",
+        ),
+    ] = Profile.default,
+    query: Annotated[
+        str | None,
+        typer.Option(
+            "--query",
+            "-q",
+            metavar="TEXT",
+            help="Add search hits for this text.",
+            show_default=False,
+        ),
+    ] = None,
+    budget: Annotated[
+        int | None,
+        typer.Option(
+            "--budget",
+            metavar="N",
+            help="Total tokens (default: the manifest's).",
+            min=0,
+            show_default=False,
+        ),
+    ] = None,
+    report: Annotated[
+        bool, typer.Option("--report", help="Print what each layer spent instead of the text.")
+    ] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Print what an agent loads into its prompt: the stable part, then the live part."""
+    with opened(folder, agent) as memory:
+        ctx = memory.context(profile.value, query, budget)
+    if as_json:
+        print_json(ctx.to_dict())
+        return
+    if not report:
+        console.print(ctx.text, markup=False, end="")
+        return
+    table = Table("layer", "part", "bytes", "tokens", "items", "left out", "budget")
+    for layer in ctx.layers:
+        numbers = (layer.bytes, layer.tokens, layer.included, layer.left_out)
+        table.add_row(layer.layer, layer.part, *map(str, numbers), str(layer.budget or ""))
+    console.print(table)
+    console.print(f"{ctx.tokens} of {ctx.budget} tokens ({ctx.counter}).", markup=False)
+    for item in ctx.left_out:
+        console.print(f"  left out {item.source}: {item.reason}", markup=False)
+
+
+@app.command("budget", rich_help_panel=UPKEEP)
+@reports_errors
+def budget_command(
+    folder: FolderOption = None, agent: AgentOption = None, as_json: JsonOption = False
+) -> None:
+    """Every always-loaded file, its bytes and tokens against its target."""
+    with opened(folder, agent) as memory:
+        report = memory.budget()
+    if as_json:
+        print_json(report.to_dict())
+        return
+    table = Table("file", "kind", "bytes", "tokens", "lines")
+    for row in report.rows:
+        table.add_row(row.path, row.kind, str(row.bytes), str(row.tokens), str(row.lines))
+    console.print(table)
+    targets = report.targets
+    console.print(
+        f"Total {report.total_bytes} bytes, about {(report.total_bytes + 3) // 4} tokens, "
+        f"against {targets['total']} bytes. Targets: hot files {targets['hot']} bytes each, "
+        f"config {targets['config']} bytes together, knowledge {targets['knowledge']} bytes.",
+        markup=False,
+    )
+    for line in report.advice or ["Within every target."]:
+        console.print(f"  {line}", markup=False)
+
+
+@app.command(rich_help_panel=UPKEEP)
+@reports_errors
+def reindex(
+    folder: FolderOption = None, agent: AgentOption = None, as_json: JsonOption = False
+) -> None:
+    """Rebuild the search index (.memdir/index.db) from the files."""
+    with opened(folder, agent) as memory:
+        with progress("rebuilding the index"):
+            report = memory.reindex()
+        items = int(memory.index.db.execute("SELECT count(*) FROM items").fetchone()[0])
+    if as_json:
+        files = {"files": len(report.added), "items": items, "seconds": round(report.seconds, 3)}
+        print_json(files)
+        return
+    console.print(
+        f"Reindexed {len(report.added)} files, {items} items in {report.seconds:.2f}s.",
+        markup=False,
+    )
+
+
+@app.command(rich_help_panel=UPKEEP)
+@reports_errors
+def doctor(
+    folder: FolderOption = None, agent: AgentOption = None, as_json: JsonOption = False
+) -> None:
+    """Audit the folder: hot-context size, DRY, broken links, caps, index freshness.
+
+    Exits with 1 if it finds anything."""
+    with opened(folder, agent) as memory:
+        findings = memory.doctor()
+    if as_json:
+        print_json([finding.to_dict() for finding in findings])
+    elif not findings:
+        console.print("No problems found.")
+    for finding in [] if as_json else findings:
+        console.print(
+            f"[yellow]\\[{escape(finding.check)}][/] {escape(finding.path)}: "
+            f"{escape(finding.message)}"
+        )
+    if findings:
+        raise typer.Exit(1)
+
+
+@app.command(rich_help_panel=UPKEEP)
+@reports_errors
+def backup(
+    folder: FolderOption = None,
+    agent: AgentOption = None,
+    push: Annotated[
+        bool, typer.Option("--push", help="Push to the upstream or origin, where one is set.")
+    ] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Commit the memory folder with git ("Daily backup: YYYY-MM-DD")."""
+    with opened(folder, agent) as memory:
+        result = memory.backup(push=push)
+    if as_json:
+        print_json(result.to_dict())
+        return
+    if result.committed:
+        console.print(f"Committed {result.commit}: {result.message}", markup=False)
+    else:
+        console.print("Nothing to commit.")
+    for note in result.notes:
+        console.print(f"  {note}", markup=False)

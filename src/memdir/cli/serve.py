@@ -1,0 +1,70 @@
+"""``memdir serve``: the MCP server over one memory folder (stdio, or streamable HTTP).
+
+Over stdio, stdout is the protocol channel: this command prints nothing there.
+The server module is imported only here, so every other command runs without it.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from memdir.cli._common import (
+    SETUP,
+    FolderOption,
+    app,
+    fail,
+    folder_for,
+    reports_errors,
+)
+from memdir.memory import find_root
+
+
+@app.command(rich_help_panel=SETUP)
+@reports_errors
+def serve(
+    folder: FolderOption = None,
+    agent: Annotated[
+        str | None,
+        typer.Option(
+            "--agent",
+            metavar="ID",
+            help="Serve this agent's folder in $MEMDIR_HOME/agents, created on first use.",
+            show_default=False,
+        ),
+    ] = None,
+    http: Annotated[
+        bool,
+        typer.Option("--http", help="Serve streamable HTTP at /mcp instead of stdio."),
+    ] = False,
+    host: Annotated[
+        str, typer.Option("--host", metavar="ADDRESS", help="The address to bind with --http.")
+    ] = ("127.0.0.1"),
+    port: Annotated[
+        int,
+        typer.Option("--port", metavar="N", help="The port to bind with --http.", min=1, max=65535),
+    ] = 8765,
+    token: Annotated[
+        str | None,
+        typer.Option(
+            "--token",
+            metavar="TOKEN",
+            envvar="MEMDIR_TOKEN",
+            help="The bearer token HTTP clients must send; required beyond loopback.",
+            show_default=False,
+        ),
+    ] = None,
+    legacy_tools: Annotated[
+        bool,
+        typer.Option("--legacy-tools", help="Also offer the legacy tool names (memory_list, ...)."),
+    ] = False,
+) -> None:
+    """Serve the memory folder to an agent host over MCP: tools, files and the boot context."""
+    root = find_root(folder_for(folder, agent, create=True))
+    try:
+        from memdir.mcp_server import serve as run_server
+    except ImportError as exc:
+        fail(f"memdir serve needs the MCP server (memdir.mcp_server), which failed to load: {exc}")
+        return
+    run_server(root, http=http, host=host, port=port, token=token, legacy_tools=legacy_tools)

@@ -1,0 +1,297 @@
+"""Folder set-up: ``init``, ``status``, ``agents`` and ``demo``."""
+
+from __future__ import annotations
+
+import enum
+import sqlite3
+import tempfile
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from memdir.cli._common import (
+    SETUP,
+    AgentOption,
+    FolderOption,
+    JsonOption,
+    app,
+    console,
+    opened,
+    plural,
+    print_json,
+    reports_errors,
+)
+from memdir.config import MANIFEST_NAME, STATE_DIR, load_manifest
+from memdir.errors import MemdirError
+from memdir.home import agent_folder, agents_dir, list_agents
+from memdir.index.sync import INDEX_FILE
+from memdir.memory import Memory
+from memdir.scaffold import InitReport, adopt_folder, init_folder
+
+
+class Layout(enum.StrEnum):
+    default = "default"
+    notebook = "notebook"
+    vault = "vault"
+    workspace = "workspace"
+
+
+@app.command(rich_help_panel=SETUP)
+@reports_errors
+def init(
+    path: Annotated[
+        Path | None,
+        typer.Argument(
+            metavar="PATH",
+            help="The memory folder, created if missing (default: the current folder, "
+            "or with --agent that agent's folder in $MEMDIR_HOME/agents).",
+            show_default=False,
+        ),
+    ] = None,
+    layout: Annotated[
+        Layout | None,
+        typer.Option(
+            "--layout",
+            "-l",
+            help="Which layout to write (default: default; with --adopt: detect).",
+            show_default=False,
+        ),
+    ] = None,
+    adopt: Annotated[
+        bool,
+        typer.Option("--adopt", help="Write a manifest for files already here; move nothing."),
+    ] = False,
+    agent: Annotated[
+        str | None,
+        typer.Option(
+            "--agent",
+            metavar="ID",
+            help="The agent id to record in the manifest; without PATH, the folder is "
+            "$MEMDIR_HOME/agents/ID.",
+            show_default=False,
+        ),
+    ] = None,
+    force: Annotated[
+        bool, typer.Option("--force", help="Replace an existing memdir.toml.")
+    ] = False,
+    folder: FolderOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Make a folder a memory folder: write memdir.toml and the layout's starter files."""
+    if path is not None and folder is not None:
+        raise typer.BadParameter("give PATH or --dir, not both", param_hint="'--dir'")
+    target = path or folder
+    if target is None:
+        target = agent_folder(agent) if agent is not None else Path(".")
+    chosen = layout.value if layout is not None else None
+    if adopt:
+        report = adopt_folder(target, chosen, agent=agent, force=force)
+    else:
+        report = init_folder(target, chosen or "default", agent=agent, force=force)
+    if as_json:
+        print_json(_init_dict(report))
+        return
+    verb = "Adopted" if report.adopted else "Initialised"
+    console.print(
+        f"{verb} [cyan]{escape(str(report.root))}[/] with the [bold]{report.layout}[/] layout."
+    )
+    for relpath in report.created:
+        console.print(f"  created {relpath}", markup=False)
+    if report.migration is not None:
+        console.print(f"  migrated: {report.migration.summary()}", markup=False)
+    if report.uncovered:
+        console.print("  not covered by any layer (add a layer to memdir.toml to include them):")
+        for relpath in report.uncovered:
+            console.print(f"    {relpath}", markup=False)
+
+
+def _init_dict(report: InitReport) -> dict[str, Any]:
+    return {
+        "root": str(report.root),
+        "layout": report.layout,
+        "adopted": report.adopted,
+        "created": report.created,
+        "migration": report.migration.summary() if report.migration is not None else None,
+        "uncovered": report.uncovered,
+    }
+
+
+@app.command(rich_help_panel=SETUP)
+@reports_errors
+def status(
+    folder: FolderOption = None, agent: AgentOption = None, as_json: JsonOption = False
+) -> None:
+    """What a memory folder holds: its layers, index, history, notebook, knowledge and state."""
+    with opened(folder, agent) as memory:
+        data = folder_status(memory)
+    if as_json:
+        print_json(data)
+        return
+    console.print(f"Folder   {data['folder']}", markup=False)
+    console.print(f"Layout   {data['layout']}; agent {data['agent']}", markup=False)
+    table = Table("layer", "store", "memory", "boot", "files", title=None, box=None)
+    for layer in data["layers"]:
+        row = (layer["name"], layer["store"], layer["memory"] or "", layer["boot"], layer["files"])
+        table.add_row(*map(str, row))
+    console.print(table)
+    index = data["index"]
+    console.print(
+        f"Index    {index['items']} items" if index["built"] else "Index    not built yet",
+        markup=False,
+    )
+    for line in _status_lines(data):
+        console.print(line, markup=False)
+
+
+def _status_lines(data: dict[str, Any]) -> list[str]:
+    lines = []
+    if data["history"] is not None:
+        lines.append(f"History  {plural(data['history']['activities'], 'activity', 'activities')}")
+    notebook = data["notebook"]
+    if notebook is not None:
+        others = notebook["entries"] - notebook["agent_entries"]
+        lines.append(
+            f"Notebook {notebook['agent_entries']} of {notebook['max_agent_entries']} agent "
+            f"entries" + (f" (+{others} system)" if others else "")
+        )
+    knowledge = data["knowledge"]
+    if knowledge is not None:
+        sections = plural(len(knowledge["sections"]), "section")
+        lines.append(
+            f"Knowledge {sections}, {knowledge['total_chars']} of "
+            f"{knowledge['total_max']} chars; {knowledge['observations']} of "
+            f"{knowledge['observations_max']} observations"
+        )
+        for key in knowledge["over_sections"]:
+            lines.append(
+                f"  section {key!r} is over the {knowledge['section_max']}-char cap "
+                f"({knowledge['sections'][key]} chars)"
+            )
+    state = data["state"]
+    if state is not None:
+        lines.append(f"State    {plural(state['entries'], 'snapshot')}, {state['expired']} expired")
+    return lines
+
+
+def folder_status(memory: Memory) -> dict[str, Any]:
+    """The numbers ``memdir status`` shows, read without writing anything."""
+    manifest = memory.manifest
+    data: dict[str, Any] = {
+        "folder": str(memory.root),
+        "layout": manifest.layout,
+        "agent": manifest.agent,
+        "layers": [
+            {
+                "name": name,
+                "store": layer.store,
+                "memory": layer.memory,
+                "boot": layer.boot,
+                "files": len(memory.space.files(name, layer)),
+            }
+            for name, layer in manifest.layers.items()
+        ],
+        "index": {"built": False, "items": 0},
+        "history": None,
+        "notebook": None,
+        "knowledge": None,
+        "state": None,
+    }
+    items = _count(memory.root / STATE_DIR / INDEX_FILE, "items")
+    if items is not None:
+        data["index"] = {"built": True, "items": items}
+    history = manifest.layer_for("history")
+    if history is not None:
+        activities = _count(memory.root / history[1].paths[0], "agent_activities")
+        data["history"] = {"activities": activities or 0}
+    limits = manifest.limits
+    if memory.has("notebook"):
+        entries = memory.notebook.entries()
+        data["notebook"] = {
+            "entries": len(entries),
+            "agent_entries": sum(1 for entry in entries if entry.managed == "agent"),
+            "max_agent_entries": limits.notebook_max_agent_entries,
+        }
+    if memory.has("knowledge"):
+        usage = memory.knowledge.usage()
+        data["knowledge"] = {
+            "sections": usage.section_chars,
+            "total_chars": usage.total_chars,
+            "section_max": usage.section_max,
+            "total_max": usage.total_max,
+            "over_sections": usage.over_sections,
+            "observations": usage.observations,
+            "observations_max": usage.observations_max,
+        }
+    if memory.has("state"):
+        data["state"] = {
+            "entries": len(memory.state.entries()),
+            "expired": len(memory.state.expired()),
+        }
+    return data
+
+
+def _count(database: Path, table: str) -> int | None:
+    """Rows in ``table`` of a SQLite file opened read-only; None if there is none yet."""
+    if not database.is_file():
+        return None
+    try:
+        db = sqlite3.connect(f"{database.as_uri()}?mode=ro", uri=True)
+    except sqlite3.Error:
+        return None
+    try:
+        row = db.execute(f"SELECT count(*) FROM {table}").fetchone()
+    except sqlite3.Error:
+        return None
+    finally:
+        db.close()
+    return int(row[0])
+
+
+@app.command(rich_help_panel=SETUP)
+@reports_errors
+def agents(as_json: JsonOption = False) -> None:
+    """The agents in the home ($MEMDIR_HOME/agents), each with its folder and layout."""
+    found = []
+    for name in list_agents():
+        path = agent_folder(name)
+        try:
+            layout = load_manifest(path / MANIFEST_NAME).layout
+        except MemdirError:
+            layout = "unreadable manifest"
+        found.append({"id": name, "folder": str(path), "layout": layout})
+    if as_json:
+        print_json(found)
+        return
+    if not found:
+        console.print(
+            f"No agents in {agents_dir()}; create one with: memdir init --agent ID", markup=False
+        )
+    for item in found:
+        console.print(f"[cyan]{item['id']}[/] {escape(item['folder'])} ({item['layout']})")
+
+
+@app.command(rich_help_panel=SETUP)
+@reports_errors
+def demo(
+    path: Annotated[
+        Path | None,
+        typer.Argument(
+            metavar="PATH",
+            help="An empty or new folder to run in (default: a new temporary one).",
+            show_default=False,
+        ),
+    ] = None,
+) -> None:
+    """Run memdir's main job in a fresh folder and print the files and the prompt."""
+    from memdir.demo import run_demo
+
+    if path is None:
+        root = Path(tempfile.mkdtemp(prefix="memdir-demo-"))
+    else:
+        root = path.expanduser().resolve()
+        if root.exists() and any(root.iterdir()):
+            raise MemdirError(f"{root} is not empty; the demo needs a new or empty folder")
+    run_demo(root, console).close()

@@ -1,0 +1,173 @@
+"""The vault and the workspace: ``touch``, ``decay``, ``creative``, ``moc``, ``lessons``,
+``rotate``."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from memdir.cli._common import (
+    VAULT,
+    AgentOption,
+    FolderOption,
+    JsonOption,
+    app,
+    console,
+    opened,
+    plural,
+    print_hits,
+    print_json,
+    progress,
+    report_write,
+    reports_errors,
+)
+
+
+@app.command(rich_help_panel=VAULT)
+@reports_errors
+def touch(
+    card: Annotated[
+        str, typer.Argument(metavar="CARD", help="The card: its path, file name or title.")
+    ],
+    folder: FolderOption = None,
+    agent: AgentOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Mark a card recalled: one tier up, last_accessed today."""
+    with opened(folder, agent) as memory:
+        result = memory.touch(card)
+    report_write(result, as_json, [f"Touched {result.store}: {'; '.join(result.notes)}"])
+
+
+@app.command(rich_help_panel=VAULT)
+@reports_errors
+def decay(
+    folder: FolderOption = None,
+    agent: AgentOption = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Report what would change; write nothing.")
+    ] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Recompute every card's relevance and tier from its last access."""
+    with opened(folder, agent) as memory, progress("decaying cards"):
+        report = memory.decay(dry_run=dry_run)
+    data = report.to_dict()
+    if as_json:
+        print_json(data)
+        return
+    verb = "would change" if dry_run else "changed"
+    counts = ", ".join(f"{tier} {count}" for tier, count in data["tiers"].items())
+    console.print(f"{plural(report.cards, 'card')}, {len(report.changed)} {verb}. Tiers: {counts}.")
+    for problem in report.unreadable:
+        console.print(f"  skipped {problem}", markup=False)
+
+
+@app.command(rich_help_panel=VAULT)
+@reports_errors
+def creative(
+    n: Annotated[int, typer.Argument(metavar="N", help="How many items to sample.", min=1)] = 5,
+    folder: FolderOption = None,
+    agent: AgentOption = None,
+    seed: Annotated[
+        int | None,
+        typer.Option("--seed", metavar="N", help="A number that repeats the same sample."),
+    ] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """A random sample of cold and archived memories, not ranked by any query."""
+    with opened(folder, agent) as memory:
+        hits = memory.creative(n, seed=seed)
+    if as_json:
+        print_json([hit.to_dict() for hit in hits])
+        return
+    print_hits(hits)
+
+
+@app.command(rich_help_panel=VAULT)
+@reports_errors
+def moc(
+    folder: FolderOption = None, agent: AgentOption = None, as_json: JsonOption = False
+) -> None:
+    """Write a Map of Content per vault folder, and the link graph to .memdir/."""
+    with opened(folder, agent) as memory:
+        written = memory.write_mocs()
+        graph = memory.graph()
+    if as_json:
+        print_json({"written": written, **graph.to_dict()})
+        return
+    console.print(
+        f"{len(written)} maps written; {len(graph.cards)} cards, "
+        f"{len(graph.orphans)} orphans, {sum(map(len, graph.broken.values()))} broken links.",
+        markup=False,
+    )
+    for path in written:
+        console.print(f"  wrote {path}", markup=False)
+
+
+lessons_app = typer.Typer(help="Lessons learned: log them, and check them before risky work.")
+app.add_typer(lessons_app, name="lessons", rich_help_panel=VAULT)
+
+
+@lessons_app.command("check")
+@reports_errors
+def lessons_check(
+    query: Annotated[str, typer.Argument(metavar="QUERY", help="What you are about to do.")],
+    folder: FolderOption = None,
+    agent: AgentOption = None,
+    k: Annotated[int, typer.Option("-k", metavar="N", help="How many lessons.", min=1)] = 5,
+    as_json: JsonOption = False,
+) -> None:
+    """Search the lessons before a risky operation."""
+    with opened(folder, agent) as memory:
+        hits = memory.lessons_check(query, k=k)
+    if as_json:
+        print_json([hit.to_dict() for hit in hits])
+        return
+    print_hits(hits)
+
+
+@lessons_app.command("add")
+@reports_errors
+def lessons_add(
+    category: Annotated[
+        str, typer.Argument(metavar="CATEGORY", help="Such as 'Discord API' or 'File Ops'.")
+    ],
+    mistake: Annotated[str, typer.Option("--mistake", metavar="TEXT", help="What you did wrong.")],
+    happened: Annotated[
+        str, typer.Option("--happened", metavar="TEXT", help="What actually happened.")
+    ],
+    rule: Annotated[
+        str, typer.Option("--rule", metavar="TEXT", help="The rule to follow next time.")
+    ],
+    folder: FolderOption = None,
+    agent: AgentOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Log a lesson: the mistake, what happened, the rule."""
+    with opened(folder, agent) as memory:
+        result = memory.lessons.add(category, mistake, happened, rule)
+    report_write(result, as_json)
+
+
+@app.command(rich_help_panel=VAULT)
+@reports_errors
+def rotate(
+    folder: FolderOption = None,
+    agent: AgentOption = None,
+    project: Annotated[
+        str | None,
+        typer.Option("--project", metavar="NAME", help="Only this project's intel file."),
+    ] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Compress past weeks of research intel to 1-3 sentences each."""
+    with opened(folder, agent) as memory:
+        report = memory.intel.rotate(project)
+    if as_json:
+        print_json(report.to_dict())
+        return
+    for name, label in report.rotated:
+        console.print(f"  rotated {name}: {label}", markup=False)
+    console.print(f"{len(report.rotated)} weeks rotated, {report.unchanged} files unchanged.")

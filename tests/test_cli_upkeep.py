@@ -1,0 +1,161 @@
+"""The vault and workspace commands (``touch``, ``decay``, ``creative``, ``moc``, ``lessons``,
+``rotate``) and upkeep (``context``, ``budget``, ``reindex``, ``doctor``)."""
+
+from __future__ import annotations
+
+import json
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner, Result
+
+import memdir
+from memdir.cli import app
+
+CARD = "vault/alice-moreau.md"
+
+
+@pytest.fixture(autouse=True)
+def hashing_embedder(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MEMDIR_EMBEDDER", "hashing")
+
+
+def invoke(folder: Path, *args: str) -> Result:
+    return CliRunner().invoke(app, [*args, "--dir", str(folder)])
+
+
+def ok_json(result: Result) -> Any:
+    assert result.exit_code == 0, result.output
+    assert result.stderr == ""
+    return json.loads(result.stdout)
+
+
+def old_card(folder: Path, tier: str = "active", link: str = "") -> None:
+    """A card last read in 2020: any decay today sends it to the archive tier."""
+    with memdir.open(folder, embedder="hashing") as memory:
+        fields = {"tier": tier, "last_accessed": date(2020, 1, 1)}
+        body = "Alice runs billing." + (f" See [[{link}]]." if link else "")
+        assert memory.vault.write("Alice Moreau", body, type="person", fields=fields).ok
+
+
+def test_touch(folder: Path) -> None:
+    old_card(folder, tier="cold")
+    result = invoke(folder, "touch", "Alice Moreau")
+    assert (result.exit_code, result.stdout) == (0, f"Touched {CARD}: tier cold -> warm\n")
+    data = ok_json(invoke(folder, "touch", "alice-moreau", "--json"))
+    assert data == {
+        "ok": True, "status": "ok", "store": CARD, "action": "touched", "key": CARD,
+        "notes": ["tier warm -> active"],
+    }  # fmt: skip
+    missing = invoke(folder, "touch", "Nobody")
+    assert (missing.exit_code, missing.stdout) == (1, "")
+    assert missing.stderr == "refused: no card 'Nobody' in the vault\n"
+
+
+def test_decay_dry_run_then_for_real(folder: Path) -> None:
+    old_card(folder)
+    before = (folder / CARD).read_text()
+    dry = invoke(folder, "decay", "--dry-run")
+    assert dry.stdout == (
+        "1 card, 1 would change. Tiers: core 0, active 0, warm 0, cold 0, archive 1.\n"
+    )
+    assert (folder / CARD).read_text() == before
+    data = ok_json(invoke(folder, "decay", "--json"))
+    assert data == {
+        "cards": 1,
+        "changed": 1,
+        "tiers": {"core": 0, "active": 0, "warm": 0, "cold": 0, "archive": 1},
+        "dry_run": False,
+        "unreadable": [],
+    }
+    assert "tier: archive" in (folder / CARD).read_text()
+    again = invoke(folder, "decay")
+    assert again.stdout.startswith("1 card, 0 changed.")
+
+
+def test_creative_repeats_with_a_seed(folder: Path) -> None:
+    old_card(folder)
+    assert invoke(folder, "decay").exit_code == 0
+    first = invoke(folder, "creative", "3", "--seed", "7")
+    assert first.exit_code == 0, first.output
+    assert invoke(folder, "creative", "3", "--seed", "7").stdout == first.stdout
+    hits = ok_json(invoke(folder, "creative", "3", "--seed", "7", "--json"))
+    assert CARD in [hit["path"] for hit in hits]
+    assert invoke(folder, "creative", "0").exit_code == 2
+
+
+def test_moc(folder: Path) -> None:
+    old_card(folder, link="Bob Stone")
+    result = invoke(folder, "moc")
+    assert result.stdout.splitlines() == [
+        "1 maps written; 1 cards, 1 orphans, 1 broken links.",
+        "  wrote vault/MOC/index.md",
+    ]
+    data = ok_json(invoke(folder, "moc", "--json"))
+    assert data["cards"] == [CARD]
+    assert data["broken"] == {CARD: ["Bob Stone"]}
+
+
+def test_doctor_exits_1_on_findings(folder: Path) -> None:
+    assert invoke(folder, "reindex").exit_code == 0
+    clean = invoke(folder, "doctor")
+    assert (clean.exit_code, clean.stdout) == (0, "No problems found.\n")
+    assert ok_json(invoke(folder, "doctor", "--json")) == []
+    old_card(folder, link="Bob Stone")
+    found = invoke(folder, "doctor")
+    assert found.exit_code == 1
+    assert f"[broken-link] {CARD}: [[Bob Stone]] names no card" in found.stdout.splitlines()
+    as_json = invoke(folder, "doctor", "--json")
+    assert as_json.exit_code == 1
+    assert {"check": "broken-link", "path": CARD} in [
+        {"check": f["check"], "path": f["path"]} for f in json.loads(as_json.stdout)
+    ]
+
+
+def test_lessons(folder: Path) -> None:
+    lesson = ["--mistake", "Deployed on a Friday", "--happened", "Nobody was around for the "
+              "rollback", "--rule", "Deploy Mon-Thu"]  # fmt: skip
+    added = invoke(folder, "lessons", "add", "Deploys", *lesson)
+    assert (added.exit_code, added.stdout) == (0, "Updated lessons.md (Deploys).\n")
+    hits = ok_json(invoke(folder, "lessons", "check", "friday deploy", "-k", "1", "--json"))
+    assert [(hit["path"], hit["kind"]) for hit in hits] == [("lessons.md", "lesson")]
+    assert hits[0]["snippet"].endswith("**Rule:** **Deploy** Mon-Thu")
+    empty = invoke(folder, "lessons", "add", "Deploys", "--mistake", " ", "--happened", "x",
+                   "--rule", "y")  # fmt: skip
+    assert (empty.exit_code, empty.stdout) == (1, "")
+    assert empty.stderr.startswith("refused: mistake is empty")
+
+
+def test_rotate_with_nothing_to_rotate(folder: Path) -> None:
+    assert invoke(folder, "rotate").stdout == "0 weeks rotated, 0 files unchanged.\n"
+    assert ok_json(invoke(folder, "rotate", "--json")) == {
+        "rotated": [], "archives": [], "unchanged": 0
+    }  # fmt: skip
+
+
+def test_reindex(folder: Path) -> None:
+    result = invoke(folder, "reindex")
+    assert result.exit_code == 0, result.output
+    data = ok_json(invoke(folder, "reindex", "--json"))
+    assert set(data) == {"files", "items", "seconds"}
+    assert data["files"] > 0 and data["items"] > 0
+    assert result.stdout.startswith(f"Reindexed {data['files']} files, {data['items']} items in ")
+
+
+def test_context_and_budget(folder: Path) -> None:
+    assert invoke(folder, "notebook", "set", "plan", "Ship the invoices report").exit_code == 0
+    text = invoke(folder, "context")
+    assert text.exit_code == 0, text.output
+    assert "Ship the invoices report" in text.stdout and "[Live context]" in text.stdout
+    data = ok_json(invoke(folder, "context", "--profile", "reflex", "--json"))
+    reflex = invoke(folder, "context", "--profile", "reflex").stdout
+    assert data["profile"] == "reflex" and data["stable"] in reflex and data["live"] in reflex
+    assert data["tokens"] <= data["budget"]
+    report = invoke(folder, "context", "--report", "--budget", "5000")
+    assert any(line.endswith("of 5000 tokens (bytes/4).") for line in report.stdout.splitlines())
+
+    budget = ok_json(invoke(folder, "budget", "--json"))
+    assert "NOTEBOOK.md" in [row["path"] for row in budget["rows"]]
+    assert invoke(folder, "budget").stdout.splitlines()[-1] == "  Within every target."
