@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Container, Iterator
 from pathlib import Path
 from stat import S_ISREG
 
@@ -45,9 +45,12 @@ class FileSpace:
         """The layer's existing files, as memory-folder paths, hidden ones left out."""
         return list(self.stats(layer_name, layer))
 
-    def stats(self, layer_name: str, layer: Layer) -> dict[str, os.stat_result]:
+    def stats(
+        self, layer_name: str, layer: Layer, skip: Container[str] = ()
+    ) -> dict[str, os.stat_result]:
         """The layer's files (memory-folder paths, in pattern order) with their stat,
-        found by one ``scandir`` walk per pattern: each file is stat'ed once."""
+        found by one ``scandir`` walk per pattern: each file is stat'ed once. Paths in
+        ``skip`` (files an earlier layer already owns) are left out unstat'ed."""
         base, prefix = self.base(layer_name)
         found: dict[str, os.stat_result] = {}
         for pattern in layer.paths:
@@ -63,7 +66,7 @@ class FileSpace:
             regex = glob_regex(pattern)
             start = static_prefix(pattern)
             for relative, entry in _walk(base, start):
-                if regex.fullmatch(relative):
+                if regex.fullmatch(relative) and prefix + relative not in skip:
                     try:
                         found.setdefault(prefix + relative, entry.stat())
                     except OSError:

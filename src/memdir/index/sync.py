@@ -124,7 +124,7 @@ class Index:
             if not _indexed(layer):
                 passed.append((name, layer))
                 continue
-            for relpath, stat in self.space.stats(name, layer).items():
+            for relpath, stat in self.space.stats(name, layer, skip=found).items():
                 if relpath in found or _legacy(relpath):
                     continue
                 if any(self.space.matches(n, other, relpath) for n, other in passed):
