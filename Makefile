@@ -18,8 +18,8 @@ run: $(STAMP)
 test: $(STAMP) lint typecheck pytest
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests bench
-	$(BIN)/ruff format --check src tests bench
+	$(BIN)/ruff check src tests bench scripts
+	$(BIN)/ruff format --check src tests bench scripts
 
 typecheck: $(STAMP)
 	$(BIN)/mypy
@@ -37,7 +37,8 @@ bench: $(STAMP)
 clean:
 	rm -rf $(VENV) build dist .mypy_cache .pytest_cache .ruff_cache .hypothesis
 
-# The command reference in docs/cli.md, generated from every command's --help.
+# The references in docs/cli.md and docs/tools.md, generated from the code.
 .PHONY: docs
 docs: $(STAMP)
 	$(BIN)/python scripts/cli_reference.py
+	$(BIN)/python scripts/tools_reference.py

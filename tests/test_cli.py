@@ -128,7 +128,7 @@ def test_init_adopt(tmp_path: Path) -> None:
     assert out[0] == f"Adopted {tmp_path.resolve()} with the workspace layout."
     assert [line for line in out if line.startswith("created ")] == ["created memdir.toml"]
     assert out[-2:] == [
-        "not covered by any layer (add a layer to memdir.toml to include them):",
+        "not in a layer of their own (searched as notes; add a layer to memdir.toml for more):",
         "todo.md",
     ]
     assert not (tmp_path / "AGENTS.md").exists()

@@ -14,7 +14,6 @@ has nothing to lose.
 from __future__ import annotations
 
 import os
-
 import random
 import time
 from collections.abc import Sequence

@@ -103,7 +103,10 @@ def init(
     if report.migration is not None:
         console.print(f"  migrated: {report.migration.summary()}", markup=False)
     if report.uncovered:
-        console.print("  not covered by any layer (add a layer to memdir.toml to include them):")
+        console.print(
+            "  not in a layer of their own (searched as notes; "
+            "add a layer to memdir.toml for more):"
+        )
         for relpath in report.uncovered:
             console.print(f"    {relpath}", markup=False)
 

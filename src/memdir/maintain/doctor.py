@@ -125,13 +125,17 @@ def _dry(memory: Memory) -> list[Finding]:
     names = {info.path: info.title for info in cards if len(info.title) >= 3}
     if not names:
         return []
-    texts = {}
+    owner: dict[str, str] = {}  # a file belongs to the first layer that matches it
     for name, layer in memory.manifest.layers.items():
-        if layer.store in ("sessions", "history", "archive"):
-            continue
         for relpath in memory.space.files(name, layer):
-            if relpath.endswith(".md") and "/MOC/" not in f"/{relpath}":
-                texts[relpath] = read_text(memory.space.real(relpath)) or ""
+            owner.setdefault(relpath, layer.store)
+    texts = {
+        relpath: read_text(memory.space.real(relpath)) or ""
+        for relpath, store in owner.items()
+        if store not in ("sessions", "history", "archive")
+        and relpath.endswith(".md")
+        and "/MOC/" not in f"/{relpath}"
+    }
     findings = []
     for card_path, title in sorted(names.items()):
         pattern = re.compile(rf"(?<!\w){re.escape(title)}(?!\w)", re.IGNORECASE)
