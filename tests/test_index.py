@@ -194,3 +194,16 @@ def test_an_index_from_another_extractor_version_is_rebuilt(memory: memdir.Memor
     reopened = memdir.open(memory.root, clock=memory.clock, embedder="hashing")
     assert reopened.index.db.execute("SELECT count(*) FROM items").fetchone() == (0,)
     assert [hit.snippet for hit in reopened.search("versioned")] == ["**versioned** observation"]
+
+
+def test_reindex_and_decay_report_their_progress(memory: memdir.Memory) -> None:
+    for n in range(5):
+        assert memory.vault.write(f"card-{n}", f"Card number {n}.").ok
+    steps: list[tuple[int, int]] = []
+    memory.reindex(progress=lambda done, total: steps.append((done, total)))
+    files = len(memory.index.files_on_disk())
+    assert steps[0][1] == files and steps[-1][0] == steps[-1][1]  # reads, then embeds to the end
+    assert all(0 < done <= total for done, total in steps)
+    decayed: list[tuple[int, int]] = []
+    memory.decay(progress=lambda done, total: decayed.append((done, total)))
+    assert decayed == [(5, 5)]

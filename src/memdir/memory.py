@@ -46,7 +46,7 @@ from memdir.index.search import Filters, Hit
 from memdir.index.search import creative as run_creative
 from memdir.index.search import search as run_search
 from memdir.index.sync import Index, ScanReport
-from memdir.ingest.importer import ImportReport, Progress, import_file
+from memdir.ingest.importer import ImportReport, import_file
 from memdir.maintain.compress import compress_journals
 from memdir.maintain.decay import DecayReport, run_decay
 from memdir.maintain.doctor import Finding, diagnose
@@ -54,7 +54,7 @@ from memdir.maintain.graph import Graph, build_graph, write_mocs
 from memdir.migrate import MigrationReport, migrate_legacy
 from memdir.paths import FileSpace
 from memdir.reader import GetResult, read_lines
-from memdir.results import Notice, WriteResult
+from memdir.results import Notice, Progress, WriteResult
 from memdir.sessions import SessionStore
 from memdir.stores.base import Archive, SectionFileStore, StoreContext
 from memdir.stores.intel import IntelStore
@@ -168,11 +168,12 @@ class Memory:
         with self.lock:
             return self.index.scan()
 
-    def reindex(self) -> ScanReport:
-        """Rebuild the index from the files (``memdir reindex``)."""
+    def reindex(self, progress: Progress | None = None) -> ScanReport:
+        """Rebuild the index from the files (``memdir reindex``); ``progress(done, total)``
+        is called as files are read, then as their texts are embedded."""
         with self.lock:
-            report = self.index.reindex()
-        self.index.ensure_vectors()
+            report = self.index.reindex(progress)
+        self.index.ensure_vectors(progress)
         return report
 
     def _fresh_index(self) -> Index:
@@ -247,9 +248,9 @@ class Memory:
         """Mark a card recalled: one tier up, last_accessed today (``memdir touch``)."""
         return self.vault.touch(path)
 
-    def decay(self, *, dry_run: bool = False) -> DecayReport:
+    def decay(self, *, dry_run: bool = False, progress: Progress | None = None) -> DecayReport:
         """Recompute every card's relevance and tier (``memdir decay``); touches nothing."""
-        return run_decay(self.vault, dry_run=dry_run)
+        return run_decay(self.vault, dry_run=dry_run, progress=progress)
 
     def graph(self) -> Graph:
         """The vault's link graph (also saved to ``.memdir/graph.json``)."""

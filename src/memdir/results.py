@@ -8,10 +8,14 @@ structured form tools hand back, ``{ok, status, store, ...}``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from memdir.errors import WriteRefused
+
+Progress = Callable[[int, int], None]
+"""``step(done, total)``: how long jobs (reindex, decay, ingest) report their progress."""
 
 
 @dataclass(frozen=True)

@@ -120,8 +120,8 @@ def reindex(
 ) -> None:
     """Rebuild the search index (.memdir/index.db) from the files."""
     with opened(folder, agent) as memory:
-        with progress("rebuilding the index"):
-            report = memory.reindex()
+        with progress("rebuilding the index") as step:
+            report = memory.reindex(progress=step)
         items = int(memory.index.db.execute("SELECT count(*) FROM items").fetchone()[0])
     if as_json:
         files = {"files": len(report.added), "items": items, "seconds": round(report.seconds, 3)}

@@ -51,8 +51,8 @@ def decay(
     as_json: JsonOption = False,
 ) -> None:
     """Recompute every card's relevance and tier from its last access."""
-    with opened(folder, agent) as memory, progress("decaying cards"):
-        report = memory.decay(dry_run=dry_run)
+    with opened(folder, agent) as memory, progress("decaying cards") as step:
+        report = memory.decay(dry_run=dry_run, progress=step)
     data = report.to_dict()
     if as_json:
         print_json(data)

@@ -34,6 +34,7 @@ from memdir.index.embedders import Embedder
 from memdir.index.extract import CORE_KINDS, EXTRACT_VERSION, Item, extract
 from memdir.index.vectors import VectorCache
 from memdir.paths import FileSpace
+from memdir.results import Progress
 from memdir.timeutil import Clock, format_ts
 
 INDEX_FILE = "index.db"
@@ -276,7 +277,7 @@ class Index:
 
     # -- scanning --------------------------------------------------------------
 
-    def scan(self) -> ScanReport:
+    def scan(self, progress: Progress | None = None) -> ScanReport:
         """Pick up files added, edited or deleted outside memdir."""
         began = time.perf_counter()
         report = ScanReport()
@@ -308,6 +309,8 @@ class Index:
                             report.updated.append(relpath)
                         else:
                             report.unchanged += 1
+                if progress is not None:
+                    progress(min(start + _SCAN_BATCH, len(stale)), len(stale))
             for relpath in sorted(set(known) - set(on_disk)):
                 self.remove_file(relpath)
                 report.removed.append(relpath)
@@ -316,14 +319,14 @@ class Index:
         report.seconds = time.perf_counter() - began
         return report
 
-    def reindex(self) -> ScanReport:
+    def reindex(self, progress: Progress | None = None) -> ScanReport:
         """Rebuild every row from the files."""
         with self.lock:
             with transaction(self.db):
                 clear_items(self.db)
                 if self.embedder is not None:
                     self.db.execute("DELETE FROM vectors WHERE model != ?", (self.embedder.id,))
-            report = self.scan()
+            report = self.scan(progress)
             self.db.execute(
                 "DELETE FROM vectors WHERE vector_key NOT IN (SELECT vector_key FROM items)"
             )
@@ -336,7 +339,7 @@ class Index:
 
     # -- vectors ---------------------------------------------------------------
 
-    def ensure_vectors(self) -> int:
+    def ensure_vectors(self, progress: Progress | None = None) -> int:
         """Embed every item text that has no vector for the current embedder; return how many.
 
         After the first call only the items logged since the last one are checked,
@@ -358,14 +361,26 @@ class Index:
                 ).fetchone()
                 is not None
             )
+            total = self._count_missing() if progress is not None and whole else 0
             while True:
                 rows = self._missing_vectors(None if whole else seen)
                 if not rows:
                     break
                 self._store_vectors(rows)
                 done += len(rows)
+                if progress is not None:
+                    progress(done, max(total, done))
             self._vectors_seen = log_bounds(self.db)[1]
         return done
+
+    def _count_missing(self) -> int:
+        assert self.embedder is not None
+        row = self.db.execute(
+            "SELECT count(DISTINCT vector_key) FROM items AS i WHERE NOT EXISTS (SELECT 1 FROM "
+            "vectors AS v WHERE v.vector_key = i.vector_key AND v.model = ?)",
+            (self.embedder.id,),
+        ).fetchone()
+        return int(row[0])
 
     def _missing_vectors(self, since: int | None) -> list[tuple[str, int]]:
         """Up to a batch of (vector key, an item id) with no vector for this embedder."""

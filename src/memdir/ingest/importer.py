@@ -18,7 +18,6 @@ touched are restored. Credentials inside imported messages are replaced by
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import Path
@@ -26,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from memdir.ingest.detect import parse_file
 from memdir.ingest.model import Conversation, IngestError, Message
+from memdir.results import Progress
 from memdir.secrets import find_secrets
 from memdir.stores.base import read_text, write_text
 from memdir.timeutil import format_ts
@@ -33,7 +33,6 @@ from memdir.timeutil import format_ts
 if TYPE_CHECKING:
     from memdir.memory import Memory
 
-Progress = Callable[[int, int], None]
 TITLE_MAX = 100
 
 

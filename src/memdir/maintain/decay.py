@@ -21,6 +21,7 @@ from memdir.config import Decay
 from memdir.errors import FileShapeError
 from memdir.files.atomic import fsync_dirs
 from memdir.files.cards import Card
+from memdir.results import Progress
 from memdir.stores.base import read_text, write_text
 from memdir.stores.vault import VaultStore, as_date
 from memdir.tiers import TIERS, relevance, tier_for
@@ -63,14 +64,19 @@ def decayed(meta: dict[str, Any], today: date, settings: Decay) -> tuple[str, fl
     return by_age, round(relevance(days, settings), 3)
 
 
-def run_decay(vault: VaultStore, *, dry_run: bool = False) -> DecayReport:
+def run_decay(
+    vault: VaultStore, *, dry_run: bool = False, progress: Progress | None = None
+) -> DecayReport:
     report = DecayReport(dry_run=dry_run)
     today = vault.ctx.clock().date()
     settings = vault.ctx.manifest.decay
     written: list[tuple[str, str]] = []
     folders: set[Path] = set()
     with vault.lock:
-        for path in vault.paths():
+        paths = vault.paths()
+        for n, path in enumerate(paths, 1):
+            if progress is not None and (n % 200 == 0 or n == len(paths)):
+                progress(n, len(paths))
             real = vault.real_path(path)
             text = read_text(real)
             if text is None:
