@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -11,7 +12,6 @@ import memdir
 from memdir.ingest import IngestError
 from memdir.testing import FakeClock
 
-LOCOMO = Path(__file__).resolve().parent.parent.parent / "shared" / "bench" / "locomo10-dev.json"
 KEY = "sk-proj-" + "Ab3" * 12
 
 
@@ -111,12 +111,38 @@ def test_jsonl_import_keeps_names_and_timestamps(mem: memdir.Memory, tmp_path: P
     assert "- **Ana** (10:00): Ship it Friday?" in journal
 
 
-def test_locomo_imports_every_session(mem: memdir.Memory) -> None:
-    report = mem.ingest(LOCOMO)
-    assert report.format == "locomo" and report.imported == 111 and report.messages == 2331
-    assert len(mem.sessions.list()) == 111
+def _locomo_sample(sample_id: str, a: str, b: str, sessions: list[list[str]]) -> dict[str, Any]:
+    """A conversation in LoCoMo's shape: speakers, dated sessions of alternating turns."""
+    conversation: dict[str, Any] = {"speaker_a": a, "speaker_b": b}
+    for n, turns in enumerate(sessions, 1):
+        conversation[f"session_{n}_date_time"] = f"1:56 pm on {n} May, 2023"
+        conversation[f"session_{n}"] = [
+            {"speaker": (a, b)[i % 2], "dia_id": f"D{n}:{i + 1}", "text": text}
+            for i, text in enumerate(turns)
+        ]
+    return {"sample_id": sample_id, "conversation": conversation, "qa": []}
+
+
+def test_locomo_imports_every_session(mem: memdir.Memory, tmp_path: Path) -> None:
+    source = tmp_path / "locomo.json"
+    samples = [
+        _locomo_sample(
+            "conv-1",
+            "Caroline",
+            "Melanie",
+            [
+                ["I went to an LGBTQ support group yesterday.", "That sounds brave!"],
+                ["I am painting a sunrise.", "Show me when it is done.", "I will!"],
+            ],
+        ),
+        _locomo_sample("conv-2", "Jon", "Gina", [["My dance studio opens soon.", "Congrats!"]]),
+    ]
+    source.write_text(json.dumps(samples))
+    report = mem.ingest(source)
+    assert report.format == "locomo" and report.imported == 3 and report.messages == 7
+    assert len(mem.sessions.list()) == 3
     hits = mem.search("LGBTQ support group", mode="deep", k=3)
-    assert hits[0].title == "conv-26 session 1: Caroline and Melanie"
+    assert hits[0].title == "conv-1 session 1: Caroline and Melanie"
 
 
 def test_reimport_adds_nothing(mem: memdir.Memory, tmp_path: Path) -> None:
