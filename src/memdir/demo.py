@@ -133,7 +133,7 @@ def run_demo(root: Path, console: Console) -> Memory:
         "and restart it; the agent's folder is created in ~/.memdir/agents/ on first use:"
     )
     snippet = json.dumps(host_config(agent="assistant"), indent=2)
-    console.print(Syntax(snippet, "json", word_wrap=True))
+    console.print(snippet, markup=False, highlight=False, soft_wrap=True)  # copy-paste clean
     server = snippet_command(host_config(agent="assistant"))
     console.print(f"  Claude Code in one line: claude mcp add memdir -- {server}", highlight=False)
     console.print("  Over HTTP: memdir serve --http --port 8765 (http://127.0.0.1:8765/mcp)")
