@@ -107,3 +107,18 @@ def test_changelog_has_an_entry_for_this_version() -> None:
 
     changelog = (ROOT / "CHANGELOG.md").read_text()
     assert f"## [{memdir.__version__}]" in changelog
+
+
+def test_readme_lists_every_command() -> None:
+    """The README's command list names every top-level command (the full reference is
+    in docs/cli.md, generated from the help)."""
+    import typer.main
+
+    from memdir.cli import app
+
+    readme = (ROOT / "README.md").read_text()
+    listing = readme.split("## The command line", 1)[1].split("\n## ", 1)[0]
+    group = typer.main.get_command(app)
+    names = [name for name, cmd in group.commands.items() if not cmd.hidden]  # type: ignore[attr-defined]
+    missing = [name for name in names if not re.search(rf"(?<![\w-]){name}(?![\w-])", listing)]
+    assert not missing, f"the README's command list does not name: {', '.join(missing)}"
