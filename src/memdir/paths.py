@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import os
 import re
-from collections.abc import Container, Iterator
+from collections.abc import Container, Iterable, Iterator
 from pathlib import Path
 from stat import S_ISREG
 
@@ -46,11 +46,16 @@ class FileSpace:
         return list(self.stats(layer_name, layer))
 
     def stats(
-        self, layer_name: str, layer: Layer, skip: Container[str] = ()
+        self,
+        layer_name: str,
+        layer: Layer,
+        skip: Container[str] = (),
+        walks: Walks | None = None,
     ) -> dict[str, os.stat_result]:
         """The layer's files (memory-folder paths, in pattern order) with their stat,
         found by one ``scandir`` walk per pattern: each file is stat'ed once. Paths in
-        ``skip`` (files an earlier layer already owns) are left out unstat'ed."""
+        ``skip`` (files an earlier layer already owns) are left out unstat'ed; with
+        ``walks``, every layer of one scan shares a single walk of each folder."""
         base, prefix = self.base(layer_name)
         found: dict[str, os.stat_result] = {}
         for pattern in layer.paths:
@@ -65,8 +70,9 @@ class FileSpace:
                 continue
             regex = glob_regex(pattern)
             start = static_prefix(pattern)
-            for relative, entry in _walk(base, start):
-                if regex.fullmatch(relative) and prefix + relative not in skip:
+            listed = walks.under(base, start) if walks is not None else _walk(base, start)
+            for relative, entry in listed:
+                if prefix + relative not in skip and regex.fullmatch(relative):
                     try:
                         found.setdefault(prefix + relative, entry.stat())
                     except OSError:
@@ -86,6 +92,27 @@ class FileSpace:
             glob_regex(pattern).fullmatch(relpath) if is_glob(pattern) else relpath == pattern
             for pattern in layer.paths
         )
+
+
+class Walks:
+    """The files of each folder, walked once and shared by every layer of one scan
+    (a catch-all layer such as ``notes`` would otherwise walk the vault a second time)."""
+
+    def __init__(self, whole: set[Path]) -> None:
+        self.whole = whole
+        """folders some layer walks from the top: walked once, then filtered for the others"""
+        self._done: dict[Path, list[tuple[str, os.DirEntry[str]]]] = {}
+
+    def under(self, base: Path, start: str) -> Iterable[tuple[str, os.DirEntry[str]]]:
+        if base not in self.whole:
+            return _walk(base, start)
+        listed = self._done.get(base)
+        if listed is None:
+            listed = self._done[base] = list(_walk(base, ""))
+        if not start:
+            return listed
+        folder = start.rstrip("/") + "/"
+        return [item for item in listed if item[0].startswith(folder)]
 
 
 def _inside(base: Path, path: str | Path) -> bool:

@@ -28,12 +28,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from memdir.config import LEGACY_MEMORY_MD, STATE_DIR, Layer, Manifest
+from memdir.config import LEGACY_MEMORY_MD, STATE_DIR, Layer, Manifest, is_glob, static_prefix
 from memdir.index.db import clear_items, connect, log_bounds, transaction
 from memdir.index.embedders import Embedder
 from memdir.index.extract import CORE_KINDS, EXTRACT_VERSION, Item, extract
 from memdir.index.vectors import VectorCache
-from memdir.paths import FileSpace
+from memdir.paths import FileSpace, Walks
 from memdir.results import Progress
 from memdir.timeutil import Clock, format_ts
 
@@ -121,11 +121,18 @@ class Index:
     def _stats(self) -> dict[str, tuple[tuple[str, Layer], os.stat_result]]:
         found: dict[str, tuple[tuple[str, Layer], os.stat_result]] = {}
         passed: list[tuple[str, Layer]] = []  # layers not indexed, earlier in the manifest
+        walks = Walks(
+            {
+                self.space.base(name)[0]
+                for name, layer in self.manifest.layers.items()
+                if _indexed(layer) and any(is_glob(p) and not static_prefix(p) for p in layer.paths)
+            }
+        )
         for name, layer in self.manifest.layers.items():
             if not _indexed(layer):
                 passed.append((name, layer))
                 continue
-            for relpath, stat in self.space.stats(name, layer, skip=found).items():
+            for relpath, stat in self.space.stats(name, layer, skip=found, walks=walks).items():
                 if relpath in found or _legacy(relpath):
                     continue
                 if any(self.space.matches(n, other, relpath) for n, other in passed):
