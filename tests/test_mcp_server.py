@@ -204,3 +204,14 @@ def test_host_config_snippet(folder: Path) -> None:
     server = config["mcpServers"]["memdir"]
     assert server["args"][-3:] == ["serve", "--dir", str(folder.resolve())]
     assert host_config(agent="scout")["mcpServers"]["memdir"]["args"][-2:] == ["--agent", "scout"]
+
+
+def test_legacy_tool_names_are_offered_only_when_asked(folder: Path) -> None:
+    async def session(client: Client) -> None:
+        names = [tool.name for tool in (await client.list_tools()).tools]
+        assert "memory_list" in names and "update_working_memory" in names
+        listed = await client.call_tool("memory_list", {})
+        assert not listed.is_error and _payload(listed)["store"] == "knowledge.md"
+
+    args = [*SERVE[1:], "--dir", str(folder), "--legacy-tools"]
+    _run(session, StdioServerParameters(command=SERVE[0], args=args, env=_env()))
