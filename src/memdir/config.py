@@ -193,6 +193,42 @@ class Layer(_Strict):
         return self
 
 
+class LLMSettings(_Strict):
+    """An optional OpenAI-compatible chat endpoint (Ollama, vLLM, llama.cpp server, hosted
+    APIs). Unset, memdir stays offline. ``MEMDIR_LLM_BASE_URL``, ``MEMDIR_LLM_MODEL`` and
+    the key's variable override these for one process."""
+
+    base_url: str | None = None
+    """e.g. ``http://127.0.0.1:11434/v1`` (Ollama); the ``/chat/completions`` path is added"""
+    model: str | None = None
+    api_key_env: str = "MEMDIR_LLM_API_KEY"
+    """the environment variable holding the key (never the key itself in the manifest)"""
+    timeout_seconds: Annotated[float, Field(gt=0)] = 60.0
+    temperature: Annotated[float, Field(ge=0, le=2)] = 0.0
+
+
+class DreamSettings(_Strict):
+    """The dream cycle (notebook seed, section 8): when it runs and how boldly."""
+
+    min_observations: Annotated[int, Field(ge=1)] = 50
+    """a dream is due at this many observations, once a day"""
+    bloated_observations: Annotated[int, Field(ge=1)] = 500
+    """at this many, up to ``max_runs_bloated`` dreams a day"""
+    max_runs_bloated: Annotated[int, Field(ge=1)] = 4
+    max_entries: Annotated[int, Field(ge=1)] = 500
+    """entries handed to the planner per dream"""
+    planner: Literal["auto", "offline", "llm"] = "auto"
+    """``auto``: the LLM when ``[llm]`` is configured, else offline"""
+    near_duplicate: Annotated[float, Field(gt=0, le=1)] | None = None
+    """cosine above which two observations are the same fact (default: the embedder's own)"""
+    theme_min: Annotated[int, Field(ge=2)] = 3
+    """observations a theme needs before it is promoted"""
+    max_curated_drop: Annotated[float, Field(ge=0, le=1)] = 0.25
+    """a plan that would drop more of the curated text is rejected whole"""
+    distill: bool = False
+    """after an activity ends, turn its summary into observations (post-task distillation)"""
+
+
 class Manifest(_Strict):
     version: Literal[1] = 1
     agent: str = "default"
@@ -201,6 +237,8 @@ class Manifest(_Strict):
     decay: Decay = Decay()
     context: Context = Context()
     index: IndexSettings = IndexSettings()
+    llm: LLMSettings = LLMSettings()
+    dream: DreamSettings = DreamSettings()
     layers: dict[str, Layer]
 
     @field_validator("agent")
