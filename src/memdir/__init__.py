@@ -29,6 +29,7 @@ from memdir.index.embedders import (
 from memdir.index.search import Hit
 from memdir.index.sync import ScanReport
 from memdir.ingest import ImportReport, IngestError
+from memdir.llm import ChatModel, LLMError, OpenAIChat, load_llm
 from memdir.memory import Memory
 from memdir.memory import open_memory as open
 from memdir.reader import GetResult
@@ -55,6 +56,7 @@ __all__ = [
     "ActivityDetail",
     "BackupError",
     "BackupResult",
+    "ChatModel",
     "Embedder",
     "EmbedderUnavailable",
     "FileShapeError",
@@ -70,6 +72,7 @@ __all__ = [
     "KnowledgeSection",
     "KnowledgeStore",
     "KnowledgeUsage",
+    "LLMError",
     "LayerNotConfigured",
     "LockTimeout",
     "Manifest",
@@ -83,6 +86,7 @@ __all__ = [
     "NotebookEntry",
     "Notice",
     "Observation",
+    "OpenAIChat",
     "ScanReport",
     "SessionInfo",
     "SessionStore",
@@ -95,6 +99,7 @@ __all__ = [
     "adopt",
     "init",
     "load_embedder",
+    "load_llm",
     "load_manifest",
     "memdir_home",
     "open",

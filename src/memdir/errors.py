@@ -15,6 +15,7 @@ Every exception memdir raises on purpose derives from ``MemdirError``::
     ├── HistoryError          (history) a bad call: unknown activity, bad type; also a ValueError
     ├── UnknownSession        (sessions) no such session; also a LookupError
     ├── IngestError           (ingest) a chat history file is malformed or of no known format
+    ├── LLMError              (llm) the configured LLM could not be reached or its answer read
     └── BackupError           (backup) git is missing or refused
 
 Refusals an agent can act on (over a cap, empty content, an array where one

@@ -47,6 +47,7 @@ from memdir.index.search import creative as run_creative
 from memdir.index.search import search as run_search
 from memdir.index.sync import Index, ScanReport
 from memdir.ingest.importer import ImportReport, import_file
+from memdir.llm import ChatModel, LLMError, load_llm
 from memdir.maintain.compress import compress_journals
 from memdir.maintain.decay import DecayReport, run_decay
 from memdir.maintain.doctor import Finding, diagnose
@@ -314,6 +315,20 @@ class Memory:
 
     def _audit(self, activity: Activity) -> None:
         write_audit_line(self, activity)
+
+    @cached_property
+    def llm(self) -> ChatModel | None:
+        """The chat model ``[llm]`` configures (``MEMDIR_LLM_*`` winning), or None: offline.
+
+        What uses it (intel and journal summaries, distillation, the dream planner)
+        has an offline path and takes it without one. Set it on the instance to
+        choose another: ``memory.llm = FakeChat([...])`` in a test, ``None`` for off.
+        """
+        try:
+            return load_llm(self.manifest)
+        except LLMError as exc:
+            self.notices.append(Notice("llm", f"working offline: {exc}"))
+            return None
 
     def lessons_check(self, query: str, k: int = 5) -> list[Hit]:
         """Search the lessons before something risky (``memdir lessons check``)."""
