@@ -38,6 +38,7 @@ from memdir.context.assemble import Context, assemble
 from memdir.context.budget import BudgetReport, budget_report
 from memdir.context.flush import FlushRequest, FlushSession, flush_instruction, should_memory_flush
 from memdir.context.tokens import TokenCounter, load_counter
+from memdir.dream import DreamReport, run_dream
 from memdir.errors import LayerNotConfigured, NotAMemoryFolder
 from memdir.files.atomic import folder_lock, remove_stale_temp_files
 from memdir.history import Activity, History
@@ -52,6 +53,7 @@ from memdir.maintain.compress import compress_journals
 from memdir.maintain.decay import DecayReport, run_decay
 from memdir.maintain.doctor import Finding, diagnose
 from memdir.maintain.graph import Graph, build_graph, write_mocs
+from memdir.maintain.jobs import MaintainReport, run_maintenance
 from memdir.migrate import MigrationReport, migrate_legacy
 from memdir.paths import FileSpace
 from memdir.reader import GetResult, read_lines
@@ -295,6 +297,18 @@ class Memory:
     def intel(self) -> IntelStore:
         """Research intel, one file per project: this week in detail, past weeks compressed."""
         return IntelStore(self._ctx, file_template(self._layer("intel").paths[0], "project"))
+
+    def dream(
+        self, *, force: bool = False, dry_run: bool = False, planner: str | None = None
+    ) -> DreamReport:
+        """Consolidate knowledge.md's observations (``memdir dream``): when due, or with
+        ``force``; ``planner`` is ``offline``, ``llm`` or ``auto`` (the manifest's)."""
+        return run_dream(self, force=force, dry_run=dry_run, planner=planner)
+
+    def maintain(self, *, only: list[str] | None = None, dry_run: bool = False) -> MaintainReport:
+        """Every due job in order: decay, state prune, dream, journals, intel (``memdir
+        maintain``; safe from cron: a second call while one runs does nothing)."""
+        return run_maintenance(self, only=only, dry_run=dry_run)
 
     def compress_journals(self) -> list[CompressionReport]:
         """Compress every day over 20 KB: the full text to the archive, lines naming a

@@ -6,7 +6,7 @@ One typer app (``app``, in ``_common``) that each module adds its commands to:
 - ``memories``: search, get, save, update; ``notebook``: notebook, state
 - ``vault``: touch, decay, creative, moc, lessons, rotate
 - ``episodes``: recall (alias history), sessions, ingest
-- ``maintain``: context, budget, reindex, doctor, backup
+- ``maintain``: context, budget, reindex, doctor, backup; ``consolidate``: dream, maintain
 - ``reference``: the help of every command as markdown, for docs/cli.md
 
 The import order below is the order of ``memdir --help``.
@@ -42,7 +42,7 @@ def _root(
     """
 
 
-from memdir.cli import setup, serve, memories, notebook, vault, episodes, maintain  # noqa: E402, F401, I001
+from memdir.cli import setup, serve, memories, notebook, vault, episodes, maintain, consolidate  # noqa: E402, F401, I001
 
 
 def main() -> None:

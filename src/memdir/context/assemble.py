@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 from memdir.config import Layer, file_template
 from memdir.context.tokens import TokenCounter
 from memdir.stores.base import read_text
+from memdir.stores.knowledge import prompt_text
 
 if TYPE_CHECKING:
     from memdir.memory import Memory
@@ -308,7 +309,7 @@ def _knowledge(memory: Memory, name: str, part: str) -> tuple[list[_Candidate], 
         _Candidate(
             name,
             f"{memory.knowledge.relpath}#{s.key}",
-            f"### {s.key}\n{s.text}",
+            f"### {s.key}\n{prompt_text(s.text)}",
             part,
             PRIORITY["knowledge"],
         )

@@ -48,6 +48,7 @@ from memdir.stores.base import (
     clean_meta_value,
     normalize_key,
 )
+from memdir.stores.knowledge_edit import KnowledgeEdit
 from memdir.textutil import compress, cut_point
 from memdir.timeutil import format_ts, parse_ts
 
@@ -250,7 +251,7 @@ class KnowledgeStore(SectionFileStore):
         for section in self.sections():
             if not section.text.strip():
                 continue
-            block = f"\n### {section.key}\n{section.text}\n"
+            block = f"\n### {section.key}\n{prompt_text(section.text)}\n"
             if used + _tokens(block) > budget:
                 continue
             blocks.append(block)
@@ -401,6 +402,16 @@ class KnowledgeStore(SectionFileStore):
         result = _ok(self.store, "removed", target.key, archived, archive, notes)
         return replace(result, removed=(target.key,))
 
+    @contextmanager
+    def transaction(self) -> Iterator[KnowledgeEdit]:
+        """Edit the whole file as one write (the dream cycle): under the lock, caps
+        enforced first, everything taken out kept in the archive. Raise ``Refusal``
+        inside the block to leave the file as it was."""
+        with self._edit_parts() as (parts, archived, notes):
+            edit = KnowledgeEdit(self, parts, archived, notes)
+            yield edit
+            edit.archive = self._keep(ARCHIVE_KIND, archived)
+
     # -- caps ------------------------------------------------------------------
 
     def _fit(
@@ -514,6 +525,15 @@ def _usage(doc: SectionDocument, limits: Limits) -> KnowledgeUsage:
         observations_max=limits.observations_max,
         empty_observations=empty,
     )
+
+
+_COMMENT_RE = re.compile(r"[ \t]*<!--.*?-->", re.DOTALL)
+
+
+def prompt_text(body: str) -> str:
+    """A curated body as a prompt shows it: HTML comments (source ids a dream keeps
+    beside promoted facts, notes for people) left out; the file keeps them."""
+    return _COMMENT_RE.sub("", body) if "<!--" in body else body
 
 
 def _tokens(text: str) -> int:

@@ -1,0 +1,27 @@
+"""The dream cycle: consolidating knowledge.md's observation buffer (notebook seed, section 8).
+
+``run_dream(memory)`` (``Memory.dream()``, ``memdir dream``) snapshots the file,
+tidies it, asks a planner (offline by default, an LLM when one is configured)
+for a plan, checks the plan, applies it conservatively within the caps, prunes
+expired state snapshots, and reports, to the caller and to the history.
+"""
+
+from memdir.dream.cycle import DreamReport, choose_planner, dream_due, run_dream, runs_today
+from memdir.dream.offline import OfflinePlanner
+from memdir.dream.plan import PLAN_SCHEMA, Entry, Merge, Plan, PlanError, Promotion, parse_plan
+
+__all__ = [
+    "PLAN_SCHEMA",
+    "DreamReport",
+    "Entry",
+    "Merge",
+    "OfflinePlanner",
+    "Plan",
+    "PlanError",
+    "Promotion",
+    "choose_planner",
+    "dream_due",
+    "parse_plan",
+    "run_dream",
+    "runs_today",
+]

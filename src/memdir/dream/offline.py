@@ -1,0 +1,248 @@
+"""The offline planner: no network, no model beyond the folder's embedder.
+
+1. Exact duplicates (the same text once case, accents and punctuation are
+   folded) merge into one entry naming all their ids.
+2. Near duplicates merge too: a cosine above the embedder's duplicate threshold,
+   and nothing that tells them apart. Two observations with different numbers,
+   different names (capitalised words), or a negation in one only are different
+   facts however close their vectors are ("the limit is 50/s" is not "the limit
+   is 100/s"). Groups are complete-link: every member is close to the one kept,
+   so a chain of small steps never merges two distant facts. The merged text is
+   the member with the most to say.
+3. Themes: three or more observations (``theme_min``) sharing a tag, or a tight
+   cluster of untagged ones, are promoted into a curated section named for the
+   theme, one fact per line, each line keeping its source ids. Larger themes go
+   first; what does not fit the caps stays in the buffer.
+
+Nothing else is removed: when in doubt an observation stays (seed rule 7).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from memdir.dream.plan import Entry, Merge, Plan, Promotion, normalise
+from memdir.index.embedders import Embedder
+from memdir.index.search import STOPWORDS
+
+NEGATIONS = frozenset({"not", "no", "never", "none", "nobody", "nothing", "cannot", "without"})
+_NUMBER_RE = re.compile(r"\d+(?:[.,]\d+)*")
+_WORD_RE = re.compile(r"[^\W\d_][\w'’-]*")
+_STOP = STOPWORDS
+DEFAULT_DUPLICATE = 0.9
+"""cosine for an embedder that names no ``duplicate_threshold`` of its own"""
+CLUSTER_MARGIN = 0.12
+"""an untagged theme's members are this much less alike than duplicates, no less"""
+
+
+class OfflinePlanner:
+    name = "offline"
+
+    def __init__(
+        self,
+        embedder: Embedder | None,
+        *,
+        threshold: float | None = None,
+        theme_min: int = 3,
+        existing_sections: Sequence[str] = (),
+    ) -> None:
+        self.embedder = embedder
+        default = getattr(embedder, "duplicate_threshold", DEFAULT_DUPLICATE)
+        self.threshold = float(threshold if threshold is not None else default)
+        self.theme_min = theme_min
+        self.existing = {s.casefold(): s for s in existing_sections}
+
+    def plan(self, entries: list[Entry]) -> Plan:
+        plan = Plan()
+        if not entries:
+            return plan
+        vectors = self._vectors(entries)
+        groups = self._duplicates(entries, vectors)
+        units: list[tuple[int, tuple[int, ...]]] = []  # (the member that speaks, all members)
+        grouped: set[int] = set()
+        for members in groups:
+            keep = max(members, key=lambda i: (_richness(entries[i].content), entries[i].date))
+            plan.merge.append(Merge(tuple(entries[i].id for i in members), entries[keep].content))
+            units.append((keep, tuple(members)))
+            grouped.update(members)
+        units += [(i, (i,)) for i in range(len(entries)) if i not in grouped]
+        plan.promote, promoted = self._themes(entries, vectors, units)
+        if promoted:  # a promoted group needs no merge of its own: the promotion names it
+            plan.merge = [m for m in plan.merge if not set(m.ids) & promoted]
+        if plan.merge or plan.promote:
+            plan.notes.append(
+                f"offline planner: {len(plan.merge)} merges, {len(plan.promote)} promotions "
+                f"(duplicate cosine {self.threshold:.2f})"
+            )
+        return plan
+
+    # -- duplicates ------------------------------------------------------------------
+
+    def _vectors(self, entries: list[Entry]) -> np.ndarray | None:
+        if self.embedder is None:
+            return None
+        matrix = np.asarray(self.embedder.embed([e.content for e in entries]), dtype=np.float32)
+        norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+        return matrix / np.where(norms == 0, 1, norms)
+
+    def _duplicates(self, entries: list[Entry], vectors: np.ndarray | None) -> list[list[int]]:
+        """Groups of two or more entries that say the same thing, oldest first in each."""
+        order = sorted(range(len(entries)), key=lambda i: (entries[i].date, i))
+        keys = [normalise(e.content) for e in entries]
+        marks = [_marks(e.content) for e in entries]
+        sims = vectors @ vectors.T if vectors is not None else None
+        taken: set[int] = set()
+        groups: list[list[int]] = []
+        for i in order:
+            if i in taken:
+                continue
+            members = [i]
+            for j in order:
+                if j == i or j in taken:
+                    continue
+                same = keys[i] == keys[j]
+                if not same and sims is not None:
+                    close = all(sims[m, j] >= self.threshold for m in members)
+                    same = close and all(marks[m].compatible(marks[j]) for m in members)
+                if same:
+                    members.append(j)
+            if len(members) > 1:
+                taken.update(members)
+                groups.append(members)
+        return groups
+
+    # -- themes -----------------------------------------------------------------------
+
+    def _themes(
+        self,
+        entries: list[Entry],
+        vectors: np.ndarray | None,
+        units: list[tuple[int, tuple[int, ...]]],
+    ) -> tuple[list[Promotion], set[str]]:
+        by_tag: dict[str, list[tuple[int, tuple[int, ...]]]] = {}
+        for unit in units:
+            tags = {t.casefold() for member in unit[1] for t in entries[member].tags}
+            for tag in sorted(tags):
+                by_tag.setdefault(tag, []).append(unit)
+        candidates: list[tuple[str, list[tuple[int, tuple[int, ...]]]]] = [
+            (tag, members) for tag, members in by_tag.items() if len(members) >= self.theme_min
+        ]
+        untagged = [u for u in units if not any(entries[m].tags for m in u[1])]
+        candidates += self._clusters(entries, vectors, untagged)
+        candidates.sort(key=lambda item: (-len(item[1]), item[0]))
+        used: set[int] = set()
+        promotions: list[Promotion] = []
+        promoted: set[str] = set()
+        for theme, members in candidates:
+            fresh = [m for m in members if m[0] not in used]
+            if len(fresh) < self.theme_min:
+                continue
+            fresh.sort(key=lambda unit: entries[unit[0]].date)
+            lines, ids = [], []
+            seen: set[str] = set()
+            for head, group in fresh:
+                text = " ".join(entries[head].content.split())
+                group_ids = [entries[i].id for i in group]
+                if normalise(text) not in seen:
+                    seen.add(normalise(text))
+                    lines.append(f"- {text} <!-- {' '.join(group_ids)} -->")
+                ids += group_ids
+                used.add(head)
+            name = " ".join(re.sub(r"[^\w -]+", " ", theme).split()) or "notes"
+            section = self.existing.get(name.casefold(), name)
+            promotions.append(Promotion(section, "\n".join(lines), tuple(ids)))
+            promoted.update(ids)
+        return promotions, promoted
+
+    def _clusters(
+        self,
+        entries: list[Entry],
+        vectors: np.ndarray | None,
+        units: list[tuple[int, tuple[int, ...]]],
+    ) -> list[tuple[str, list[tuple[int, tuple[int, ...]]]]]:
+        """Tight clusters of untagged entries, named by their most shared word."""
+        if vectors is None or len(units) < self.theme_min:
+            return []
+        heads = [u[0] for u in units]
+        sims = vectors[heads] @ vectors[heads].T
+        tight = max(self.threshold - CLUSTER_MARGIN, 0.0)
+        taken: set[int] = set()
+        found: list[tuple[str, list[tuple[int, tuple[int, ...]]]]] = []
+        for a in range(len(heads)):
+            if a in taken:
+                continue
+            members = [a] + [
+                b for b in range(len(heads)) if b != a and b not in taken and sims[a, b] >= tight
+            ]
+            members = [m for m in members if all(sims[m, o] >= tight for o in members)]
+            if len(members) >= self.theme_min:
+                taken.update(members)
+                words = Counter(
+                    w for m in members for w in set(_content_words(entries[heads[m]].content))
+                )
+                name = words.most_common(1)[0][0] if words else "notes"
+                found.append((name, [units[m] for m in members]))
+        return found
+
+
+def _content_words(text: str) -> list[str]:
+    return [w.lower() for w in _WORD_RE.findall(text) if w.lower() not in _STOP and len(w) > 2]
+
+
+def _richness(text: str) -> int:
+    return len(set(_content_words(text))) + len(_NUMBER_RE.findall(text))
+
+
+@dataclass(frozen=True)
+class _Marks:
+    """What makes a fact this fact and not a close neighbour: its numbers, its names
+    (capitalised words), whether it is negated."""
+
+    numbers: frozenset[str]
+    names: frozenset[str]
+    words: frozenset[str]
+    negated: bool
+
+    content: frozenset[str]
+
+    def compatible(self, other: _Marks) -> bool:
+        """Could these be the same fact? Numbers and negation must agree, each one's
+        names must appear in the other (in any case: 'Email' and 'email'), and they
+        must not differ by one swapped word ('staging' / 'production' database)."""
+        return (
+            self.numbers == other.numbers
+            and self.negated == other.negated
+            and self.names <= other.words
+            and other.names <= self.words
+            and not _swapped(self.content, other.content)
+        )
+
+
+def _swapped(a: frozenset[str], b: frozenset[str]) -> bool:
+    """One content word each that the other lacks, and not two forms of one word."""
+    only_a, only_b = a - b, b - a
+    if len(only_a) != 1 or len(only_b) != 1:
+        return False
+    x, y = next(iter(only_a)), next(iter(only_b))
+    return x[:4] != y[:4]
+
+
+def _marks(text: str) -> _Marks:
+    tokens = _WORD_RE.findall(text)
+    words = frozenset(_stem_possessive(t.lower()) for t in tokens)
+    names = frozenset(
+        _stem_possessive(t.lower()) for t in tokens if t[0].isupper() and t.lower() not in _STOP
+    )
+    numbers = frozenset(n.replace(",", "") for n in _NUMBER_RE.findall(text))
+    negated = any(t.lower() in NEGATIONS or t.lower().endswith("n't") for t in tokens)
+    content = frozenset(w for w in words if w not in _STOP and len(w) > 2)
+    return _Marks(numbers, names, words, negated, content)
+
+
+def _stem_possessive(word: str) -> str:
+    return word[:-2] if word.endswith(("'s", "’s")) else word
