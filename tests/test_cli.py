@@ -184,7 +184,7 @@ def test_commands_are_registered() -> None:
         "init", "status", "agents", "serve", "demo", "search", "get", "save", "update",
         "notebook", "state", "touch", "decay", "creative", "moc", "rotate", "lessons",
         "ingest", "recall", "history", "sessions", "context", "budget", "reindex", "doctor",
-        "backup",
+        "backup", "dream", "maintain",
     }  # fmt: skip
     assert set(TOP_LEVEL) == expected
     subcommands = {"notebook set", "notebook clear", "state set", "state remove"}
