@@ -1,0 +1,358 @@
+"""The dream cycle: when it is due, what the offline planner merges and promotes, the
+safeguards (snapshot, archive, caps, the 25% rule, conservative removals), hygiene,
+the state TTL prune, the report in the history, and an LLM planner played by a real
+HTTP server on loopback."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import memdir
+from memdir.dream import Entry, OfflinePlanner, Plan, Promotion, dream_due, parse_plan
+from memdir.dream.plan import PlanError
+from memdir.index.embedders import HashingEmbedder
+from memdir.testing import ChatReply, ChatServer, FakeClock
+
+
+@pytest.fixture
+def mem(folder: Path, clock: FakeClock) -> memdir.Memory:
+    return memdir.open(folder, clock=clock, embedder="hashing")
+
+
+def _fill(memory: memdir.Memory, n: int, tag: str | None = None, start: int = 0) -> list[str]:
+    """``n`` distinct observations, each about its own subject."""
+    ids = []
+    for i in range(start, start + n):
+        result = memory.knowledge.save(
+            f"Vendor number {i} ships order batch {i * 7} from warehouse {i % 5}.",
+            "fact",
+            [tag] if tag else [],
+        )
+        assert result.ok
+        ids.append(str(result.key))
+    return ids
+
+
+def _contents(memory: memdir.Memory) -> list[str]:
+    return [o.content for o in memory.knowledge.observations()]
+
+
+# -- when it runs ---------------------------------------------------------------------
+
+
+def test_due_at_50_observations_once_a_day(mem: memdir.Memory, clock: FakeClock) -> None:
+    _fill(mem, 49)
+    due, why = dream_due(mem)
+    assert not due and why == "49 observations, fewer than 50"
+    assert not mem.dream().ran
+    _fill(mem, 1, start=49)
+    assert dream_due(mem) == (True, "50 observations and no dream yet today")
+    assert mem.dream().ran
+    due, why = dream_due(mem)
+    assert not due and why.startswith("already dreamt 1 time today")
+    clock.advance(days=1)
+    assert dream_due(mem)[0]
+
+
+def test_up_to_four_dreams_a_day_when_bloated(mem: memdir.Memory) -> None:
+    _fill(mem, 500)
+    runs = 0
+    while mem.dream().ran:
+        runs += 1
+        assert runs <= 4
+    assert runs == 4
+    assert dream_due(mem) == (False, "already dreamt 4 times today (500 observations)")
+    forced = mem.dream(force=True)
+    assert forced.ran and forced.due.startswith("forced (already dreamt 4 times")
+
+
+# -- the offline planner ---------------------------------------------------------------
+
+
+def _entries(*texts: str, tags: tuple[str, ...] = ()) -> list[Entry]:
+    clock = FakeClock()
+    return [
+        Entry(f"obs_{n}", "fact", clock.advance(minutes=1), tags, t) for n, t in enumerate(texts)
+    ]
+
+
+def test_offline_merges_duplicates_and_keeps_different_facts_apart() -> None:
+    entries = _entries(
+        "Deploys happen on Mondays and Thursdays.",
+        "deploys happen on mondays and thursdays",  # exact once folded
+        "Deploys happen on Thursdays and Mondays.",  # the same words reordered
+        "The billing API allows 50 requests per second.",
+        "The billing API allows 100 requests per second.",  # another number
+        "Alice prefers email over phone calls.",
+        "Bob prefers email over phone calls.",  # another name
+        "The staging database restarts every Sunday.",
+        "The production database restarts every Sunday.",  # one word swapped
+        "The team deploys on Fridays.",
+        "The team never deploys on Fridays.",  # negated
+    )
+    plan = OfflinePlanner(HashingEmbedder(), theme_min=99).plan(entries)
+    assert [m.ids for m in plan.merge] == [("obs_0", "obs_1", "obs_2")]
+    assert plan.merge[0].text in {e.content for e in entries[:3]}
+    assert plan.promote == [] and plan.remove == []
+
+
+def test_offline_promotes_themes_of_three_with_their_ids() -> None:
+    entries = _entries(
+        "Invoices use integer cents.",
+        "Refunds over 500 EUR need approval.",
+        "Card fees are 1.4 percent.",
+        "Pager rota is weekly.",
+    )
+    tagged = [("billing",), ("billing",), ("billing",), ("ops",)]
+    entries = [
+        Entry(e.id, e.type, e.date, t, e.content) for e, t in zip(entries, tagged, strict=True)
+    ]
+    plan = OfflinePlanner(None, existing_sections=["Billing"]).plan(entries)
+    assert len(plan.promote) == 1
+    promotion = plan.promote[0]
+    assert promotion.section == "Billing"  # an existing section's own spelling
+    assert promotion.ids == ("obs_0", "obs_1", "obs_2")
+    assert promotion.text.splitlines() == [
+        "- Invoices use integer cents. <!-- obs_0 -->",
+        "- Refunds over 500 EUR need approval. <!-- obs_1 -->",
+        "- Card fees are 1.4 percent. <!-- obs_2 -->",
+    ]  # the ops observation stands alone: no theme of one
+
+
+def test_a_dream_writes_what_the_plan_says_and_keeps_everything(
+    mem: memdir.Memory, folder: Path
+) -> None:
+    for text in (
+        "Deploys happen on Mondays and Thursdays.",
+        "Deploys happen on Thursdays and Mondays.",
+    ):
+        mem.knowledge.save(text, "note", ["ops"])
+    for text in (
+        "Invoices use integer cents.",
+        "Refunds over 500 EUR need approval.",
+        "Card fees are 1.4%.",
+    ):
+        mem.knowledge.save(text, "fact", ["billing"])
+    mem.knowledge.save("The office wifi is called Basil.", "note")
+    before = (folder / "knowledge.md").read_text()
+    report = mem.dream(force=True)
+    assert report.ran and report.planner == "offline" and report.rejected is None
+    assert [len(m["ids"]) for m in report.merged] == [2]
+    assert [(p["section"], len(p["ids"])) for p in report.promoted] == [("billing", 3)]
+    assert (report.observations_before, report.observations_after) == (6, 2)
+    assert sorted(_contents(mem)) == [
+        "Deploys happen on Mondays and Thursdays.",
+        "The office wifi is called Basil.",
+    ]
+    merged = mem.knowledge.observations()[0]
+    billing = mem.knowledge.section("billing")
+    assert billing is not None and "- Card fees are 1.4%. <!-- obs_" in billing.text
+    assert "<!--" not in mem.knowledge.render()  # the prompt never shows the ids
+    assert "Card fees are 1.4%." in mem.knowledge.render()
+    # nothing lost: the snapshot holds the file as it was, the archive every text taken out
+    assert report.snapshot is not None and (folder / report.snapshot).read_text() == before
+    archived = (folder / str(report.archive)).read_text()
+    for text in ("Deploys happen on Thursdays and Mondays.", "Invoices use integer cents."):
+        assert text in archived
+    assert merged.id == report.merged[0]["into"]
+    # the merged entry names what it replaced, and search finds the promoted facts
+    assert report.merged[0]["ids"][0] in (folder / "knowledge.md").read_text()
+    assert mem.search("card fees")[0].anchor == "billing"
+
+
+def test_the_report_goes_to_the_history(mem: memdir.Memory) -> None:
+    _fill(mem, 50)
+    report = mem.dream()
+    activity = mem.history.get(str(report.activity_id))
+    assert activity is not None
+    assert activity.activity.type == "internal" and activity.activity.label == "dream"
+    assert activity.activity.summary == report.summary()
+    assert activity.logs[0].metadata["observations_before"] == 50
+    assert mem.history.search("dream")[0].id == report.activity_id
+
+
+def test_a_dry_run_changes_nothing(mem: memdir.Memory, folder: Path) -> None:
+    mem.knowledge.save("Same fact.", "fact")
+    mem.knowledge.save("same fact", "fact")
+    files = {
+        p: p.read_bytes() for p in folder.rglob("*") if p.is_file() and ".memdir" not in p.parts
+    }
+    report = mem.dream(force=True, dry_run=True)
+    assert report.ran and report.dry_run and len(report.merged) == 1
+    assert report.observations_after == 1 and report.snapshot is None
+    after = {
+        p: p.read_bytes() for p in folder.rglob("*") if p.is_file() and ".memdir" not in p.parts
+    }
+    assert after == files
+    assert mem.history.recent(5) == []
+
+
+# -- safeguards --------------------------------------------------------------------------
+
+
+class _Scripted:
+    name = "scripted"
+
+    def __init__(self, plan: Plan) -> None:
+        self._plan = plan
+
+    def plan(self, entries: list[Entry]) -> Plan:
+        return self._plan
+
+
+def test_a_promotion_over_the_caps_is_refused_and_its_observations_stay(
+    mem: memdir.Memory,
+) -> None:
+    ids = _fill(mem, 3)
+    long_text = "\n".join(f"- A distinct fact number {n} about the vendors." for n in range(80))
+    report = mem.dream(
+        force=True, planner=_Scripted(Plan(promote=[Promotion("vendors", long_text, tuple(ids))]))
+    )  # type: ignore[arg-type]
+    assert report.promoted == [] and len(report.refused) == 1
+    assert "3000-char cap" in report.refused[0]["reason"]
+    assert len(mem.knowledge.observations()) == 3 and mem.knowledge.section("vendors") is None
+
+
+def test_a_plan_dropping_over_a_quarter_of_curated_text_is_rejected_whole(
+    mem: memdir.Memory, folder: Path
+) -> None:
+    assert mem.knowledge.update("log", "\n".join(["- the same line again"] * 130)).ok
+    ids = _fill(mem, 3)
+    before = (folder / "knowledge.md").read_text()
+    plan = Plan(promote=[Promotion("log", "- one more line of text. " * 10, tuple(ids))])
+    report = mem.dream(force=True, planner=_Scripted(plan))  # type: ignore[arg-type]
+    assert report.rejected is not None and "dropping more than 25%" in report.rejected
+    assert report.promoted == [] and (folder / "knowledge.md").read_text() == before
+
+
+def test_only_exact_duplicates_may_be_removed(mem: memdir.Memory) -> None:
+    first = mem.knowledge.save("Keep me.", "fact").key
+    copy = mem.knowledge.save("keep me", "fact").key
+    other = mem.knowledge.save("A different fact entirely.", "fact").key
+    plan = Plan(remove=[str(copy), str(other)])
+    report = mem.dream(force=True, planner=_Scripted(plan))  # type: ignore[arg-type]
+    assert report.removed == [copy]
+    assert [o.id for o in mem.knowledge.observations()] == [first, other]
+    assert any("only exact duplicates" in note for note in report.notes)
+
+
+def test_parse_plan_names_what_is_wrong() -> None:
+    entries = _entries("one", "two", "three")
+    with pytest.raises(PlanError) as caught:
+        parse_plan({"remove": ["obs_9"], "merge": [{"ids": ["obs_0", "obs_1"], "text": "x"}],
+                    "promote": [{"section": "_observations", "text": "t", "ids": ["obs_0"]}]},
+                   entries)  # fmt: skip
+    problems = " / ".join(caught.value.problems)
+    assert "not one of the entries" in problems and "obs_0 is used by both" in problems
+    assert "must name a curated section" in problems
+    with pytest.raises(PlanError, match="'merge' is a required property"):
+        parse_plan({"remove": [], "promote": []}, entries)
+
+
+# -- hygiene and the state prune -------------------------------------------------------------
+
+
+def test_hygiene_moves_daily_reports_strips_think_and_drops_empty(
+    mem: memdir.Memory, folder: Path
+) -> None:
+    mem.knowledge.save("Real observation.", "fact")
+    path = folder / "knowledge.md"
+    text = path.read_text().replace(
+        "## _observations",
+        "## daily-report-2026-11-29\nShipped the importer.\n\n"
+        "## conventions\n<think>private musing</think>Use UTC everywhere.\n\n## _observations",
+    )
+    text += "\n### obs_1764000000000_abcdef\n<!-- type: note; date: 2026-11-29T10:00:00Z -->\n\n"
+    path.write_text(text)
+    report = mem.dream(force=True)
+    assert any("moved section 'daily-report-2026-11-29'" in n for n in report.hygiene)
+    assert "journal/2026-11-29.md" in " ".join(report.hygiene)
+    assert "Shipped the importer." in (folder / "journal" / "2026-11-29.md").read_text()
+    body = path.read_text()
+    assert "daily-report" not in body and "<think>" not in body
+    assert "Use UTC everywhere." in body and "obs_1764000000000_abcdef" not in body
+
+
+def test_C_dream_state_ttl(mem: memdir.Memory, clock: FakeClock) -> None:
+    """C-dream-state-ttl: the dream expires state entries older than STATE_TTL_DAYS."""
+    assert mem.state.set("deploy", "v1 rolling out").ok
+    clock.advance(days=3)
+    assert mem.state.set("oncall", "Dana this week").ok
+    clock.advance(days=5)  # deploy is 8 days old, oncall 5
+    _fill(mem, 50)
+    report = mem.dream()
+    assert report.state_pruned == ["deploy"]
+    assert [e.key for e in mem.state.entries()] == ["oncall"]
+
+
+# -- the LLM planner, played by a real HTTP server on loopback ------------------------------
+
+
+def _llm_folder(folder: Path, server: ChatServer) -> None:
+    manifest = folder / "memdir.toml"
+    manifest.write_text(
+        manifest.read_text() + f'\n[llm]\nbase_url = "{server.base_url}"\nmodel = "planner-1"\n'
+    )
+
+
+def _ids(request: Any) -> list[str]:
+    payload = json.loads(request.messages[1]["content"])
+    return [o["id"] for o in payload["observations"]]
+
+
+def test_llm_plan_is_checked_and_applied(folder: Path, clock: FakeClock) -> None:
+    def answer(request: Any) -> str:
+        a, b, c, d = _ids(request)
+        return json.dumps(
+            {"remove": [], "merge": [{"ids": [a, b], "text": "Dana owns the release checklist."}],
+             "promote": [{"section": "ops", "text": "- Releases ship on Tuesdays.", "ids": [c, d]}]}
+        )  # fmt: skip
+
+    with ChatServer(answer) as server:
+        _llm_folder(folder, server)
+        memory = memdir.open(folder, clock=clock, embedder="hashing")
+        for text in ("Dana has the release checklist.", "The checklist is Dana's.",
+                     "We release on Tuesday.", "Tuesday is release day."):  # fmt: skip
+            memory.knowledge.save(text, "fact")
+        report = memory.dream(force=True)
+        request = server.requests[0]
+    assert report.planner == "llm" and report.rejected is None
+    assert request.body["model"] == "planner-1" and request.json_mode
+    assert _contents(memory) == ["Dana owns the release checklist."]
+    section = memory.knowledge.section("ops")
+    assert section is not None and section.text.startswith("- Releases ship on Tuesdays.")
+
+
+def test_llm_plan_repaired_once_then_rejected(folder: Path, clock: FakeClock) -> None:
+    with ChatServer(
+        ["not json at all", '{"remove": ["obs_nope"], "merge": [], "promote": []}']
+    ) as server:
+        _llm_folder(folder, server)
+        memory = memdir.open(folder, clock=clock, embedder="hashing")
+        memory.knowledge.save("Alpha fact.", "fact")
+        memory.knowledge.save("Alpha fact.", "fact")
+        before = (folder / "knowledge.md").read_text()
+        report = memory.dream(force=True)
+        repair = server.requests[1].messages[-1]["content"]
+    assert "not a JSON object" in repair and "schema" in repair
+    assert report.rejected is not None and "invalid twice" in report.rejected
+    assert "not one of the entries" in report.rejected
+    assert (folder / "knowledge.md").read_text() == before  # a rejected plan changes nothing
+
+
+def test_llm_unreachable_changes_nothing(folder: Path, clock: FakeClock) -> None:
+    with ChatServer([ChatReply.error(503, "overloaded")]) as server:
+        _llm_folder(folder, server)
+    memory = memdir.open(folder, clock=clock, embedder="hashing")  # the server is gone now
+    memory.knowledge.save("Beta fact.", "fact")
+    memory.knowledge.save("beta fact", "fact")
+    report = memory.dream(force=True)
+    assert report.planner == "llm" and report.rejected is not None
+    assert report.rejected.startswith("no usable plan")
+    assert len(memory.knowledge.observations()) == 2
+    offline = memory.dream(force=True, planner="offline")
+    assert offline.rejected is None and len(memory.knowledge.observations()) == 1
