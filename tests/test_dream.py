@@ -277,18 +277,6 @@ def test_hygiene_moves_daily_reports_strips_think_and_drops_empty(
     assert "Use UTC everywhere." in body and "obs_1764000000000_abcdef" not in body
 
 
-def test_C_dream_state_ttl(mem: memdir.Memory, clock: FakeClock) -> None:
-    """C-dream-state-ttl: the dream expires state entries older than STATE_TTL_DAYS."""
-    assert mem.state.set("deploy", "v1 rolling out").ok
-    clock.advance(days=3)
-    assert mem.state.set("oncall", "Dana this week").ok
-    clock.advance(days=5)  # deploy is 8 days old, oncall 5
-    _fill(mem, 50)
-    report = mem.dream()
-    assert report.state_pruned == ["deploy"]
-    assert [e.key for e in mem.state.entries()] == ["oncall"]
-
-
 # -- the LLM planner, played by a real HTTP server on loopback ------------------------------
 
 

@@ -106,3 +106,22 @@ def test_B1_over_cap_write_refused(memory: memdir.Memory, folder: Path) -> None:
     assert data["ok"] is False and data["status"] == "error"
     assert "3000-char cap" in data["reason"] and "nothing was written" in data["reason"]
     assert (folder / "knowledge.md").read_bytes() == before
+
+
+def test_C_dream_state_ttl(memory: memdir.Memory, clock: FakeClock) -> None:
+    """C-dream-state-ttl: the dream expires state entries older than STATE_TTL_DAYS."""
+    assert memory.state.set("deploy", "v1 rolling out").ok
+    clock.advance(days=3)
+    assert memory.state.set("oncall", "Dana this week").ok
+    clock.advance(days=5)  # deploy is 8 days old, oncall 5
+    for n in range(50):
+        assert memory.knowledge.save(f"Distinct fact {n} about item {n * 13}.", "fact").ok
+    report = memory.dream()
+    assert report.ran and report.state_pruned == ["deploy"]
+    assert [entry.key for entry in memory.state.entries()] == ["oncall"]
+    assert (
+        "v1 rolling out"
+        in (memory.root / memory.manifest.archive_dir())
+        .joinpath("state", f"{clock():%Y-%m}.md")
+        .read_text()
+    )
