@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import threading
 from datetime import date
 from pathlib import Path
 
 import pytest
 
 import memdir
+from memdir.llm import LLMError, Message
+from memdir.results import WriteResult
 from memdir.stores.intel import ExtractiveSummariser, IntelStore, parse_week
-from memdir.testing import FakeClock
+from memdir.testing import ChatServer, FakeChat, FakeClock
 
 SPEC = """\
 # Project Alpha Research Intel
@@ -255,3 +258,96 @@ def test_extractive_summariser_keeps_the_best_sentences_in_order() -> None:
     assert ExtractiveSummariser().summarise([], 3) == ""
     long = ExtractiveSummariser().summarise(["word " * 200], 3)
     assert len(long) <= 300 and long.endswith("…")
+
+
+# -- summaries by the LLM ----------------------------------------------------------
+
+ACME = [
+    "Acme raised prices by 20% for enterprise plans.",
+    "Acme lost two enterprise customers to Globex after the price change.",
+    "The office coffee machine broke.",
+]
+ACME_SUMMARY = "Acme raised enterprise prices 20% and lost two customers to Globex."
+
+
+def _last_week(memory: memdir.Memory, clock: FakeClock) -> None:
+    for note in ACME:
+        memory.intel.add("alpha", note)
+    clock.advance(days=7)
+
+
+def test_rotation_keeps_the_llms_checked_summary(
+    memory: memdir.Memory, folder: Path, clock: FakeClock
+) -> None:
+    memory.llm = FakeChat([ACME_SUMMARY])
+    _last_week(memory, clock)
+    report = memory.intel.rotate()
+    assert report.rotated == [("alpha", "Nov 30-Dec 6, 2026")] and report.notes == []
+    assert "notes" not in report.to_dict()
+    text = (folder / "intel/alpha.md").read_text()
+    assert f"- **Nov 30-Dec 6:** {ACME_SUMMARY}\n" in text
+    archive = (folder / "archive/intel/2026-12.md").read_text()
+    assert all(note in archive for note in ACME)
+
+
+def test_a_rejected_llm_summary_falls_back_and_is_reported(
+    memory: memdir.Memory, folder: Path, clock: FakeClock
+) -> None:
+    chat = FakeChat(["# Weekly summary\nAcme raised prices.", "Acme. Globex. Acme. Globex."])
+    memory.llm = chat
+    _last_week(memory, clock)
+    report = memory.intel.rotate()
+    offline = ExtractiveSummariser().summarise(ACME, 3)
+    assert f"- **Nov 30-Dec 6:** {offline}\n" in (folder / "intel/alpha.md").read_text()
+    note = "LLM summary rejected: it has 4 sentences; at most 3; used the offline summary"
+    assert report.notes == [note] and report.to_dict()["notes"] == [note]
+    assert memdir.Notice("intel", note) in memory.check()
+    assert "That answer was rejected: it holds a markdown heading" in chat.calls[1].prompt
+
+
+def test_an_add_that_rotates_says_when_the_llm_failed(
+    memory: memdir.Memory, clock: FakeClock
+) -> None:
+    memory.llm = FakeChat([LLMError("cannot reach the LLM: connection refused")])
+    _last_week(memory, clock)
+    result = memory.intel.add("alpha", "Globex hired a new CTO")
+    assert result.ok and result.archived == ("Nov 30-Dec 6, 2026",)
+    assert result.notes == (
+        "rotated week Nov 30-Dec 6, 2026 into Previous Weeks (Compressed)",
+        "LLM summary failed: cannot reach the LLM: connection refused; used the offline summary",
+    )
+
+
+def test_the_llm_is_asked_outside_the_folder_lock(
+    memory: memdir.Memory, folder: Path, clock: FakeClock
+) -> None:
+    written: list[WriteResult] = []
+
+    def answer(messages: list[Message]) -> str:  # another thread writes while the model thinks
+        writer = threading.Thread(
+            target=lambda: written.append(memory.intel.add("beta", "Globex hired a CTO"))
+        )
+        writer.start()
+        writer.join()
+        return ACME_SUMMARY
+
+    memory.llm = FakeChat([answer])
+    _last_week(memory, clock)
+    assert memory.intel.rotate().rotated == [("alpha", "Nov 30-Dec 6, 2026")]
+    assert written[0].ok and ACME_SUMMARY in (folder / "intel/alpha.md").read_text()
+
+
+def test_rotation_through_the_manifests_llm_over_http(
+    folder: Path, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("MEMDIR_LLM_BASE_URL", "MEMDIR_LLM_MODEL", "MEMDIR_LLM_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    with ChatServer([ACME_SUMMARY]) as server:
+        with (folder / "memdir.toml").open("a") as toml:
+            toml.write(f'\n[llm]\nbase_url = "{server.base_url}"\nmodel = "summariser"\n')
+        with memdir.open(folder, clock=clock, embedder="hashing") as memory:
+            _last_week(memory, clock)
+            assert memory.intel.rotate().notes == []
+    assert ACME_SUMMARY in (folder / "intel/alpha.md").read_text()
+    [request] = server.requests
+    assert request.body["model"] == "summariser" and "Acme lost two" in str(request.messages)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator
 from datetime import date
 from pathlib import Path
@@ -12,8 +13,10 @@ import pytest
 import memdir
 from memdir import Memory, layouts
 from memdir.config import STATE_DIR, parse_manifest
+from memdir.llm import LLMError, Message
+from memdir.results import Notice, WriteResult
 from memdir.scaffold import starter_values
-from memdir.testing import FakeClock
+from memdir.testing import FakeChat, FakeClock
 
 KEY = "sk-proj-" + "Ab3" * 12  # an OpenAI-style key, built at runtime
 DAY = date(2026, 11, 30)
@@ -414,3 +417,87 @@ def test_compress_journals_files_facts_into_cards_and_lessons(
     assert "- **Learned:** Learning number 399: the staging cache needs warming" in lessons
     assert len((folder / "journal" / "2026-11-30.md").read_text().splitlines()) <= 20
     assert memory.compress_journals() == []  # done: nothing more to compress
+
+
+# -- journal summaries by the LLM --------------------------------------------------
+
+BIG_DAY = (
+    "# 2026-11-30\n\n## Decisions\n"
+    "- Renew the contract with Alice Moreau because she asked\n\n## Learnings\n"
+    + "".join(f"- Learning number {n}: the staging cache needs warming\n" for n in range(400))
+)
+DAY_SUMMARY = (
+    "## Decisions\n- Renewed Alice Moreau's contract\n## Learnings\n- Warm the staging cache"
+)
+
+
+def _big_day(memory: Memory) -> Path:
+    path = memory.root / "journal" / "2026-11-30.md"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(BIG_DAY, encoding="utf-8")
+    return path
+
+
+def _archived(memory: Memory) -> str:
+    return (memory.root / "archive/journal/2026-11.md").read_text(encoding="utf-8")
+
+
+def test_compress_journals_keeps_the_llms_checked_summary(memory: Memory) -> None:
+    chat = FakeChat([DAY_SUMMARY])
+    memory.llm = chat
+    path = _big_day(memory)
+    [report] = memory.compress_journals()
+    assert report.compressed and report.notes == [] and report.to_lessons == 400
+    assert path.read_text(encoding="utf-8") == (
+        "# 2026-11-30\n\n" + DAY_SUMMARY + "\n\n"
+        "Compressed: the full day is kept in archive/journal/2026-11.md.\n"
+    )
+    assert all(line in _archived(memory) for line in BIG_DAY.splitlines()[4:])
+    assert "at most 16 lines" in chat.calls[0].prompt
+    assert "## Decisions, ## Learnings" in chat.calls[0].prompt
+
+
+def test_a_rejected_llm_day_summary_falls_back_to_the_first_lines(memory: Memory) -> None:
+    memory.llm = FakeChat(["## Ideas\n- Renew Alice Moreau", "## Ideas\n- Renew Alice Moreau"])
+    path = _big_day(memory)
+    [report] = memory.compress_journals()
+    note = (
+        "summary of the day rejected: line 1 is a heading the day does not have ('## Ideas'); "
+        "use only ## Decisions, ## Learnings, ## Summary; used the offline summary"
+    )
+    assert report.notes == [note]
+    assert Notice("journal/2026-11-30.md", note) in memory.check()
+    text = path.read_text(encoding="utf-8")
+    assert "## Learnings\n- Learning number 0: the staging cache needs warming" in text
+    assert len(text.splitlines()) <= 20 and "Ideas" not in text
+
+
+def test_an_unreachable_llm_leaves_the_first_lines_summary(memory: Memory) -> None:
+    memory.llm = FakeChat([LLMError("cannot reach the LLM: connection refused")])
+    path = _big_day(memory)
+    [report] = memory.compress_journals()
+    assert report.notes == [
+        "summary of the day failed: cannot reach the LLM: connection refused; "
+        "used the offline summary"
+    ]
+    assert "- Learning number 0: the staging cache" in path.read_text(encoding="utf-8")
+
+
+def test_a_day_written_to_while_the_llm_summarises_loses_nothing(memory: Memory) -> None:
+    written: list[WriteResult] = []
+
+    def answer(messages: list[Message]) -> str:  # a write from another thread: no lock held
+        writer = threading.Thread(
+            target=lambda: written.append(memory.journal.append("context", "Alice called back"))
+        )
+        writer.start()
+        writer.join()
+        return DAY_SUMMARY
+
+    memory.llm = FakeChat([answer])
+    path = _big_day(memory)
+    [report] = memory.compress_journals()
+    assert written[0].ok and report.compressed
+    assert report.notes == ["the day changed while it was summarised; used the offline summary"]
+    assert "- Alice called back" in _archived(memory)
+    assert "Renewed Alice Moreau's contract" not in path.read_text(encoding="utf-8")

@@ -68,6 +68,7 @@ from memdir.stores.notebook import Notebook
 from memdir.stores.state import StateStore
 from memdir.stores.vault import VaultStore
 from memdir.stores.workstate import FILE_KEYS, NOTEBOOK_KEYS, WORKSTATE_STARTER, WorkState
+from memdir.summaries import LLMSummariser
 from memdir.tiers import MODE_TIERS
 from memdir.timeutil import Clock, parse_ts, utc_now
 
@@ -295,8 +296,13 @@ class Memory:
 
     @cached_property
     def intel(self) -> IntelStore:
-        """Research intel, one file per project: this week in detail, past weeks compressed."""
-        return IntelStore(self._ctx, file_template(self._layer("intel").paths[0], "project"))
+        """Research intel, one file per project: this week in detail, past weeks compressed
+        (by ``memory.llm`` when there is one, checked, else offline: ``LLMSummariser``)."""
+        template = file_template(self._layer("intel").paths[0], "project")
+        summariser = LLMSummariser.following(
+            lambda: self.llm, on_note=lambda note: self.notices.append(Notice("intel", note))
+        )
+        return IntelStore(self._ctx, template, summariser=summariser)
 
     def dream(
         self, *, force: bool = False, dry_run: bool = False, planner: str | None = None

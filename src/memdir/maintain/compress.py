@@ -1,13 +1,17 @@
 """Journal compression across a folder: every day over 20 KB (see ``JournalStore.compress``),
 with the hooks that file its facts into cards (a line naming a card joins its
-History) and lessons (learnings)."""
+History) and lessons (learnings), and, when ``memory.llm`` is set, a summary the
+LLM writes (``LLMDaySummariser``); a summary not kept is a note in the day's
+report and in ``memory.notices``."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from memdir.results import Notice
 from memdir.stores.journal import CompressionReport
 from memdir.stores.vault import card_links
+from memdir.summaries import LLMDaySummariser
 
 if TYPE_CHECKING:
     from memdir.memory import Memory
@@ -27,6 +31,8 @@ def compress_journals(memory: Memory) -> list[CompressionReport]:
             memory.vault.append_history(path, line)
         return named[0] if named else None
 
+    llm = memory.llm
+    summarise_day = LLMDaySummariser(llm) if llm is not None else None
     reports = []
     for day in memory.journal.days():
         source = f"journal {day.isoformat()}"
@@ -39,6 +45,9 @@ def compress_journals(memory: Memory) -> list[CompressionReport]:
                 day,
                 to_card=to_card if cards else None,
                 to_lesson=to_lesson if memory.has("lessons") else None,
+                summarise_day=summarise_day,
             )
         )
+        store = memory.journal.path(day)
+        memory.notices += [Notice(store, note) for note in reports[-1].notes]
     return [report for report in reports if report.compressed]

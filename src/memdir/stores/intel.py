@@ -17,6 +17,8 @@ a bullet to this week, rotating first. ``rotate`` compresses each past week (a
 Weeks bullet and starts an empty Current Week; the week's full text goes to
 the archive before the file is rewritten. Rotating twice in a week changes
 nothing; a week with no notes leaves no bullet; other sections keep their bytes.
+Summaries are made before the folder lock is taken (a model may take its time)
+and only used if the week is still as it was when it was summarised.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ import re
 import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import date, datetime, timedelta
+from datetime import date, datetime
 from typing import Any, Protocol
 
 from memdir.files.sections import FenceTracker, Section, SectionDocument, strip_think
@@ -38,6 +40,7 @@ from memdir.stores.base import (
     check_secrets,
     normalize_key,
 )
+from memdir.stores.weeks import Week, parse_week, week_label, week_of
 from memdir.textutil import shorten
 
 ARCHIVE_KIND = "intel"
@@ -45,14 +48,8 @@ INTEL_ENTRY_MAX_CHARS = 2000
 SUMMARY_MAX_SENTENCES = 3
 SUMMARY_MAX_CHARS = 300
 PREVIOUS_KEY = "Previous Weeks (Compressed)"
-_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
-_MONTH = {name.lower(): number for number, name in enumerate(_MONTHS, 1)}
 _CURRENT_RE = re.compile(r"current week\b(?:\s*\((.*)\))?.*", re.IGNORECASE)
 _PREVIOUS_RE = re.compile(r"previous weeks\b.*", re.IGNORECASE)
-_WEEK_RE = re.compile(
-    r"(?P<m1>[A-Za-z]{3})[a-z]*\.?\s+(?P<d1>\d{1,2})(?:,?\s*(?P<y1>\d{4}))?\s*[-–—]\s*"
-    r"(?:(?P<m2>[A-Za-z]{3})[a-z]*\.?\s+)?(?P<d2>\d{1,2})(?:,?\s*(?P<y2>\d{4}))?"
-)
 _BULLET_RE = re.compile(r"[-*+][ \t]+\*\*(?P<label>.+?):?\*\*:?[ \t]*(?P<text>.*)")
 _RULE_RE = re.compile(r" {0,3}-{3,}[ \t]*")
 _SENTENCE_SPLIT_RE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[$])")
@@ -63,11 +60,16 @@ _STOPWORD_TEXT = (
 )
 _STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 
-Week = tuple[date, date]
+_Dated = tuple[Week, Section]
 
 
 class Summariser(Protocol):
-    """Turns a week's notes into at most ``max_sentences`` sentences of one line."""
+    """Turns a week's notes into at most ``max_sentences`` sentences of one line.
+
+    A summariser may also keep a ``notes`` list of sentences about what it did
+    (an LLM answer rejected, the offline summary used instead); the store moves
+    them into its report (``RotationReport.notes``, ``WriteResult.notes``).
+    """
 
     def summarise(self, texts: list[str], max_sentences: int) -> str: ...
 
@@ -115,13 +117,18 @@ class RotationReport:
     rotated: list[tuple[str, str]] = field(default_factory=list)  # (project, week label)
     archives: list[str] = field(default_factory=list)
     unchanged: int = 0
+    notes: list[str] = field(default_factory=list)
+    """what the summariser reported (a fallback to the offline summary)"""
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "rotated": [{"project": project, "week": week} for project, week in self.rotated],
             "archives": list(self.archives),
             "unchanged": self.unchanged,
         }
+        if self.notes:
+            data["notes"] = list(self.notes)
+        return data
 
 
 @dataclass(frozen=True)
@@ -207,18 +214,26 @@ class IntelStore:
                     f"(at most {INTEL_ENTRY_MAX_CHARS})"
                 )
             file = self._file(project)
+            now = self.ctx.clock()
+            summaries, said = self._summaries(file, now)
             with file._edit() as doc:
                 created = not doc.preamble and not doc.sections
                 if created:
                     doc.preamble = f"# {_title(project)} Research Intel\n"
-                rotated, archive, section = self._rotate_doc(doc, file, self.ctx.clock())
+                rotated, archive, section = self._rotate_doc(doc, file, now, summaries, said)
                 action = _add_bullet(section, topic, bullet)
         except Refusal as refusal:
             return WriteResult.refused(store, refusal.reason)
         notes = tuple(f"rotated week {label} into {PREVIOUS_KEY}" for label in rotated)
         action = "created" if created else action
         return WriteResult(
-            True, store, action, key=topic, archive=archive, notes=notes, archived=tuple(rotated)
+            True,
+            store,
+            action,
+            key=topic,
+            archive=archive,
+            notes=notes + tuple(said),
+            archived=tuple(rotated),
         )
 
     def rotate(self, project: str | None = None, now: datetime | None = None) -> RotationReport:
@@ -229,12 +244,14 @@ class IntelStore:
         names = self.projects() if project is None else [project] if slugify(project) else []
         for name in names:
             file = self._file(name)
+            summaries, said = self._summaries(file, moment)
             with file._edit() as doc:
                 if not doc.preamble and not doc.sections:
                     continue  # no such file: nothing to rotate
                 before = doc.render()
-                rotated, archive, _ = self._rotate_doc(doc, file, moment)
+                rotated, archive, _ = self._rotate_doc(doc, file, moment, summaries, said)
                 changed = doc.render() != before
+            report.notes += said
             key = file.relpath[len(prefix) : len(file.relpath) - len(suffix)]
             report.rotated += [(key, label) for label in rotated]
             if archive and archive not in report.archives:
@@ -247,15 +264,41 @@ class IntelStore:
     def _file(self, project: str) -> SectionFileStore:
         return SectionFileStore(self.ctx, self.path(project))
 
+    def _summaries(
+        self, file: SectionFileStore, now: datetime
+    ) -> tuple[dict[tuple[str, ...], str], list[str]]:
+        """The summary of each past week's notes in ``file`` as it is now, made without
+        the lock; and what the summariser said while making them."""
+        said: list[str] = []
+        summaries: dict[tuple[str, ...], str] = {}
+        for _, section in _past_weeks(file._read(), file, now):
+            notes = tuple(_notes(section.body))
+            if notes and notes not in summaries:
+                summaries[notes] = self._summarise(list(notes), said)
+        return summaries, said
+
+    def _summarise(self, notes: list[str], said: list[str]) -> str:
+        summary = self.summariser.summarise(notes, SUMMARY_MAX_SENTENCES)
+        reported = getattr(self.summariser, "notes", None)
+        if isinstance(reported, list):
+            said += [str(note) for note in reported]
+            reported.clear()
+        return " ".join(summary.split())
+
     def _rotate_doc(
-        self, doc: SectionDocument, file: SectionFileStore, now: datetime
+        self,
+        doc: SectionDocument,
+        file: SectionFileStore,
+        now: datetime,
+        summaries: dict[tuple[str, ...], str],
+        said: list[str],
     ) -> tuple[list[str], str | None, Section]:
         """Rotate past weeks in ``doc`` (archived first); return their labels, the
-        archive and this week's section (made if missing)."""
+        archive and this week's section (made if missing). A week whose notes are not
+        in ``summaries`` (changed since they were made) is summarised here."""
         this = week_of(now.date())
-        fallback = week_of((file.mtime() or now).date())
-        dated = [(_week(s, now.date()) or fallback, s) for s in doc if _CURRENT_RE.fullmatch(s.key)]
-        past = sorted(((w, s) for w, s in dated if w[1] < this[0]), key=lambda item: item[0])
+        dated = _dated_weeks(doc, file, now)
+        past = _past_weeks(doc, file, now)
         present = [s for w, s in dated if w[1] >= this[0] and w[0] <= this[1]]
         slots = [n for n, s in enumerate(doc) if any(s is p for _, p in past)]
         doc.sections = [s for s in doc if all(s is not p for _, p in past)]
@@ -269,67 +312,38 @@ class IntelStore:
             current = doc.insert(slot, doc.new_section(_current_key(now), "---"))
         items = [(w, s) for w, s in past if _content(s.body).strip()]
         kept = [
-            ArchivedText(s.key, s.body, "rotated", {**s.meta, "week": _label(w)}) for w, s in items
+            ArchivedText(s.key, s.body, "rotated", {**s.meta, "week": week_label(w)})
+            for w, s in items
         ]
         archive = file._keep(ARCHIVE_KIND, kept)
         for week, section in items:
             notes = _notes(section.body)
-            summary = " ".join(self.summariser.summarise(notes, SUMMARY_MAX_SENTENCES).split())
-            bullet = f"- **{_label(week, year=False)}:** {summary or f'See {archive}.'}"
+            summary = summaries.get(tuple(notes))
+            if summary is None:
+                summary = self._summarise(notes, said)
+            bullet = f"- **{week_label(week, year=False)}:** {summary or f'See {archive}.'}"
             _prepend_bullet(doc, bullet)
-        return [_label(week) for week, _ in items], archive, current
+        return [week_label(week) for week, _ in items], archive, current
 
 
 # -- weeks -----------------------------------------------------------------------
 
 
-def week_of(day: date) -> Week:
-    monday = day - timedelta(days=day.weekday())
-    return monday, monday + timedelta(days=6)
+def _dated_weeks(doc: SectionDocument, file: SectionFileStore, now: datetime) -> list[_Dated]:
+    """Each Current Week section with its week (an undated one: the file's time)."""
+    fallback = week_of((file.mtime() or now).date())
+    return [(_week(s, now.date()) or fallback, s) for s in doc if _CURRENT_RE.fullmatch(s.key)]
 
 
-def parse_week(label: str, reference: date) -> Week | None:
-    """'Feb 10-16, 2025', 'Jan 27-Feb 2', 'Dec 29, 2025-Jan 4, 2026' -> (start, end).
-
-    A label without a year is the latest such week starting on or before ``reference``.
-    """
-    match = _WEEK_RE.fullmatch(label.strip())
-    if not match:
-        return None
-    month1 = _MONTH.get(match["m1"].lower(), 0)
-    month2 = _MONTH.get((match["m2"] or match["m1"]).lower(), 0)
-    d1, d2 = int(match["d1"]), int(match["d2"])
-    if match["y1"]:
-        years = [int(match["y1"])]
-    elif match["y2"]:
-        years = [int(match["y2"]) - (1 if month1 > month2 else 0)]
-    else:
-        years = [reference.year + 1, reference.year, reference.year - 1, reference.year - 2]
-    for year in years:
-        try:  # an unknown month is 0, which date() refuses
-            start = date(year, month1, d1)
-            end_year = int(match["y2"]) if match["y2"] else year + (month2 < month1)
-            end = date(end_year, month2, d2)
-        except ValueError:
-            continue
-        if 0 <= (end - start).days <= 13 and (len(years) == 1 or start <= reference):
-            return start, end
-    return None
-
-
-def _label(week: Week, *, year: bool = True) -> str:
-    start, end = week
-    first = f"{_MONTHS[start.month - 1]} {start.day}"
-    last = str(end.day) if end.month == start.month else f"{_MONTHS[end.month - 1]} {end.day}"
-    if not year:
-        return f"{first}-{last}"
-    if start.year != end.year:
-        return f"{first}, {start.year}-{last}, {end.year}"
-    return f"{first}-{last}, {end.year}"
+def _past_weeks(doc: SectionDocument, file: SectionFileStore, now: datetime) -> list[_Dated]:
+    """The Current Week sections of weeks before this one, oldest first."""
+    this = week_of(now.date())
+    dated = _dated_weeks(doc, file, now)
+    return sorted(((w, s) for w, s in dated if w[1] < this[0]), key=lambda item: item[0])
 
 
 def _current_key(now: datetime) -> str:
-    return f"Current Week ({_label(week_of(now.date()))})"
+    return f"Current Week ({week_label(week_of(now.date()))})"
 
 
 def _week(section: Section, reference: date) -> Week | None:

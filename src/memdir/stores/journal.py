@@ -22,16 +22,21 @@ Rules (workspace seed, "Daily Logs"; vault seed, "Daily Files"):
   its full text goes to the archive first, key facts go to cards (a line naming
   a card joins that card's History) and lessons (learnings), and the day is
   trimmed to a summary of at most ``SUMMARY_LINES`` lines, frontmatter kept.
+  The summary is the first lines of each section, or the lines a
+  ``summarise_day`` (an LLM) gives, made before the lock is taken and kept only
+  if they pass ``check_day_summary`` and the day did not change meanwhile; a
+  summary not kept is a note in the report.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import PurePosixPath
 
+from memdir.answers import content_words, grounded, line_problem, strip_reasoning
 from memdir.files.sections import SectionDocument, strip_think
 from memdir.results import WriteResult
 from memdir.stores.base import (
@@ -53,11 +58,17 @@ SECTIONS = {
 ORDER = list(SECTIONS.values())
 JOURNAL_MAX_BYTES = 20 * 1024
 SUMMARY_LINES = 20
+SUMMARY_LINE_MAX_CHARS = 200
 NO_REASON = "(why: not recorded)"
 _REASON_RE = re.compile(
     r"\b(because|since|so that|due to|in order to|to avoid|as it|given that|reason)\b", re.I
 )
 _DAY_RE = re.compile(r"(\d{4}-\d{2}-\d{2})")
+_HEADING_RE = re.compile(r" {0,3}(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*")
+
+DaySummariser = Callable[[str, int], Sequence[str]]
+"""``summarise_day(day_text, max_lines) -> lines``: the summary's body, under the day's
+own ``## headings``; checked by ``check_day_summary`` before it is kept."""
 
 
 @dataclass
@@ -69,6 +80,8 @@ class CompressionReport:
     archive: str | None = None
     to_cards: list[str] = field(default_factory=list)
     to_lessons: int = 0
+    notes: list[str] = field(default_factory=list)
+    """why a ``summarise_day`` summary was not kept (the first-lines one was)"""
 
 
 class JournalStore:
@@ -164,14 +177,20 @@ class JournalStore:
         to_card: Callable[[str], str | None] | None = None,
         to_lesson: Callable[[str], bool] | None = None,
         limit: int = JOURNAL_MAX_BYTES,
+        summarise_day: DaySummariser | None = None,
     ) -> CompressionReport:
         """Trim a day over ``limit`` bytes to a summary; nothing is lost (see module doc).
 
         ``to_card(line)`` files a line under a card's History and returns the card's
         path (or None if the line names no card); ``to_lesson(line)`` files a learning.
+        ``summarise_day(text, max_lines)`` writes the summary's lines (see ``DaySummariser``).
         """
         store = self._file(day)
         report = CompressionReport(day.isoformat(), compressed=False)
+        drafted: list[str] | None = None
+        first = read_text(store.path) or ""
+        if summarise_day is not None and len(first.encode("utf-8", "surrogateescape")) > limit:
+            drafted = _draft(first, summarise_day, report)  # outside the lock: a model is slow
         with self.ctx.lock:
             original = read_text(store.path) or ""
             report.bytes_before = len(original.encode("utf-8", "surrogateescape"))
@@ -190,7 +209,15 @@ class JournalStore:
             report.archive = self.ctx.archive.keep(
                 "journal", store.relpath, [ArchivedText(day.isoformat(), original, "compressed")]
             )
-            summary = _summary(doc, lines, report.archive)
+            if drafted is not None and original != first:
+                report.notes.append(
+                    "the day changed while it was summarised; used the offline summary"
+                )
+                drafted = None
+            if drafted is not None:
+                summary = "\n".join([*_head(doc), "", *drafted, *_tail(report.archive)]) + "\n"
+            else:
+                summary = _summary(doc, lines, report.archive)
             with store._edit() as current:
                 trimmed = SectionDocument.parse(summary)
                 current.preamble, current.sections = trimmed.preamble, trimmed.sections
@@ -202,8 +229,7 @@ class JournalStore:
 def _summary(doc: SectionDocument, lines: dict[str, list[str]], archive: str) -> str:
     """At most SUMMARY_LINES lines: the preamble (frontmatter and title), then the first
     lines of each section, decisions first, then where the full text went."""
-    head = doc.preamble.rstrip("\n").splitlines() or ["# journal"]
-    tail = ["", f"Compressed: the full day is kept in {archive}."]
+    head, tail = _head(doc), _tail(archive)
     room = SUMMARY_LINES - len(head) - len(tail)
     order = [h for h in ORDER if lines.get(h)] + [
         s.key for s in doc if s.key not in ORDER and lines.get(s.key)
@@ -212,10 +238,87 @@ def _summary(doc: SectionDocument, lines: dict[str, list[str]], archive: str) ->
     per_section = max(1, room // max(1, len(order)) - 2)
     for heading in order:
         block = ["", f"## {heading}"] + [
-            line if len(line) <= 200 else line[:197] + "..."
+            line if len(line) <= SUMMARY_LINE_MAX_CHARS else line[:197] + "..."
             for line in lines[heading][:per_section]
         ]
         if len(body) + len(block) > room:
             break
         body += block
     return "\n".join(head + body + tail) + "\n"
+
+
+def _head(doc: SectionDocument) -> list[str]:
+    return doc.preamble.rstrip("\n").splitlines() or ["# journal"]
+
+
+def _tail(archive: str) -> list[str]:
+    return ["", f"Compressed: the full day is kept in {archive}."]
+
+
+def _draft(text: str, summarise_day: DaySummariser, report: CompressionReport) -> list[str] | None:
+    """The summary's body lines from ``summarise_day``, or None (and a note) if it fails
+    or its lines do not pass ``check_day_summary``."""
+    room = SUMMARY_LINES - len(_head(SectionDocument.parse(text))) - 1 - len(_tail(""))
+    if room < 2:
+        return None  # a preamble that long leaves no room: the offline summary
+    try:
+        answer = summarise_day(text, room)
+    except Exception as exc:  # a summariser is optional: any failure falls back
+        report.notes.append(f"summary of the day failed: {exc}; used the offline summary")
+        return None
+    lines, problem = check_day_summary(answer, text, room)
+    if problem is not None:
+        report.notes.append(f"summary of the day rejected: {problem}; used the offline summary")
+        return None
+    return lines
+
+
+def check_day_summary(
+    lines: Sequence[str], day_text: str, max_lines: int
+) -> tuple[list[str], str | None]:
+    """The summary's lines cleaned (blank ones dropped, a ``## Summary`` heading first if
+    it has none), or the problem: more than ``max_lines``, a heading the day does not
+    have, a line over ``SUMMARY_LINE_MAX_CHARS``, a code fence or preamble, a leaked
+    ``<think>``, or a line that shares no word with the day."""
+    if isinstance(lines, str) or not all(isinstance(line, str) for line in lines):
+        return [], "the summary must be a list of lines of text"
+    text, problem = strip_reasoning("\n".join(lines))
+    if problem is not None:
+        return [], problem
+    out = [line.rstrip() for line in text.splitlines() if line.strip()]
+    if not out:
+        return [], "the summary is empty"
+    doc = SectionDocument.parse(day_text)
+    keys = {section.key.casefold(): section.key for section in doc}
+    keys.setdefault("summary", "Summary")
+    words = content_words(day_text)
+    seen: set[str] = set()
+    for n, line in enumerate(out, 1):
+        heading = _HEADING_RE.fullmatch(line)
+        if heading:
+            key = keys.get(heading.group(2).strip().casefold())
+            if len(heading.group(1)) != 2 or key is None:
+                allowed = ", ".join(f"## {k}" for k in keys.values()) or "none"
+                return [], (
+                    f"line {n} is a heading the day does not have ({line.strip()!r}); "
+                    f"use only {allowed}"
+                )
+            if key in seen:
+                return [], f"the heading '## {key}' appears twice"
+            seen.add(key)
+            out[n - 1] = f"## {key}"
+            continue
+        problem = line_problem(line)
+        if problem is not None:
+            return [], f"line {n}: {problem}"
+        if len(line) > SUMMARY_LINE_MAX_CHARS:
+            return [], f"line {n} is {len(line)} characters; at most {SUMMARY_LINE_MAX_CHARS}"
+        if not grounded(line, words):
+            return [], f"line {n} is not about the day ({line.strip()[:80]!r})"
+    if not out[0].startswith("## "):
+        out.insert(0, "## Summary")
+    if len(out) == len(seen):
+        return [], "the summary has headings and no lines"
+    if len(out) > max_lines:
+        return [], f"it has {len(out)} lines, headings included; at most {max_lines}"
+    return out, None
