@@ -38,6 +38,7 @@ from memdir.context.assemble import Context, assemble
 from memdir.context.budget import BudgetReport, budget_report
 from memdir.context.flush import FlushRequest, FlushSession, flush_instruction, should_memory_flush
 from memdir.context.tokens import TokenCounter, load_counter
+from memdir.distill import distill_activity
 from memdir.dream import DreamReport, run_dream
 from memdir.errors import LayerNotConfigured, NotAMemoryFolder
 from memdir.files.atomic import folder_lock, remove_stale_temp_files
@@ -335,6 +336,8 @@ class Memory:
 
     def _audit(self, activity: Activity) -> None:
         write_audit_line(self, activity)
+        if self.manifest.dream.distill:  # post-task distillation; never raises
+            distill_activity(self, activity)
 
     @cached_property
     def llm(self) -> ChatModel | None:
