@@ -82,6 +82,17 @@ def test_bad_answers_are_named(answer: str, problem: str) -> None:
     assert summary == "" and found is not None and found.startswith(problem), found
 
 
+def test_text_without_spaces_is_matched_by_character_pairs() -> None:
+    notes = content_words("阿克米公司将企业版价格提高了20%，并失去了两个客户。")
+    assert check_summary("阿克米提高了价格。", 3, 300, notes) == ("阿克米提高了价格。", None)
+    assert (
+        check_summary("天气很好。", 3, 300, notes)[1]
+        == "a sentence is not about the notes ('天气很好。')"
+    )
+    four = check_summary("阿克米。价格。客户。两个。", 3, 300, notes)
+    assert four == ("", "it has 4 sentences; at most 3")
+
+
 def test_reasoning_and_json_helpers() -> None:
     assert strip_reasoning("<THINK>a\nb</think> ok") == ("ok", None)
     assert parse_json('```json\n{"facts": []}\n```') == ({"facts": []}, None)

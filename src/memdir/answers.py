@@ -21,6 +21,7 @@ _FENCE_RE = re.compile(r" {0,3}(```|~~~)")
 _PREAMBLE_RE = re.compile(
     r"(?:sure|certainly|of course|okay|as an ai|i cannot|i can't)\b|.*:$", re.IGNORECASE
 )
+_UNSPACED_RE = re.compile("[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 _WORD_RE = re.compile(r"[^\W\d_][\w'-]*|\d[\d.,:]*", re.UNICODE)
 _COMMON_TEXT = (
     "about after also been before being but can could did does done each from had has have "
@@ -52,9 +53,16 @@ def line_problem(line: str) -> str | None:
 
 
 def content_words(text: str) -> set[str]:
-    """Lower-cased words of four letters or more that carry meaning, and numbers."""
-    words = (word.lower().strip("'-.,:") for word in _WORD_RE.findall(text))
-    return {w for w in words if (len(w) >= 4 and w not in _COMMON) or w[:1].isdigit()}
+    """Lower-cased words of four letters or more that carry meaning, and numbers; text in
+    a script written without spaces (Chinese, Japanese, Korean) gives its character pairs."""
+    found: set[str] = set()
+    for word in _WORD_RE.findall(text):
+        word = word.lower().strip("'-.,:")
+        if _UNSPACED_RE.search(word):
+            found.update(word[n : n + 2] for n in range(len(word) - 1))
+        elif (len(word) >= 4 and word not in _COMMON) or word[:1].isdigit():
+            found.add(word)
+    return found
 
 
 def grounded(line: str, source_words: set[str]) -> bool:

@@ -22,6 +22,7 @@ Invariants:
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import socket
@@ -136,8 +137,8 @@ class OpenAIChat:
             raise LLMError(_unreachable(self.url, exc.reason, self.timeout)) from None
         except TimeoutError as exc:
             raise LLMError(_unreachable(self.url, exc, self.timeout)) from None
-        except OSError as exc:  # a connection reset mid-answer, say
-            raise LLMError(f"the LLM at {self.url} broke off: {exc}") from None
+        except (OSError, http.client.HTTPException) as exc:  # reset or cut off mid-answer
+            raise LLMError(f"the LLM at {self.url} broke off: {exc!r}") from None
         return _content(raw, self.url)
 
 

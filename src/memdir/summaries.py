@@ -31,7 +31,7 @@ SUMMARY_MAX_TOKENS = 1024
 """room for the answer (and a reasoning model's <think> block before it)"""
 PROMPT_MAX_CHARS = 12_000
 """what a prompt may quote of the notes or the day: ~3,000 tokens, within a small model's window"""
-_SENTENCE_RE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[$])")
+_SENTENCE_RE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[$])|(?<=[。！？])\s*")
 _BULLET_RE = re.compile(r"^(?:[-*+]|\d+[.)])\s+")
 _SYSTEM = (
     "You write summaries for an AI agent's long-term memory. Use only what the notes say. "
@@ -135,8 +135,11 @@ def check_summary(
         if len(line) > 1 and line[0] == line[-1] == '"':  # a quoted answer
             line = line[1:-1].strip()
         parts = [part.strip() for part in _SENTENCE_RE.split(line) if part.strip()]
-        sentences += [part if part[-1] in ".!?…" else part + "." for part in parts]
-    summary = " ".join(" ".join(sentences).split())
+        sentences += [part if part[-1] in ".!?…。！？" else part + "." for part in parts]
+    summary = "".join(
+        part if n == 0 or sentences[n - 1][-1] in "。！？" else " " + part
+        for n, part in enumerate(" ".join(sentence.split()) for sentence in sentences)
+    )
     if len(sentences) > max_sentences:
         return "", f"it has {len(sentences)} sentences; at most {max_sentences}"
     if len(summary) > max_chars:
