@@ -19,6 +19,18 @@ def memdir_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Mo
     return home
 
 
+@pytest.fixture(autouse=True)
+def offline_llm(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Never reach a developer's own LLM endpoint from a test (the MEMDIR_LLM_* variables)."""
+    for name in (
+        "MEMDIR_LLM_BASE_URL",
+        "MEMDIR_LLM_MODEL",
+        "MEMDIR_LLM_API_KEY",
+        "MEMDIR_EMBEDDER",
+    ):
+        monkeypatch.delenv(name, raising=False)
+
+
 @pytest.fixture
 def clock() -> FakeClock:
     return FakeClock("2026-11-30T10:00:00Z")

@@ -165,9 +165,13 @@ def test_an_index_failure_never_fails_the_write(
 def test_items_carry_line_ranges_that_memory_get_opens(memory: memdir.Memory) -> None:
     memory.knowledge.update("conventions", "- snake_case\n- tabs are banned")
     saved = memory.knowledge.save("Line ranges point at the observation")
-    for hit in memory.search("tabs banned") + memory.search("line ranges observation"):
+    for hit in memory.search("line ranges observation"):
         opened = memory.get(hit.path, hit.line_start, hit.line_end)
         assert opened.ok and hit.title in opened.text
+    # a curated section of bullets is found one bullet at a time, its lines exactly
+    [bullet] = [h for h in memory.search("tabs banned") if h.anchor == "conventions"]
+    opened = memory.get(bullet.path, bullet.line_start, bullet.line_end)
+    assert opened.text == "- tabs are banned" and bullet.title == "conventions"
     [hit] = [h for h in memory.search("line ranges") if h.anchor == saved.key]
     assert memory.get(hit.path, hit.line_start, hit.line_end).text.endswith(
         "Line ranges point at the observation"

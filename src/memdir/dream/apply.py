@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from memdir.dream.plan import Entry, Plan
+from memdir.dream.plan import Entry, Merge, Plan
 from memdir.stores.base import Refusal
 from memdir.stores.knowledge import MAX_TAGS, new_observation_id, observation_meta
 from memdir.stores.knowledge_edit import KnowledgeEdit
@@ -45,16 +45,21 @@ def apply_plan(
     present = {obs.key for obs in edit.observations}
     done = Applied()
     before = edit.curated_chars()
-    for merge in plan.merge:
+
+    def merge(merge: Merge) -> None:
         ids = [i for i in merge.ids if i in present]
         if len(ids) < 2:
-            continue
+            return
         members = [by_id[i] for i in ids]
         meta = observation_meta(_type(members), max(m.date for m in members), _tags(members))
         meta["merged"] = " ".join(ids)
         new_id = new_observation_id()
         edit.replace(ids, new_id, merge.text, meta, "merged")
+        present.difference_update(ids)
         done.merged.append({"ids": ids, "into": new_id, "text": merge.text})
+
+    for item in plan.merge:
+        merge(item)
     for promotion in plan.promote:
         ids = [i for i in promotion.ids if i in present]
         try:
@@ -63,6 +68,8 @@ def apply_plan(
             done.refused.append(
                 {"section": promotion.section, "ids": ids, "reason": refusal.reason}
             )
+            for item in promotion.fallback:  # its duplicates still merge
+                merge(item)
             continue
         edit.take(ids, "promoted")
         done.promoted.append({"section": key, "action": action, "ids": ids})

@@ -30,12 +30,37 @@ from memdir.dream.plan import Entry, Merge, Plan, Promotion, normalise
 from memdir.index.embedders import Embedder
 from memdir.index.search import STOPWORDS
 
+CALENDAR = frozenset(
+    [
+        "monday",
+        "tuesday",
+        "wednesday",
+        "thursday",
+        "friday",
+        "saturday",
+        "sunday",
+        "january",
+        "february",
+        "march",
+        "april",
+        "june",
+        "july",
+        "august",
+        "september",
+        "october",
+        "november",
+        "december",
+    ]
+)
 NEGATIONS = frozenset({"not", "no", "never", "none", "nobody", "nothing", "cannot", "without"})
 _NUMBER_RE = re.compile(r"\d+(?:[.,]\d+)*")
+_SENTENCE_START_RE = re.compile(r"(?:^|[.!?]\s+)[\"'(\[]*([^\W\d_][\w'’-]*)")
 _WORD_RE = re.compile(r"[^\W\d_][\w'’-]*")
 _STOP = STOPWORDS
 DEFAULT_DUPLICATE = 0.9
 """cosine for an embedder that names no ``duplicate_threshold`` of its own"""
+SUBSTITUTION_MARGIN = 0.05
+"""extra cosine a one-or-two-word substitution needs (see ``_Marks.margin``)"""
 CLUSTER_MARGIN = 0.12
 """an untagged theme's members are this much less alike than duplicates, no less"""
 
@@ -105,16 +130,21 @@ class OfflinePlanner:
             for j in order:
                 if j == i or j in taken:
                     continue
-                same = keys[i] == keys[j]
-                if not same and sims is not None:
-                    close = all(sims[m, j] >= self.threshold for m in members)
-                    same = close and all(marks[m].compatible(marks[j]) for m in members)
+                same = all(
+                    keys[m] == keys[j]
+                    or (sims is not None and self._same(marks[m], marks[j], sims[m, j]))
+                    for m in members
+                )
                 if same:
                     members.append(j)
             if len(members) > 1:
                 taken.update(members)
                 groups.append(members)
         return groups
+
+    def _same(self, a: _Marks, b: _Marks, cosine: float) -> bool:
+        margin = a.margin(b)
+        return margin is not None and cosine >= self.threshold + margin
 
     # -- themes -----------------------------------------------------------------------
 
@@ -144,8 +174,12 @@ class OfflinePlanner:
                 continue
             fresh.sort(key=lambda unit: entries[unit[0]].date)
             lines, ids = [], []
+            fallback: list[Merge] = []
             seen: set[str] = set()
             for head, group in fresh:
+                if len(group) > 1:
+                    texts = tuple(entries[i].id for i in group)
+                    fallback.append(Merge(texts, entries[head].content))
                 text = " ".join(entries[head].content.split())
                 group_ids = [entries[i].id for i in group]
                 if normalise(text) not in seen:
@@ -155,7 +189,7 @@ class OfflinePlanner:
                 used.add(head)
             name = " ".join(re.sub(r"[^\w -]+", " ", theme).split()) or "notes"
             section = self.existing.get(name.casefold(), name)
-            promotions.append(Promotion(section, "\n".join(lines), tuple(ids)))
+            promotions.append(Promotion(section, "\n".join(lines), tuple(ids), tuple(fallback)))
             promoted.update(ids)
         return promotions, promoted
 
@@ -208,40 +242,64 @@ class _Marks:
     words: frozenset[str]
     negated: bool
 
-    content: frozenset[str]
+    order: tuple[str, ...]
+    """content words in the order they come"""
+    starts: frozenset[str]
+    """words that open a sentence (capitalised whether or not they are names)"""
 
-    def compatible(self, other: _Marks) -> bool:
-        """Could these be the same fact? Numbers and negation must agree, each one's
-        names must appear in the other (in any case: 'Email' and 'email'), and they
-        must not differ by one swapped word ('staging' / 'production' database)."""
-        return (
-            self.numbers == other.numbers
-            and self.negated == other.negated
-            and self.names <= other.words
-            and other.names <= self.words
-            and not _swapped(self.content, other.content)
-        )
+    def margin(self, other: _Marks) -> float | None:
+        """How much closer than the threshold two texts must be to say the same thing,
+        or None if they cannot: numbers and negation must agree, and each one's names
+        must appear in the other (in any case: 'Email' and 'email'). Two texts that
+        differ only in a word or two of the same frame ('the staging / production
+        database', 'prefers phone calls / text messages') are a substitution: that
+        is how different facts look, so it takes ``SUBSTITUTION_MARGIN`` more."""
+        if (
+            self.numbers != other.numbers
+            or self.negated != other.negated
+            or not self.names <= other.words
+            or not other.names <= self.words
+        ):
+            return None
+        swapped = _substitution(self.order, other.order)
+        if swapped & (self.starts | other.starts):
+            return None  # the subject swapped: 'Alice prefers ...' / 'Bob prefers ...'
+        return SUBSTITUTION_MARGIN if swapped else 0.0
 
 
-def _swapped(a: frozenset[str], b: frozenset[str]) -> bool:
-    """One content word each that the other lacks, and not two forms of one word."""
-    only_a, only_b = a - b, b - a
-    if len(only_a) != 1 or len(only_b) != 1:
-        return False
-    x, y = next(iter(only_a)), next(iter(only_b))
-    return x[:4] != y[:4]
+def _substitution(a: tuple[str, ...], b: tuple[str, ...]) -> set[str]:
+    """The same frame with a word or two swapped: each side has one or two content
+    words the other lacks (two forms of one word not counted), and the words they
+    share come in the same order. A reworded sentence moves its words around."""
+    set_a, set_b = set(a), set(b)
+    only_a = {w for w in set_a - set_b if not any(w[:3] == v[:3] for v in set_b - set_a)}
+    only_b = {w for w in set_b - set_a if not any(w[:3] == v[:3] for v in set_a - set_b)}
+    if not (0 < len(only_a) <= 2 and 0 < len(only_b) <= 2):
+        return set()
+    shared = set_a & set_b
+    same_frame = [w for w in a if w in shared] == [w for w in b if w in shared]
+    return only_a | only_b if same_frame else set()
 
 
 def _marks(text: str) -> _Marks:
     tokens = _WORD_RE.findall(text)
     words = frozenset(_stem_possessive(t.lower()) for t in tokens)
+    letters = [ch for ch in text if ch.isalpha()]
+    shouting = sum(ch.isupper() for ch in letters) > 0.6 * len(letters)  # no case to read
+    starts = {m.group(1) for m in _SENTENCE_START_RE.finditer(text)}
     names = frozenset(
-        _stem_possessive(t.lower()) for t in tokens if t[0].isupper() and t.lower() not in _STOP
+        _stem_possessive(t.lower())
+        for t in tokens
+        if (t[0].isupper() and t.lower() not in _STOP and t not in starts and not shouting)
+        or t.lower().rstrip("s") in CALENDAR  # slot words, whatever their case
     )
     numbers = frozenset(n.replace(",", "") for n in _NUMBER_RE.findall(text))
     negated = any(t.lower() in NEGATIONS or t.lower().endswith("n't") for t in tokens)
-    content = frozenset(w for w in words if w not in _STOP and len(w) > 2)
-    return _Marks(numbers, names, words, negated, content)
+    order = tuple(
+        dict.fromkeys(w for t in tokens if (w := _stem_possessive(t.lower())) not in _STOP)
+    )
+    content = tuple(w for w in order if len(w) > 2)
+    return _Marks(numbers, names, words, negated, content, frozenset(t.lower() for t in starts))
 
 
 def _stem_possessive(word: str) -> str:

@@ -97,6 +97,8 @@ class Promotion:
     section: str
     text: str
     ids: tuple[str, ...]
+    fallback: tuple[Merge, ...] = ()
+    """merges of duplicates inside this theme, applied if the promotion does not fit"""
 
 
 @dataclass

@@ -31,13 +31,13 @@ from memdir.timeutil import parse_ts
 
 # Bump when extraction changes what it produces: an index built by another
 # version is rebuilt from the files on open.
-EXTRACT_VERSION = "3"
+EXTRACT_VERSION = "4"
 
 # Metadata that is bookkeeping, not words anyone searches for.
 _SKIP_META = frozenset(
     {
         "updated", "date", "created", "archived", "last_accessed", "managed", "id",
-        "relevance", "tier", "access_count", "from", "reason", "title", "tags",
+        "relevance", "tier", "access_count", "from", "reason", "title", "tags", "merged",
     }
 )  # fmt: skip
 _DATE_IN_NAME_RE = re.compile(r"(\d{4}-\d{2}-\d{2})")
@@ -271,11 +271,25 @@ def _knowledge(text: str) -> list[Item]:
     anchors = _Anchors()
     for ordinal, (section, start, end) in enumerate(doc.spans(), start=1):
         if section.key != OBSERVATIONS_KEY:
-            items.append(
-                _section_item(
-                    section, "section", ordinal, lines.span(start, end), anchors(section.key)
+            anchor = anchors(section.key)
+            pieces = _bullets(section, start)
+            if len(pieces) < 2:
+                items.append(
+                    _section_item(section, "section", ordinal, lines.span(start, end), anchor)
                 )
-            )
+                continue
+            for number, (piece_start, piece_end) in enumerate(pieces, start=1):
+                whole = _section_item(section, "section", ordinal, lines.span(start, end), anchor)
+                body = _COMMENT_RE.sub("", text[piece_start:piece_end]).strip()
+                items.append(
+                    replace(
+                        whole,
+                        ordinal=ordinal * 10_000 + number,
+                        body=body,
+                        line_start=lines.of(piece_start),
+                        line_end=lines.span(piece_start, piece_end)[1],
+                    )
+                )
             continue
         sub = SectionDocument.parse(section.raw or "", level=3)
         for position, (obs, sub_start, sub_end) in enumerate(sub.spans(), start=1):
@@ -288,6 +302,35 @@ def _knowledge(text: str) -> list[Item]:
                 )
             )
     return items
+
+
+_COMMENT_RE = re.compile(r"[ \t]*<!--.*?-->", re.DOTALL)
+
+
+def _bullets(section: Section, start: int) -> list[tuple[int, int]]:
+    """A curated section as pieces: what comes before its first top-level ``- ``
+    bullet, then each bullet with its continuation lines (offsets in the file). One
+    fact per item, so a promoted fact is found on its own, not diluted by its section."""
+    raw_lines = (section.raw or "").splitlines(keepends=True)
+    if not raw_lines:
+        return []
+    cursor = start + len(raw_lines[0])  # past the heading
+    starts: list[int] = []
+    body_start = cursor
+    fence = False
+    for line in raw_lines[1:]:
+        if line.lstrip().startswith(("```", "~~~")):
+            fence = not fence
+        if line.startswith("- ") and not fence:
+            starts.append(cursor)
+        cursor += len(line)
+    if len(starts) < 2:
+        return []
+    pieces = list(zip(starts, [*starts[1:], cursor], strict=True))
+    head = section.raw[len(raw_lines[0]) : starts[0] - start] if section.raw else ""
+    if _COMMENT_RE.sub("", head).strip():
+        pieces.insert(0, (body_start, starts[0]))
+    return pieces
 
 
 def _title(doc: SectionDocument, relpath: str) -> str:
