@@ -167,7 +167,12 @@ def test_demo(tmp_path: Path) -> None:
     archive_text = archived[0].read_text(encoding="utf-8")
     assert "## current-task" in archive_text
     assert "Migrate the billing service" in archive_text
-    assert "## incidents" not in (root / "knowledge.md").read_text(encoding="utf-8")
+    knowledge = (root / "knowledge.md").read_text(encoding="utf-8")
+    assert "## incidents" not in knowledge
+    # the dream merged the paraphrase and promoted the deploy theme, after a snapshot
+    assert "## deploys" in knowledge
+    assert knowledge.count("requests per second") == 1
+    assert len(list((root / "archive" / "dreams").glob("*.knowledge.md.bak"))) == 1
 
 
 def test_demo_refuses_a_non_empty_folder(tmp_path: Path) -> None:

@@ -2,7 +2,8 @@
 
 Writes notebook entries (the fifth evicts the oldest), saves observations,
 refuses an empty one and an array, writes a curated section, shows a write
-refused over the section cap, sets a state snapshot, searches, then prints the
+refused over the section cap, sets a state snapshot, searches, dreams (a
+paraphrase merged, a theme promoted into a curated section), then prints the
 files and what an agent would load into its prompt.
 """
 
@@ -97,13 +98,30 @@ def run_demo(root: Path, console: Console) -> Memory:
         where = f"{hit.path}:{hit.line_start}-{hit.line_end}"
         console.print(f"    {where} [dim]({hit.kind})[/] {escape(hit.snippet)}", highlight=False)
 
-    _step(console, "7. The files (plain markdown: read them, edit them, commit them)")
+    _step(console, "7. Consolidation: a dream merges duplicates and promotes themes, offline")
+    for text, tags in [
+        ("The payments API allows 50 requests per second for each key.", ["billing", "api"]),
+        ("Deploys go out on Tuesdays and Thursdays only.", ["deploys"]),
+        ("Every deploy needs a green staging run first.", ["deploys"]),
+        ("Roll back a deploy with `make rollback`, never by hand.", ["deploys"]),
+    ]:
+        _show(console, "memory_save fact", memory.knowledge.save(text, "fact", tags))
+    console.print("  memdir dream --force [dim](due by itself at 50 observations)[/]")
+    dream = memory.dream(force=True)
+    console.print(f"    {escape(dream.summary())}", highlight=False)
+    for merged in dream.merged:
+        console.print(f"    merged {len(merged['ids'])} into: {escape(merged['text'])}")
+    for promoted in dream.promoted:
+        console.print(f"    promoted {len(promoted['ids'])} into ## {promoted['section']}")
+    console.print(f"    knowledge.md before the dream: [cyan]{dream.snapshot}[/]")
+
+    _step(console, "8. The files (plain markdown: read them, edit them, commit them)")
     console.print(_tree(root))
     for store in (memory.notebook, memory.knowledge, memory.state):
         text = store.path.read_text(encoding="utf-8")
         console.print(Panel(Syntax(text, "markdown", word_wrap=True), title=store.relpath))
 
-    _step(console, "8. What an agent would load into its prompt (memory.context())")
+    _step(console, "9. What an agent would load into its prompt (memory.context())")
     ctx = memory.context(profile="default")
     table = Table("layer", "part", "tokens", "items", "left out")
     for layer in ctx.layers:
@@ -122,7 +140,7 @@ def run_demo(root: Path, console: Console) -> Memory:
         f"entries are in [cyan]{memory.manifest.archive_dir()}/[/], never lost."
     )
 
-    _step(console, "9. Connect an agent: the same tools over MCP")
+    _step(console, "10. Connect an agent: the same tools over MCP")
     tools = Tools(memory)
     console.print(
         f"  {len(tools.names())} tools ({', '.join(tools.names()[:5])}, ...) with JSON schemas "

@@ -66,3 +66,8 @@ def shorten(text: str, limit: int, ellipsis: str = "…") -> str:
         return flat
     at = cut_point(flat, limit - len(ellipsis))
     return flat[:at].rstrip() + ellipsis
+
+
+def plural(count: int, one: str, many: str | None = None) -> str:
+    """``1 snapshot``, ``2 snapshots``."""
+    return f"{count} {one if count == 1 else many or one + 's'}"

@@ -178,11 +178,6 @@ def read_text(value: str) -> str:
     return sys.stdin.read() if value == "-" else value
 
 
-def plural(count: int, one: str, many: str | None = None) -> str:
-    """``1 snapshot``, ``2 snapshots``."""
-    return f"{count} {one if count == 1 else many or one + 's'}"
-
-
 def describe(result: WriteResult) -> list[str]:
     """A successful write in a few lines: what happened to which file, then its side effects."""
     what = result.key or ", ".join(result.removed)

@@ -19,13 +19,13 @@ from memdir.cli._common import (
     console,
     fail,
     opened,
-    plural,
     print_json,
     progress,
     reports_errors,
 )
 from memdir.history import Activity, ActivityDetail
 from memdir.ingest import FORMATS
+from memdir.textutil import plural
 from memdir.timeutil import format_ts, parse_ts
 
 

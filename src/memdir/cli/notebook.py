@@ -23,13 +23,13 @@ from memdir.cli._common import (
     console,
     group_options,
     opened,
-    plural,
     print_json,
     read_text,
     remember_group_options,
     report_write,
     reports_errors,
 )
+from memdir.textutil import plural
 from memdir.timeutil import format_ts
 
 

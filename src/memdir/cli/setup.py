@@ -20,7 +20,6 @@ from memdir.cli._common import (
     app,
     console,
     opened,
-    plural,
     print_json,
     reports_errors,
 )
@@ -30,6 +29,7 @@ from memdir.home import agent_folder, agents_dir, list_agents
 from memdir.index.sync import INDEX_FILE
 from memdir.memory import Memory
 from memdir.scaffold import InitReport, adopt_folder, init_folder
+from memdir.textutil import plural
 
 
 class Layout(enum.StrEnum):

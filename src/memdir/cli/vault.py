@@ -15,13 +15,13 @@ from memdir.cli._common import (
     app,
     console,
     opened,
-    plural,
     print_hits,
     print_json,
     progress,
     report_write,
     reports_errors,
 )
+from memdir.textutil import plural
 
 
 @app.command(rich_help_panel=VAULT)

@@ -26,6 +26,7 @@ from memdir.dream.plan import Entry, Plan, PlanError, conservative
 from memdir.errors import MemdirError
 from memdir.files.atomic import atomic_write
 from memdir.stores.base import Refusal
+from memdir.textutil import plural
 from memdir.timeutil import format_ts
 
 if TYPE_CHECKING:
@@ -89,9 +90,13 @@ class DreamReport:
             f"bytes.",
         ]
         done = [
-            f"merged {merged} observations into {len(self.merged)}" if self.merged else "",
-            f"promoted {promoted} into {len(self.promoted)} sections" if self.promoted else "",
-            f"removed {len(self.removed)} exact duplicates" if self.removed else "",
+            f"merged {plural(merged, 'observation')} into {len(self.merged)}"
+            if self.merged
+            else "",
+            f"promoted {promoted} into {plural(len(self.promoted), 'section')}"
+            if self.promoted
+            else "",
+            f"removed {plural(len(self.removed), 'exact duplicate')}" if self.removed else "",
         ]
         done = [part for part in done if part]
         parts.append(
@@ -99,14 +104,15 @@ class DreamReport:
         )
         if self.refused:
             parts.append(
-                f"{len(self.refused)} promotions did not fit the caps; kept as observations."
+                f"{plural(len(self.refused), 'promotion')} did not fit the caps; kept as "
+                "observations."
             )
         if self.rejected:
             parts.append(f"Plan rejected: {self.rejected}.")
         if self.hygiene:
             parts.append("Hygiene: " + "; ".join(self.hygiene) + ".")
         if self.state_pruned:
-            parts.append(f"Pruned {len(self.state_pruned)} expired state snapshots.")
+            parts.append(f"Pruned {plural(len(self.state_pruned), 'expired state snapshot')}.")
         return " ".join(parts)
 
 
