@@ -7,6 +7,8 @@ The generated knowledge.md holds 500 observations:
 - 50 facts, each also planted three more times: one exact duplicate (case and
   punctuation changed) and two paraphrases: 150 planted duplicates;
 - 30 themes: 3 to 4 distinct facts sharing a tag;
+- 10 pairs of facts in the same words with a relation turned round ("prefers email
+  over Slack" / "prefers Slack over email");
 - distinct single facts to fill the rest, many of them near neighbours that differ
   only in a name or a number (hard negatives for the merge).
 
@@ -82,6 +84,9 @@ FILLERS = [
     "Release {n}.{k} of the {s} service went out on {d}.",
 ]
 
+REVERSED = "{p} prefers {a} over {b} for quick questions."
+REVERSED_PAIRS = 10
+
 
 def _values(rng: random.Random, used: set[str]) -> dict[str, object]:
     while True:
@@ -131,6 +136,20 @@ def generate(rng: random.Random) -> tuple[list[tuple[str, list[str], str]], dict
             fid = f"theme-{t}-{f}"
             facts[fid] = text
             rows.append((text, [tag], fid))
+    r = 0
+    while r < REVERSED_PAIRS:  # the same words, the relation turned round
+        values = _values(rng, used)
+        other = rng.choice([c for c in CHANNELS if c != values["c"]])
+        pair = [REVERSED.format(p=values["p"], a=a, b=b)
+                for a, b in ((values["c"], other), (other, values["c"]))]  # fmt: skip
+        if any(normalise(text) in seen_texts for text in pair):
+            continue
+        r += 1
+        for first, text in zip((values["c"], other), pair, strict=True):
+            seen_texts.add(normalise(text))
+            fid = f"reversed-{r}-{first}"
+            facts[fid] = text
+            rows.append((text, [], fid))
     n = 0
     while len(rows) < 500:
         values = _values(rng, used)
@@ -189,11 +208,13 @@ def main() -> int:
     clock = FakeClock("2026-11-01T09:00:00Z")
     memory = memdir.open(root, clock=clock, embedder=args.embedder)
     fact_of: dict[str, str] = {}
+    saved_text: dict[str, str] = {}
     for text, tags, fid in rows:
         clock.advance(minutes=7)
         saved = memory.knowledge.save(text, "fact", tags)
         assert saved.ok, saved
         fact_of[str(saved.key)] = fid
+        saved_text[str(saved.key)] = text
     originals = {fid: obs for obs, fid in fact_of.items() if facts[fid] == _text(memory, obs)}
     print(f"saved {len(rows)} observations: {len(facts)} distinct facts", file=sys.stderr)
     memory.index.ensure_vectors()  # as after a day of searches; the dream embeds on its own
@@ -248,7 +269,7 @@ def main() -> int:
     for text in missed[:10]:
         print("not found:", text, file=sys.stderr)
     for group in false_merges[:5]:
-        print("false merge:", [facts[fact_of[i]] for i in group if i in fact_of], file=sys.stderr)
+        print("false merge:", [saved_text[i] for i in group if i in fact_of], file=sys.stderr)
     if args.keep is None:
         shutil.rmtree(root.parent, ignore_errors=True)
     return 0

@@ -13,6 +13,7 @@ import pytest
 
 import memdir
 from memdir.dream import Entry, OfflinePlanner, Plan, Promotion, dream_due, parse_plan
+from memdir.dream.offline import SUBSTITUTION_MARGIN, _marks
 from memdir.dream.plan import PlanError
 from memdir.index.embedders import HashingEmbedder
 from memdir.testing import ChatReply, ChatServer, FakeClock
@@ -98,6 +99,47 @@ def test_offline_merges_duplicates_and_keeps_different_facts_apart() -> None:
     assert [m.ids for m in plan.merge] == [("obs_0", "obs_1", "obs_2")]
     assert plan.merge[0].text in {e.content for e in entries[:3]}
     assert plan.promote == [] and plan.remove == []
+
+
+@pytest.mark.parametrize(
+    ("one", "other", "merge"),
+    [
+        ("The user prefers email over phone calls.", "The user prefers phone calls over email.",
+         False),
+        ("Postgres is faster than MySQL for us.", "MySQL is faster than Postgres for us.", False),
+        ("Run the linter before the tests.", "Run the tests before the linter.", False),
+        ("Moved from Paris to Berlin in 2020.", "Moved from Berlin to Paris in 2020.", False),
+        ("Yara prefers Slack over phone calls.", "Yara prefers Slack over text messages.",
+         False),  # what the relation points at, swapped
+        # the same relations, pointing at the same things, in another order
+        ("Moved to Berlin from Paris in 2020.", "Moved from Paris to Berlin in 2020.", True),
+        ("Use tabs over spaces in Python files.", "In Python files, use tabs over spaces.", True),
+    ],
+)  # fmt: skip
+def test_a_reversed_relation_is_another_fact(one: str, other: str, merge: bool) -> None:
+    entries = _entries(one, other)
+    # every pair is close enough: only the guards tell them apart
+    plan = OfflinePlanner(HashingEmbedder(), theme_min=99, threshold=-1.0).plan(entries)
+    assert [m.ids for m in plan.merge] == ([("obs_0", "obs_1")] if merge else [])
+
+
+@pytest.mark.parametrize(
+    ("one", "other", "margin"),
+    [
+        ("The staging database is backed up every Saturday.",
+         "Every Saturday the production database gets backed up.", SUBSTITUTION_MARGIN),
+        ("The billing service listens on port 8080.", "The billing service runs on port 8080.",
+         SUBSTITUTION_MARGIN),
+        ("For status updates, Alice prefers email.", "Alice prefers email for status updates.",
+         0.0),
+        ("Alice prefers email.", "Bob prefers email.", None),
+    ],
+)  # fmt: skip
+def test_a_swapped_word_needs_a_closer_match_in_any_order(
+    one: str, other: str, margin: float | None
+) -> None:
+    assert _marks(one).margin(_marks(other)) == margin
+    assert _marks(other).margin(_marks(one)) == margin
 
 
 def test_offline_promotes_themes_of_three_with_their_ids() -> None:

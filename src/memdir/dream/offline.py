@@ -4,9 +4,10 @@
    folded) merge into one entry naming all their ids.
 2. Near duplicates merge too: a cosine above the embedder's duplicate threshold,
    and nothing that tells them apart. Two observations with different numbers,
-   different names (capitalised words), or a negation in one only are different
-   facts however close their vectors are ("the limit is 50/s" is not "the limit
-   is 100/s"). Groups are complete-link: every member is close to the one kept,
+   different names (capitalised words), a negation in one only, or a relation
+   turned round ("email over calls", "calls over email") are different facts
+   however close their vectors are ("the limit is 50/s" is not "the limit is
+   100/s"). Groups are complete-link: every member is close to the one kept,
    so a chain of small steps never merges two distant facts. The merged text is
    the member with the most to say.
 3. Themes: three or more observations (``theme_min``) sharing a tag, or a tight
@@ -53,6 +54,13 @@ CALENDAR = frozenset(
     ]
 )
 NEGATIONS = frozenset({"not", "no", "never", "none", "nobody", "nothing", "cannot", "without"})
+RELATIONS = frozenset(
+    {"over", "than", "before", "after", "from", "to", "into", "instead", "above", "below",
+     "under", "vs", "versus", "beats", "replaces", "replaced", "supersedes", "precedes"}
+)  # fmt: skip
+"""words with a direction: 'email over calls' is not 'calls over email'"""
+_OBJECT_WORDS = 3
+_TOKEN_RE = re.compile(r"[^\W\d_][\w'’-]*|[,.;:!?()]")
 _NUMBER_RE = re.compile(r"\d+(?:[.,]\d+)*")
 _SENTENCE_START_RE = re.compile(r"(?:^|[.!?]\s+)[\"'(\[]*([^\W\d_][\w'’-]*)")
 _WORD_RE = re.compile(r"[^\W\d_][\w'’-]*")
@@ -246,14 +254,19 @@ class _Marks:
     """content words in the order they come"""
     starts: frozenset[str]
     """words that open a sentence (capitalised whether or not they are names)"""
+    objects: dict[str, frozenset[str]]
+    """up to three content words after each relation word (see ``RELATIONS``), within
+    its clause: what the relation points at"""
 
     def margin(self, other: _Marks) -> float | None:
         """How much closer than the threshold two texts must be to say the same thing,
         or None if they cannot: numbers and negation must agree, and each one's names
-        must appear in the other (in any case: 'Email' and 'email'). Two texts that
-        differ only in a word or two of the same frame ('the staging / production
-        database', 'prefers phone calls / text messages') are a substitution: that
-        is how different facts look, so it takes ``SUBSTITUTION_MARGIN`` more."""
+        must appear in the other (in any case: 'Email' and 'email'), and no relation
+        may be turned round. Two texts that differ only in a word or two, in any
+        order ('the staging / production database') are a substitution: that is
+        how different facts look, so it takes ``SUBSTITUTION_MARGIN`` more; a
+        substitution in a sentence's first word or in what a relation points at
+        ('prefers Slack over phone calls / text messages') never merges."""
         if (
             self.numbers != other.numbers
             or self.negated != other.negated
@@ -261,24 +274,60 @@ class _Marks:
             or not other.names <= self.words
         ):
             return None
+        if self._reversed(other):
+            return None  # 'prefers email over calls' / 'prefers calls over email'
         swapped = _substitution(self.order, other.order)
         if swapped & (self.starts | other.starts):
             return None  # the subject swapped: 'Alice prefers ...' / 'Bob prefers ...'
+        if swapped and any(
+            swapped <= mine | other.objects.get(relation, frozenset())
+            for relation, mine in self.objects.items()
+        ):
+            return None  # what a relation points at: 'Slack over email' / 'Slack over SMS'
         return SUBSTITUTION_MARGIN if swapped else 0.0
+
+    def _reversed(self, other: _Marks) -> bool:
+        """The same words on the other side of a relation: what one text has after
+        'over' (or 'than', 'before', 'from', ...) and the other has not is elsewhere
+        in the other text, both ways. A paraphrase keeps what the relation points at;
+        a reworded object ('before the deploy' / 'before release') is no reversal."""
+        for relation, mine in self.objects.items():
+            theirs = other.objects.get(relation)
+            if theirs is None:
+                continue
+            moved, came = mine - theirs, theirs - mine
+            if moved and came and moved <= other.words and came <= self.words:
+                return True
+        return False
+
+
+def _objects(text: str) -> dict[str, frozenset[str]]:
+    found: dict[str, frozenset[str]] = {}
+    tokens = [t.lower() for t in _TOKEN_RE.findall(text)]
+    for at, token in enumerate(tokens):
+        if token not in RELATIONS or token in found:
+            continue
+        words: list[str] = []
+        for word in tokens[at + 1 :]:
+            if not word[0].isalpha() or word in RELATIONS or len(words) == _OBJECT_WORDS:
+                break
+            if word not in _STOP and len(word) > 2:
+                words.append(_stem_possessive(word))
+        found[token] = frozenset(words)
+    return found
 
 
 def _substitution(a: tuple[str, ...], b: tuple[str, ...]) -> set[str]:
-    """The same frame with a word or two swapped: each side has one or two content
-    words the other lacks (two forms of one word not counted), and the words they
-    share come in the same order. A reworded sentence moves its words around."""
+    """A word or two swapped: each side has one or two content words the other lacks
+    (two forms of one word not counted), wherever the shared words stand ('the
+    staging database is backed up every Saturday' / 'every Saturday the production
+    database gets backed up'). Returns the swapped words, or nothing."""
     set_a, set_b = set(a), set(b)
     only_a = {w for w in set_a - set_b if not any(w[:3] == v[:3] for v in set_b - set_a)}
     only_b = {w for w in set_b - set_a if not any(w[:3] == v[:3] for v in set_a - set_b)}
     if not (0 < len(only_a) <= 2 and 0 < len(only_b) <= 2):
         return set()
-    shared = set_a & set_b
-    same_frame = [w for w in a if w in shared] == [w for w in b if w in shared]
-    return only_a | only_b if same_frame else set()
+    return only_a | only_b
 
 
 def _marks(text: str) -> _Marks:
@@ -299,7 +348,15 @@ def _marks(text: str) -> _Marks:
         dict.fromkeys(w for t in tokens if (w := _stem_possessive(t.lower())) not in _STOP)
     )
     content = tuple(w for w in order if len(w) > 2)
-    return _Marks(numbers, names, words, negated, content, frozenset(t.lower() for t in starts))
+    return _Marks(
+        numbers,
+        names,
+        words,
+        negated,
+        content,
+        frozenset(t.lower() for t in starts),
+        _objects(text),
+    )
 
 
 def _stem_possessive(word: str) -> str:
