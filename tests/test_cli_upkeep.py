@@ -135,6 +135,39 @@ def test_rotate_with_nothing_to_rotate(folder: Path) -> None:
     }  # fmt: skip
 
 
+OLD_WEEK = """\
+# Alpha Research Intel
+
+## Current Week (Feb 10-16, 2025)
+### Pricing
+- Acme raised its enterprise price by 20% and lost two customers.
+- Globex kept its prices.
+
+---
+
+## Previous Weeks (Compressed)
+"""
+
+
+@pytest.mark.parametrize("command", [("rotate",), ("maintain", "--only", "intel")])
+def test_a_failed_llm_summary_falls_back_and_says_so(
+    folder: Path, monkeypatch: pytest.MonkeyPatch, command: tuple[str, ...]
+) -> None:
+    (folder / "intel").mkdir(exist_ok=True)
+    (folder / "intel" / "alpha.md").write_text(OLD_WEEK, encoding="utf-8")
+    monkeypatch.setenv("MEMDIR_LLM_BASE_URL", "http://127.0.0.1:9/v1")  # nothing listens
+    monkeypatch.setenv("MEMDIR_LLM_MODEL", "any")
+    result = invoke(folder, *command)
+    assert result.exit_code == 0, result.output
+    notes = [line.strip() for line in result.stdout.splitlines() if "note:" in line]
+    assert len(notes) == 1 and notes[0].startswith("note: LLM summary failed: ")
+    assert notes[0].endswith("; used the offline summary")
+    text = (folder / "intel" / "alpha.md").read_text(encoding="utf-8")
+    assert "- **Feb 10-16:** Acme raised its enterprise price by 20%" in text
+    if command[0] == "maintain":
+        assert "rotated 1 week; 1 summary fell back to the offline one" in result.stdout
+
+
 def test_reindex(folder: Path) -> None:
     result = invoke(folder, "reindex")
     assert result.exit_code == 0, result.output

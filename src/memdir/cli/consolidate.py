@@ -122,3 +122,5 @@ def maintain(
     for job in report.jobs:
         mark = "ran " if job.ran else "skip"
         console.print(f"{mark} {job.name:9} {job.summary}", markup=False, highlight=False)
+        for note in job.details.get("notes", []):
+            console.print(f"     note: {note}", markup=False, highlight=False)

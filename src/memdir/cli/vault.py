@@ -170,4 +170,9 @@ def rotate(
         return
     for name, label in report.rotated:
         console.print(f"  rotated {name}: {label}", markup=False)
-    console.print(f"{len(report.rotated)} weeks rotated, {report.unchanged} files unchanged.")
+    for note in report.notes:
+        console.print(f"  note: {note}", markup=False, highlight=False)
+    console.print(
+        f"{plural(len(report.rotated), 'week')} rotated, "
+        f"{plural(report.unchanged, 'file')} unchanged."
+    )

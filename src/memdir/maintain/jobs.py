@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from filelock import FileLock, Timeout
 
 from memdir.config import STATE_DIR
+from memdir.textutil import plural
 
 if TYPE_CHECKING:
     from memdir.memory import Memory
@@ -135,7 +136,14 @@ def _journals(memory: Memory, dry_run: bool) -> JobResult:
         return JobResult("journals", False, "dry run: journal compression skipped")
     done = memory.compress_journals()
     days = [r.day for r in done]
-    return JobResult("journals", bool(done), f"compressed {len(days)} days", {"days": days})
+    notes = [note for r in done for note in r.notes]
+    details: dict[str, Any] = {"days": days, **({"notes": notes} if notes else {})}
+    return JobResult(
+        "journals",
+        bool(done),
+        _with_notes(f"compressed {plural(len(days), 'day')}", notes),
+        details,
+    )
 
 
 def _intel(memory: Memory, dry_run: bool) -> JobResult:
@@ -144,9 +152,15 @@ def _intel(memory: Memory, dry_run: bool) -> JobResult:
     if dry_run:
         return JobResult("intel", False, "dry run: intel rotation skipped")
     report = memory.intel.rotate()
-    return JobResult(
-        "intel", bool(report.rotated), f"rotated {len(report.rotated)} weeks", report.to_dict()
-    )
+    summary = _with_notes(f"rotated {plural(len(report.rotated), 'week')}", report.notes)
+    return JobResult("intel", bool(report.rotated), summary, report.to_dict())
+
+
+def _with_notes(summary: str, notes: list[str]) -> str:
+    """A summariser's fallbacks, counted in the job's line (each is in its details)."""
+    if not notes:
+        return summary
+    return f"{summary}; {plural(len(notes), 'summary', 'summaries')} fell back to the offline one"
 
 
 _JOBS = {
