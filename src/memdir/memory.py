@@ -102,7 +102,7 @@ class Memory:
             clock=self.clock,
             archive=Archive(root, manifest.archive_dir(), self.clock, self._on_write),
             on_write=self._on_write,
-            on_writes=self._on_writes,
+            on_writes=self.files_changed,
         )
 
     def __repr__(self) -> str:
@@ -160,7 +160,11 @@ class Memory:
             if "index" in self.__dict__:
                 self.index.scanned_at = None
 
-    def _on_writes(self, changes: Sequence[tuple[str, str]]) -> None:
+    def files_changed(self, changes: Sequence[tuple[str, str]]) -> None:
+        """Tell memdir about files written beside its stores (``(relpath, text)`` pairs;
+        a removed file's relpath with any text): the index follows at once, in one
+        transaction, instead of at the next scan. Paths outside indexed layers are
+        skipped. Call it under ``memory.lock`` after the files are on disk."""
         try:
             self.index.update_files(changes)
         except Exception as exc:  # as in _on_write: the files are written, a scan catches up

@@ -100,7 +100,7 @@ def create(memory: Memory, args: dict[str, Any]) -> dict[str, Any]:
         check_caps(memory, place, text, None)
         refuse_file_in_the_way(place)
         write_text(place.real, text)
-        memory._on_writes([(place.relpath, text)])
+        memory.files_changed([(place.relpath, text)])
     return ok(place.store, content=f"File created successfully at: {place.shown}")
 
 
@@ -199,7 +199,7 @@ def delete(memory: Memory, args: dict[str, Any]) -> dict[str, Any]:
             for new, _ in moved
             if memory.index.layer_of(new) is not None
         ]
-        memory._on_writes(changes)
+        memory.files_changed(changes)
     return ok(place.store, content=f"Successfully deleted {place.shown}", archived_to=kept)
 
 
@@ -238,7 +238,7 @@ def rename(memory: Memory, args: dict[str, Any]) -> dict[str, Any]:
         shutil.move(source.real, dest.real)
         changes = [(item.relpath, "") for item, _, _ in moves]
         changes += [(landing.relpath, text) for _, landing, text in moves]
-        memory._on_writes(changes)
+        memory.files_changed(changes)
     return ok(
         dest.store,
         content=f"Successfully renamed {source.shown} to {dest.shown}",
@@ -290,7 +290,7 @@ def run_memory_command(memory: Memory, input: Mapping[str, Any] | Any) -> str:
 def _write(memory: Memory, place: Target, text: str, before: str) -> None:
     if text != before:
         write_text(place.real, text)
-        memory._on_writes([(place.relpath, text)])
+        memory.files_changed([(place.relpath, text)])
 
 
 def _lines(text: str) -> list[str]:
