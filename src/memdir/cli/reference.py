@@ -42,12 +42,27 @@ def help_text(command: Any, ctx: typer.Context) -> str:
 
 
 def render() -> str:
-    """The markdown that goes between the markers."""
+    """The markdown that goes between the markers. A group whose subcommands are
+    another group's (``history``, the same as ``recall``) gets its own help and a
+    pointer, not a second copy of every subcommand."""
     blocks = []
+    groups: dict[tuple[tuple[str, Any], ...], str] = {}
+    alias_of: dict[str, str] = {}
     for name, command, ctx in commands():
-        if getattr(command, "hidden", False):
+        if getattr(command, "hidden", False) or any(
+            name.startswith(alias + " ") for alias in alias_of
+        ):
             continue
-        blocks.append(f"### {name}\n\n```text\n{help_text(command, ctx)}\n```\n")
+        block = f"### {name}\n\n```text\n{help_text(command, ctx)}\n```\n"
+        subcommands = getattr(command, "commands", {})
+        if subcommands:
+            key = tuple(sorted((sub, _origin(c.callback)) for sub, c in subcommands.items()))
+            if key in groups:
+                alias_of[name] = groups[key]
+                block += f"\nIts subcommands are those of `{groups[key]}`, above.\n"
+            else:
+                groups[key] = name
+        blocks.append(block)
     return "\n".join(blocks)
 
 
@@ -67,3 +82,8 @@ def committed_reference(document: str) -> str:
     if not start or not end:
         raise ValueError(f"the document has no {START} ... {END} markers")
     return reference.removeprefix("\n")
+
+
+def _origin(callback: Any) -> Any:
+    """The function a command runs (typer wraps it anew for every group)."""
+    return getattr(callback, "__wrapped__", callback)
