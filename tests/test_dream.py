@@ -231,6 +231,11 @@ def test_a_dry_run_changes_nothing(mem: memdir.Memory, folder: Path) -> None:
     }
     assert after == files
     assert mem.history.recent(5) == []
+    # the sizes it reports are the file it would write: the same as a real dream's
+    assert report.bytes_before == len((folder / "knowledge.md").read_bytes())
+    real = mem.dream(force=True)
+    assert real.bytes_after == len((folder / "knowledge.md").read_bytes()) < real.bytes_before
+    assert (report.bytes_before, report.bytes_after) == (real.bytes_before, real.bytes_after)
 
 
 # -- safeguards --------------------------------------------------------------------------

@@ -222,7 +222,7 @@ def run_dream(
                     raise
                 report.observations_after = len(edit.observations)
                 report.curated_chars_after = edit.curated_chars()
-                report.bytes_after = len(edit.parts.doc.render().encode("utf-8"))
+                report.bytes_after = len(edit.text().encode("utf-8"))
                 if dry_run:
                     raise _DryRun("dry run")
             report.archive = edit.archive
@@ -233,7 +233,7 @@ def run_dream(
                 report.hygiene = edit.notes + hygiene.clean(memory, edit, dry_run=dry_run)
                 report.observations_after = len(edit.observations)
                 report.curated_chars_after = edit.curated_chars()
-                report.bytes_after = len(edit.parts.doc.render().encode("utf-8"))
+                report.bytes_after = len(edit.text().encode("utf-8"))
             report.archive = edit.archive
         report.merged, report.promoted = applied.merged, applied.promoted
         report.refused, report.removed = applied.refused, applied.removed

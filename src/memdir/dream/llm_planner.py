@@ -18,6 +18,7 @@ from typing import Any
 
 from memdir.dream.plan import PLAN_SCHEMA, Entry, Plan, PlanError, parse_plan
 from memdir.llm import ChatModel, LLMError, Message
+from memdir.textutil import plural
 
 SYSTEM = """\
 You consolidate an AI agent's long-term memory. You get the observations it saved
@@ -73,8 +74,9 @@ class LLMPlanner:
                 ) from second
             plan.notes.append(f"the model's first plan was invalid and was repaired ({first})")
         plan.notes.append(
-            f"llm planner ({self.chat.id}): {len(plan.merge)} merges, "
-            f"{len(plan.promote)} promotions, {len(plan.remove)} removals proposed"
+            f"llm planner ({self.chat.id}): {plural(len(plan.merge), 'merge')}, "
+            f"{plural(len(plan.promote), 'promotion')}, {plural(len(plan.remove), 'removal')} "
+            "proposed"
         )
         return plan
 

@@ -30,6 +30,7 @@ import numpy as np
 from memdir.dream.plan import Entry, Merge, Plan, Promotion, normalise
 from memdir.index.embedders import Embedder
 from memdir.index.search import STOPWORDS
+from memdir.textutil import plural
 
 CALENDAR = frozenset(
     [
@@ -109,7 +110,8 @@ class OfflinePlanner:
             plan.merge = [m for m in plan.merge if not set(m.ids) & promoted]
         if plan.merge or plan.promote:
             plan.notes.append(
-                f"offline planner: {len(plan.merge)} merges, {len(plan.promote)} promotions "
+                f"offline planner: {plural(len(plan.merge), 'merge')}, "
+                f"{plural(len(plan.promote), 'promotion')} "
                 f"(duplicate cosine {self.threshold:.2f})"
             )
         return plan

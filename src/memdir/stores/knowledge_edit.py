@@ -50,6 +50,11 @@ class KnowledgeEdit:
     def curated_chars(self) -> int:
         return sum(len(s.body) for s in self.curated)
 
+    def text(self) -> str:
+        """The file as this edit would write it now."""
+        self.parts.commit()
+        return self.parts.doc.render()
+
     # -- observations ----------------------------------------------------------------
 
     def take(self, ids: Iterable[str], reason: str) -> list[Section]:
