@@ -13,6 +13,7 @@ import pytest
 
 import memdir
 from memdir.dream import Entry, OfflinePlanner, Plan, Promotion, dream_due, parse_plan
+from memdir.dream.contrasts import contrast
 from memdir.dream.offline import SUBSTITUTION_MARGIN, _marks
 from memdir.dream.plan import PlanError
 from memdir.index.embedders import HashingEmbedder
@@ -111,6 +112,11 @@ def test_offline_merges_duplicates_and_keeps_different_facts_apart() -> None:
         ("Moved from Paris to Berlin in 2020.", "Moved from Berlin to Paris in 2020.", False),
         ("Yara prefers Slack over phone calls.", "Yara prefers Slack over text messages.",
          False),  # what the relation points at, swapped
+        ("Use pnpm, not npm, in the frontend repo.", "Use npm, not pnpm, in the frontend repo.",
+         False),
+        ("The frontend calls the gateway, which calls the auth service.",
+         "The auth service calls the gateway, which calls the frontend.", False),
+        ("Run the migration before the deploy.", "Run the migration after the deploy.", False),
         # the same relations, pointing at the same things, in another order
         ("Moved to Berlin from Paris in 2020.", "Moved from Paris to Berlin in 2020.", True),
         ("Use tabs over spaces in Python files.", "In Python files, use tabs over spaces.", True),
@@ -126,8 +132,10 @@ def test_a_reversed_relation_is_another_fact(one: str, other: str, merge: bool) 
 @pytest.mark.parametrize(
     ("one", "other", "margin"),
     [
+        ("The billing database is backed up every Saturday.",
+         "Every Saturday the search database gets backed up.", SUBSTITUTION_MARGIN),
         ("The staging database is backed up every Saturday.",
-         "Every Saturday the production database gets backed up.", SUBSTITUTION_MARGIN),
+         "Every Saturday the production database gets backed up.", None),  # a contrast set
         ("The billing service listens on port 8080.", "The billing service runs on port 8080.",
          SUBSTITUTION_MARGIN),
         ("For status updates, Alice prefers email.", "Alice prefers email for status updates.",
@@ -140,6 +148,41 @@ def test_a_swapped_word_needs_a_closer_match_in_any_order(
 ) -> None:
     assert _marks(one).margin(_marks(other)) == margin
     assert _marks(other).margin(_marks(one)) == margin
+
+
+@pytest.mark.parametrize(
+    ("one", "other"),
+    [
+        ("Invoices go out on the first day of the month.",
+         "Invoices go out on the last day of the month."),
+        ("The user works night shifts.", "The user works day shifts."),
+        ("Passwords must be at least 12 characters.", "Passwords must be at most 12 characters."),
+        ("Python 3.11 is the minimum version.", "Python 3.11 is the maximum version."),
+        ("The model is retrained weekly.", "The model is retrained monthly."),
+        ("The user is left-handed.", "The user is right-handed."),
+        ("The user's favourite editor is Neovim.", "The user's least favourite editor is Neovim."),
+        ("The cache expires after 5 minutes.", "The cache expires after 5 hours."),
+        ("Maria owns the mobile app.", "Maria owns the web app."),
+    ],
+)  # fmt: skip
+def test_contrasting_words_keep_facts_apart(one: str, other: str) -> None:
+    """Antonyms and one closed class's members sit closer than synonyms in a sentence
+    embedding: the words decide, whatever the cosine."""
+    assert contrast(_marks(one).contrasts, _marks(other).contrasts) is not None
+    plan = OfflinePlanner(HashingEmbedder(), theme_min=99, threshold=-1.0).plan(
+        _entries(one, other)
+    )
+    assert plan.merge == []
+
+
+def test_contrast_sets_never_split_the_same_words() -> None:
+    one = "Every night at 2am the staging server is reset."
+    other = "The staging server is reset at 2am every night."
+    assert contrast(_marks(one).contrasts, _marks(other).contrasts) is None
+    plan = OfflinePlanner(HashingEmbedder(), theme_min=99, threshold=-1.0).plan(
+        _entries(one, other)
+    )
+    assert [m.ids for m in plan.merge] == [("obs_0", "obs_1")]
 
 
 def test_offline_promotes_themes_of_three_with_their_ids() -> None:

@@ -4,10 +4,11 @@
    folded) merge into one entry naming all their ids.
 2. Near duplicates merge too: a cosine above the embedder's duplicate threshold,
    and nothing that tells them apart. Two observations with different numbers,
-   different names (capitalised words), a negation in one only, or a relation
-   turned round ("email over calls", "calls over email") are different facts
-   however close their vectors are ("the limit is 50/s" is not "the limit is
-   100/s"). Groups are complete-link: every member is close to the one kept,
+   different names (capitalised words), a negation in one only, a relation
+   turned round ("email over calls", "calls over email") or different words of
+   one contrast set ("the first / last day", see ``contrasts``) are different
+   facts however close their vectors are ("the limit is 50/s" is not "the
+   limit is 100/s"). Groups are complete-link: every member is close to the one kept,
    so a chain of small steps never merges two distant facts. The merged text is
    the member with the most to say.
 3. Themes: three or more observations (``theme_min``) sharing a tag, or a tight
@@ -27,6 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from memdir.dream.contrasts import contrast, contrast_words
 from memdir.dream.plan import Entry, Merge, Plan, Promotion, normalise
 from memdir.index.embedders import Embedder
 from memdir.index.search import STOPWORDS
@@ -56,7 +58,7 @@ CALENDAR = frozenset(
 )
 NEGATIONS = frozenset({"not", "no", "never", "none", "nobody", "nothing", "cannot", "without"})
 RELATIONS = frozenset(
-    {"over", "than", "before", "after", "from", "to", "into", "instead", "above", "below",
+    {"not", "over", "than", "before", "after", "from", "to", "into", "instead", "above", "below",
      "under", "vs", "versus", "beats", "replaces", "replaced", "supersedes", "precedes"}
 )  # fmt: skip
 """words with a direction: 'email over calls' is not 'calls over email'"""
@@ -227,9 +229,11 @@ class OfflinePlanner:
             if len(members) >= self.theme_min:
                 taken.update(members)
                 words = Counter(
-                    w for m in members for w in set(_content_words(entries[heads[m]].content))
-                )
-                name = words.most_common(1)[0][0] if words else "notes"
+                    w
+                    for m in members
+                    for w in dict.fromkeys(_content_words(entries[heads[m]].content))
+                )  # the most shared word names it; ties by the alphabet, the same every run
+                name = min(words.items(), key=lambda kv: (-kv[1], kv[0]))[0] if words else "notes"
                 found.append((name, [units[m] for m in members]))
         return found
 
@@ -259,6 +263,8 @@ class _Marks:
     objects: dict[str, frozenset[str]]
     """up to three content words after each relation word (see ``RELATIONS``), within
     its clause: what the relation points at"""
+    contrasts: frozenset[str]
+    """its words from the contrast sets (see ``memdir.dream.contrasts``)"""
 
     def margin(self, other: _Marks) -> float | None:
         """How much closer than the threshold two texts must be to say the same thing,
@@ -276,7 +282,9 @@ class _Marks:
             or not other.names <= self.words
         ):
             return None
-        if self._reversed(other):
+        if contrast(self.contrasts, other.contrasts) is not None:
+            return None  # 'the first / last day', 'night / day shifts', 'at least / most'
+        if self._reversed(other) or _swapped_ends(self.order, other.order):
             return None  # 'prefers email over calls' / 'prefers calls over email'
         swapped = _substitution(self.order, other.order)
         if swapped & (self.starts | other.starts):
@@ -319,6 +327,24 @@ def _objects(text: str) -> dict[str, frozenset[str]]:
     return found
 
 
+def _swapped_ends(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
+    """The same words with the first and last of three or more blocks swapped round
+    the middle: 'the frontend calls the gateway, which calls auth' / 'auth calls the
+    gateway, which calls the frontend'. A reworded sentence moves one block (2am
+    every night / every night at 2am); a turned-round one reverses three."""
+    shared = set(a)
+    where = {word: n for n, word in enumerate(w for w in b if w in shared)}
+    positions = [where[w] for w in a if w in where]
+    blocks: list[list[int]] = []
+    for position in positions:
+        if blocks and position == blocks[-1][-1] + 1:
+            blocks[-1].append(position)
+        else:
+            blocks.append([position])
+    starts = [block[0] for block in blocks]
+    return len(blocks) >= 3 and all(x > y for x, y in zip(starts, starts[1:], strict=False))
+
+
 def _substitution(a: tuple[str, ...], b: tuple[str, ...]) -> set[str]:
     """A word or two swapped: each side has one or two content words the other lacks
     (two forms of one word not counted), wherever the shared words stand ('the
@@ -358,6 +384,7 @@ def _marks(text: str) -> _Marks:
         content,
         frozenset(t.lower() for t in starts),
         _objects(text),
+        contrast_words(tokens),
     )
 
 

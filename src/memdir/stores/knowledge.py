@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import re
 import secrets
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -96,9 +97,18 @@ class KnowledgeUsage:
         return self.total_chars > self.total_max
 
 
+_last_ms = 0
+_id_lock = threading.Lock()
+
+
 def new_observation_id() -> str:
-    """``obs_<epoch ms>_<6 hex>``: sortable by time, unique across processes."""
-    return f"obs_{time.time_ns() // 1_000_000}_{secrets.token_hex(3)}"
+    """``obs_<epoch ms>_<6 hex>``: unique across processes, and sorted in the order
+    they were made within one (two in the same millisecond get the next one)."""
+    global _last_ms
+    with _id_lock:
+        _last_ms = max(time.time_ns() // 1_000_000, _last_ms + 1)
+        stamp = _last_ms
+    return f"obs_{stamp}_{secrets.token_hex(3)}"
 
 
 def observation_meta(type_: str, date: datetime, tags: tuple[str, ...]) -> dict[str, str]:
