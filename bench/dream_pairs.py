@@ -48,7 +48,7 @@ def main() -> int:
     planner = OfflinePlanner(embedder, theme_min=10**6)
     began = time.perf_counter()
     wrong: list[tuple[str, float, str, str]] = []
-    counts = {}
+    counts: dict[str, tuple[int, int]] = {}
     for kind, want in (("same", True), ("different", False)):
         right = 0
         for one, other in data[kind]:
@@ -61,8 +61,9 @@ def main() -> int:
         counts[kind] = (right, len(data[kind]))
     seconds = time.perf_counter() - began
     same, different = counts["same"], counts["different"]
+    total = sum(n for _, n in counts.values())
     print(f"Offline planner, embedder {args.embedder} (duplicate cosine "
-          f"{planner.threshold:.2f}), {sum(n for _, n in counts.values())} hand-written pairs:\n")  # fmt: skip
+          f"{planner.threshold:.2f}), {total} hand-written pairs:\n")  # fmt: skip
     print("| measure | value | target |\n|---|---|---|")
     print(f"| same fact, two wordings: merged | {same[0]}/{same[1]} ({same[0] / same[1]:.0%}) | |")
     print(f"| different facts: kept apart | {different[0]}/{different[1]} | all |")
