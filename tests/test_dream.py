@@ -6,13 +6,14 @@ HTTP server on loopback."""
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 import memdir
-from memdir.dream import Entry, OfflinePlanner, Plan, Promotion, dream_due, parse_plan
+from memdir.dream import Entry, Merge, OfflinePlanner, Plan, Promotion, dream_due, parse_plan
 from memdir.dream.contrasts import contrast
 from memdir.dream.offline import SUBSTITUTION_MARGIN, _marks
 from memdir.dream.plan import PlanError
@@ -292,6 +293,55 @@ class _Scripted:
 
     def plan(self, entries: list[Entry]) -> Plan:
         return self._plan
+
+
+class _WhileTheModelThinks:
+    """A planner that, while it plans, lets another thread write to the folder (as
+    the agent would during a slow LLM call), then answers a plan made before."""
+
+    name = "slow"
+
+    def __init__(self, memory: memdir.Memory, plan: Plan, folder: Path) -> None:
+        self.memory, self._plan, self.folder = memory, plan, folder
+        self.wrote: list[str] = []
+
+    def plan(self, entries: list[Entry]) -> Plan:
+        a, b, c, d = (e.id for e in entries[:4])
+
+        def agent() -> None:
+            self.wrote.append(str(self.memory.knowledge.save("A new fact while dreaming.").key))
+            assert self.memory.knowledge.delete_observations([b]).ok
+            with self.memory.lock:  # a hand edit of c
+                path = self.folder / "knowledge.md"
+                text = path.read_text(encoding="utf-8")
+                old = self.memory.knowledge.get_observation(c)
+                assert old is not None
+                path.write_text(text.replace(old.content, "Vendor 2 moved.", 1), "utf-8")
+
+        writer = threading.Thread(target=agent)
+        writer.start()
+        writer.join(timeout=10)
+        assert not writer.is_alive(), "a write waited for the dream's planner"
+        return self._plan
+
+
+def test_the_plan_is_made_outside_the_lock_and_skips_what_changed_meanwhile(
+    mem: memdir.Memory, folder: Path
+) -> None:
+    ids = _fill(mem, 6)
+    a, b, c, d, e, f = ids
+    plan = Plan(
+        merge=[Merge((a, b), "Vendor 0 or 1."), Merge((c, d), "Vendor 2 or 3."),
+               Merge((e, f), "Vendors 4 and 5 ship together.")],
+    )  # fmt: skip
+    planner = _WhileTheModelThinks(mem, plan, folder)
+    report = mem.dream(force=True, planner=planner)  # type: ignore[arg-type]
+    assert [m["ids"] for m in report.merged] == [[e, f]]  # b was deleted, c was edited
+    assert "left out 2 parts of the plan: their observations changed" in " ".join(report.notes)
+    left = {o.id: o.content for o in mem.knowledge.observations()}
+    assert planner.wrote[0] in left and b not in left
+    assert left[c] == "Vendor 2 moved." and a in left and d in left
+    assert "Vendors 4 and 5 ship together." in left.values()
 
 
 def test_a_promotion_over_the_caps_is_refused_and_its_observations_stay(

@@ -6,10 +6,13 @@ up to ``max_runs_bloated`` (4) a day. The runs of a day are read back from the
 activity history, where every dream records itself (an ``internal`` activity
 labelled ``dream``); a dry run or a skipped one records nothing.
 
-A run: save knowledge.md under ``archive/dreams/`` (the newest ``SNAPSHOTS_KEPT``
-are kept; every text a dream takes out is in the archive anyway), then in one
-write: hygiene, the planner's checked plan, the caps; then the state.md TTL
-prune; then the report, to the history and to the caller.
+A run: the planner's checked plan, made without the folder lock (an LLM may be
+slow; the agent's writes must not wait); then under the lock, the plan
+restricted to observations unchanged since, knowledge.md saved under
+``archive/dreams/`` (the newest ``SNAPSHOTS_KEPT`` are kept; every text a dream
+takes out is in the archive anyway), and in one write: hygiene, the plan, the
+caps; then the state.md TTL prune; then the report, to the history and to the
+caller.
 """
 
 from __future__ import annotations
@@ -188,20 +191,28 @@ def run_dream(
     report.planner, report.ran = chosen.name, True
     settings = memory.manifest.dream
     store = memory.knowledge
+    # Plan outside the folder lock: an LLM may take a minute, and the agent's own
+    # writes must not wait for it. The plan is then applied under the lock to the
+    # observations that have not changed since.
+    entries = [Entry(o.id, o.type, o.date, o.tags, o.content) for o in store.observations()][
+        : settings.max_entries
+    ]
+    try:
+        plan = conservative(chosen.plan(entries), entries)
+    except (PlanError, MemdirError) as exc:  # LLMError is a MemdirError
+        report.rejected = f"no usable plan ({exc})"
+        plan = Plan()
     with memory.lock:
         original = store.path.read_text(encoding="utf-8") if store.path.exists() else ""
         report.bytes_before = len(original.encode("utf-8"))
         observations = store.observations()
         report.observations_before = len(observations)
         report.curated_chars_before = sum(len(s.text) for s in store.sections())
-        entries = [Entry(o.id, o.type, o.date, o.tags, o.content) for o in observations][
-            : settings.max_entries
-        ]
-        try:
-            plan = conservative(chosen.plan(entries), entries)
-        except (PlanError, MemdirError) as exc:  # LLMError is a MemdirError
-            report.rejected = f"no usable plan ({exc})"
-            plan = Plan()
+        current = [Entry(o.id, o.type, o.date, o.tags, o.content) for o in observations]
+        now = {e.id: e.content for e in current}
+        unchanged = {e.id for e in entries if now.get(e.id) == e.content}
+        # a removal is checked again: the duplicate it relied on may be gone
+        plan = conservative(plan.restricted_to(unchanged), current)
         report.notes += plan.notes
         if not dry_run:
             report.snapshot = _snapshot(memory, original)
@@ -213,7 +224,7 @@ def run_dream(
                     applied = apply_plan(
                         edit,
                         plan,
-                        entries,
+                        current,
                         memory.clock(),
                         max_curated_drop=settings.max_curated_drop,
                     )

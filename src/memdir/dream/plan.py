@@ -113,6 +113,35 @@ class Plan:
     def empty(self) -> bool:
         return not (self.remove or self.merge or self.promote)
 
+    def restricted_to(self, unchanged: set[str]) -> Plan:
+        """The parts of this plan that name only ``unchanged`` observations: the
+        plan was made outside the lock, and an observation edited or deleted since
+        must not be merged or promoted on what it said before."""
+        merges = [m for m in self.merge if set(m.ids) <= unchanged]
+        promotions = [
+            Promotion(
+                p.section, p.text, p.ids, tuple(m for m in p.fallback if set(m.ids) <= unchanged)
+            )
+            for p in self.promote
+            if set(p.ids) <= unchanged
+        ]
+        removals = [i for i in self.remove if i in unchanged]
+        dropped = (
+            len(self.merge)
+            - len(merges)
+            + len(self.promote)
+            - len(promotions)
+            + len(self.remove)
+            - len(removals)
+        )
+        notes = list(self.notes)
+        if dropped:
+            notes.append(
+                f"left out {dropped} part{'s' if dropped > 1 else ''} of the plan: their "
+                "observations changed while it was made"
+            )
+        return Plan(removals, merges, promotions, notes)
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "remove": list(self.remove),
