@@ -331,8 +331,9 @@ def test_the_plan_is_made_outside_the_lock_and_skips_what_changed_meanwhile(
     ids = _fill(mem, 6)
     a, b, c, d, e, f = ids
     plan = Plan(
-        merge=[Merge((a, b), "Vendor 0 or 1."), Merge((c, d), "Vendor 2 or 3."),
-               Merge((e, f), "Vendors 4 and 5 ship together.")],
+        merge=[Merge((a, b), "Vendors 0 and 1 ship batches 0 and 7 from warehouses 0 and 1."),
+               Merge((c, d), "Vendors 2 and 3 ship batches 14 and 21 from warehouses 2 and 3."),
+               Merge((e, f), "Vendors 4 and 5 ship batches 28 and 35 from warehouses 4 and 0.")],
     )  # fmt: skip
     planner = _WhileTheModelThinks(mem, plan, folder)
     report = mem.dream(force=True, planner=planner)  # type: ignore[arg-type]
@@ -341,7 +342,7 @@ def test_the_plan_is_made_outside_the_lock_and_skips_what_changed_meanwhile(
     left = {o.id: o.content for o in mem.knowledge.observations()}
     assert planner.wrote[0] in left and b not in left
     assert left[c] == "Vendor 2 moved." and a in left and d in left
-    assert "Vendors 4 and 5 ship together." in left.values()
+    assert "Vendors 4 and 5 ship batches 28 and 35 from warehouses 4 and 0." in left.values()
 
 
 def test_a_promotion_over_the_caps_is_refused_and_its_observations_stay(
@@ -363,7 +364,8 @@ def test_a_plan_dropping_over_a_quarter_of_curated_text_is_rejected_whole(
     assert mem.knowledge.update("log", "\n".join(["- the same line again"] * 130)).ok
     ids = _fill(mem, 3)
     before = (folder / "knowledge.md").read_text()
-    plan = Plan(promote=[Promotion("log", "- one more line of text. " * 10, tuple(ids))])
+    lines = "\n".join(f"- {o.content}" for o in mem.knowledge.observations())
+    plan = Plan(promote=[Promotion("log", lines, tuple(ids))])
     report = mem.dream(force=True, planner=_Scripted(plan))  # type: ignore[arg-type]
     assert report.rejected is not None and "dropping more than 25%" in report.rejected
     assert report.promoted == [] and (folder / "knowledge.md").read_text() == before
@@ -453,6 +455,32 @@ def test_llm_plan_is_checked_and_applied(folder: Path, clock: FakeClock) -> None
     assert _contents(memory) == ["Dana owns the release checklist."]
     section = memory.knowledge.section("ops")
     assert section is not None and section.text.startswith("- Releases ship on Tuesdays.")
+
+
+def test_a_model_text_that_drops_a_number_or_name_is_left_out(
+    folder: Path, clock: FakeClock
+) -> None:
+    def answer(request: Any) -> str:
+        a, b, c, d = _ids(request)
+        return json.dumps(
+            {"remove": [],
+             "merge": [{"ids": [a, b], "text": "The API allows 100 requests per second."}],
+             "promote": [{"section": "ops", "text": "- Someone owns deploys.", "ids": [c, d]}]}
+        )  # fmt: skip
+
+    with ChatServer(answer) as server:
+        _llm_folder(folder, server)
+        memory = memdir.open(folder, clock=clock, embedder="hashing")
+        for text in ("The API allows 50 requests per second.",
+                     "The API allows 100 requests per second.",
+                     "Dana owns the deploys.", "Deploys belong to Dana."):  # fmt: skip
+            memory.knowledge.save(text, "fact")
+        report = memory.dream(force=True)
+    assert report.merged == [] and report.promoted == []
+    assert len(memory.knowledge.observations()) == 4  # all four stay
+    notes = " / ".join(report.notes)
+    assert "left out a merge of 2: its text drops 50" in notes
+    assert "left out a promotion into 'ops': its text drops dana" in notes
 
 
 def test_llm_plan_repaired_once_then_rejected(folder: Path, clock: FakeClock) -> None:

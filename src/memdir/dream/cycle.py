@@ -198,7 +198,7 @@ def run_dream(
         : settings.max_entries
     ]
     try:
-        plan = conservative(chosen.plan(entries), entries)
+        plan = conservative(chosen.plan(entries).keeping_details(entries), entries)
     except (PlanError, MemdirError) as exc:  # LLMError is a MemdirError
         report.rejected = f"no usable plan ({exc})"
         plan = Plan()

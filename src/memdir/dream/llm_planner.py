@@ -6,7 +6,9 @@ JSON object ``{remove, merge, promote}``. Its answer is parsed and checked
 (``plan.parse_plan``); a malformed or invalid answer is sent back once with what
 is wrong ("repaired once"), and a second bad answer is rejected: the dream
 changes nothing and says why. The model never edits a file: memdir applies the
-checked plan under the same conservative rules as the offline planner's.
+checked plan under the same conservative rules as the offline planner's, and
+leaves out a merge or promotion whose text drops a number or name of the
+observations it covers (``Plan.keeping_details``).
 """
 
 from __future__ import annotations
@@ -32,7 +34,10 @@ with ONE JSON object and nothing else:
   one observation that keeps every detail of the group (names, numbers, dates).
 - promote: a theme that 3 or more observations support, written as short markdown
   bullet lines of validated, lasting knowledge for the named curated section (an
-  existing section name when one fits). Name in "ids" every observation it covers.
+  existing section name when one fits), keeping the names and numbers of the
+  observations it covers. Name in "ids" every observation it covers.
+- A merge or promotion whose text drops a name or number of its observations is
+  discarded, so never merge observations that disagree (50 vs 100, Monday vs Friday).
 - remove: ONLY exact duplicates of an observation that stays.
 - An id appears at most once in the whole answer. When in doubt, leave an
   observation alone: a wrong removal is worse than a duplicate.

@@ -388,5 +388,20 @@ def _marks(text: str) -> _Marks:
     )
 
 
+def missing_details(sources: Sequence[str], text: str) -> list[str]:
+    """The numbers and names of ``sources`` that ``text`` leaves out: what a merge or
+    a promotion written by a model must keep (case aside: 'Email' is 'email')."""
+    have = _marks(text)
+    missing: dict[str, None] = {}
+    for source in sources:
+        marks = _marks(source)
+        for number in sorted(marks.numbers - have.numbers):
+            missing[number] = None
+        for name in sorted(marks.names - have.words):
+            if not {name.removesuffix("s"), name + "s"} & have.words:  # Tuesday / Tuesdays
+                missing[name] = None
+    return list(missing)
+
+
 def _stem_possessive(word: str) -> str:
     return word[:-2] if word.endswith(("'s", "’s")) else word

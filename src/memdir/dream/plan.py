@@ -142,6 +142,27 @@ class Plan:
             )
         return Plan(removals, merges, promotions, notes)
 
+    def keeping_details(self, entries: list[Entry]) -> Plan:
+        """The merges and promotions whose text keeps every number and name of the
+        observations they cover; the others are left out (those observations stay),
+        each with a note naming what its text dropped."""
+        from memdir.dream.offline import missing_details
+
+        by_id = {entry.id: entry.content for entry in entries}
+        notes = list(self.notes)
+
+        def keeps(ids: tuple[str, ...], text: str, what: str) -> bool:
+            lost = missing_details([by_id[i] for i in ids if i in by_id], text)
+            if lost:
+                notes.append(f"left out {what}: its text drops {', '.join(lost[:5])}")
+            return not lost
+
+        merges = [m for m in self.merge if keeps(m.ids, m.text, f"a merge of {len(m.ids)}")]
+        promotions = [
+            p for p in self.promote if keeps(p.ids, p.text, f"a promotion into {p.section!r}")
+        ]
+        return Plan(list(self.remove), merges, promotions, notes)
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "remove": list(self.remove),
