@@ -17,6 +17,7 @@ from memdir.dream import Entry, Merge, OfflinePlanner, Plan, Promotion, dream_du
 from memdir.dream.contrasts import contrast
 from memdir.dream.offline import SUBSTITUTION_MARGIN, _marks
 from memdir.dream.plan import PlanError
+from memdir.errors import MemdirError
 from memdir.index.embedders import HashingEmbedder
 from memdir.testing import ChatReply, ChatServer, FakeClock
 
@@ -71,6 +72,23 @@ def test_up_to_four_dreams_a_day_when_bloated(mem: memdir.Memory) -> None:
     assert dream_due(mem) == (False, "already dreamt 4 times today (500 observations)")
     forced = mem.dream(force=True)
     assert forced.ran and forced.due.startswith("forced (already dreamt 4 times")
+
+
+def test_a_forced_dream_with_nothing_to_do_says_so(mem: memdir.Memory) -> None:
+    _fill(mem, 2)
+    report = mem.dream(force=True)
+    assert report.ran and report.summary().startswith(
+        "offline dream left knowledge.md as it was: 2 -> 2 observations"
+    )
+    assert "Nothing to merge or promote." in report.summary()
+
+
+def test_a_folder_without_knowledge_cannot_dream(tmp_path: Path) -> None:
+    memdir.init(tmp_path / "v", layout="vault")
+    with memdir.open(tmp_path / "v", embedder="hashing") as memory:
+        with pytest.raises(MemdirError, match="declares no knowledge layer"):
+            memory.dream(force=True)
+        assert "no knowledge layer" in memory.maintain(only=["dream"]).jobs[0].summary
 
 
 # -- the offline planner ---------------------------------------------------------------

@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
+from memdir.config import MANIFEST_NAME
 from memdir.dream import hygiene
 from memdir.dream.apply import Applied, apply_plan
 from memdir.dream.offline import OfflinePlanner
@@ -83,11 +84,19 @@ class DreamReport:
         """A few sentences for the history and the command line."""
         if not self.ran:
             return f"dream not run: {self.due}"
-        verb = "would change" if self.dry_run else "changed"
+        same = (self.bytes_before, self.observations_before, self.curated_chars_before) == (
+            self.bytes_after,
+            self.observations_after,
+            self.curated_chars_after,
+        ) and not (self.merged or self.promoted or self.removed or self.hygiene)
+        if same:
+            head = f"{'would leave' if self.dry_run else 'left'} knowledge.md as it was"
+        else:
+            head = f"{'would change' if self.dry_run else 'changed'} knowledge.md"
         merged = sum(len(m["ids"]) for m in self.merged)
         promoted = sum(len(p["ids"]) for p in self.promoted)
         parts = [
-            f"{self.planner} dream {verb} knowledge.md: {self.observations_before} -> "
+            f"{self.planner} dream {head}: {self.observations_before} -> "
             f"{self.observations_after} observations, curated {self.curated_chars_before} -> "
             f"{self.curated_chars_after} chars, file {self.bytes_before} -> {self.bytes_after} "
             f"bytes.",
@@ -179,6 +188,11 @@ def run_dream(
     planner: Planner | str | None = None,
 ) -> DreamReport:
     """One dream (see the module docstring); ``force`` runs it even when not due."""
+    if not memory.has("knowledge"):
+        raise MemdirError(
+            f"nothing to dream over: {memory.root / MANIFEST_NAME} declares no knowledge layer "
+            "(the dream consolidates knowledge.md's observations)"
+        )
     began = time.perf_counter()
     report = DreamReport(dry_run=dry_run)
     due, report.due = dream_due(memory)
