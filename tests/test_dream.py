@@ -15,7 +15,7 @@ import pytest
 import memdir
 from memdir.dream import Entry, Merge, OfflinePlanner, Plan, Promotion, dream_due, parse_plan
 from memdir.dream.contrasts import contrast
-from memdir.dream.offline import SUBSTITUTION_MARGIN, _marks
+from memdir.dream.offline import SUBSTITUTION_MARGIN, _marks, theme_name
 from memdir.dream.plan import PlanError
 from memdir.errors import MemdirError
 from memdir.index.embedders import HashingEmbedder
@@ -225,6 +225,28 @@ def test_offline_promotes_themes_of_three_with_their_ids() -> None:
         "- Refunds over 500 EUR need approval. <!-- obs_1 -->",
         "- Card fees are 1.4 percent. <!-- obs_2 -->",
     ]  # the ops observation stands alone: no theme of one
+
+
+@pytest.mark.parametrize(
+    ("texts", "name"),
+    [
+        (["Ulla reviewed pull request 56 for search.", "Yara reviewed pull request 10 for auth.",
+          "Ulla reviewed pull request 19 for billing."], "pull request"),
+        (["The sandbox database is backed up every Friday.",
+          "Every Monday the sandbox database gets backed up.",
+          "Backups of the sandbox database run on Sundays."], "sandbox database"),
+        (["Payment terms for Umbrella: invoices paid within 30 days.",
+          "Payment terms for Acme: invoices paid within 60 days.",
+          "Payment terms for Globex: invoices paid within 90 days."], "payment terms"),
+        (["Ticket 65 was closed by Omar.", "Ticket 52 was closed by Priya.",
+          "Ticket 26 was closed by Ines."], "ticket"),
+        (["", "   "], "notes"),
+    ],
+)  # fmt: skip
+def test_an_untagged_theme_is_named_by_the_phrase_its_texts_share(
+    texts: list[str], name: str
+) -> None:
+    assert theme_name(texts) == name
 
 
 def test_a_dream_writes_what_the_plan_says_and_keeps_everything(

@@ -211,7 +211,7 @@ class OfflinePlanner:
         vectors: np.ndarray | None,
         units: list[tuple[int, tuple[int, ...]]],
     ) -> list[tuple[str, list[tuple[int, tuple[int, ...]]]]]:
-        """Tight clusters of untagged entries, named by their most shared word."""
+        """Tight clusters of untagged entries, named by ``theme_name``."""
         if vectors is None or len(units) < self.theme_min:
             return []
         heads = [u[0] for u in units]
@@ -228,14 +228,52 @@ class OfflinePlanner:
             members = [m for m in members if all(sims[m, o] >= tight for o in members)]
             if len(members) >= self.theme_min:
                 taken.update(members)
-                words = Counter(
-                    w
-                    for m in members
-                    for w in dict.fromkeys(_content_words(entries[heads[m]].content))
-                )  # the most shared word names it; ties by the alphabet, the same every run
-                name = min(words.items(), key=lambda kv: (-kv[1], kv[0]))[0] if words else "notes"
+                name = theme_name([entries[heads[m]].content for m in members])
                 found.append((name, [units[m] for m in members]))
         return found
+
+
+_PREFERRED_LENGTH = (2, 3, 1)
+"""a two-word phrase names a theme best ('pull request'), then three, then one"""
+
+
+def theme_name(texts: Sequence[str]) -> str:
+    """A name for texts on one theme: the phrase of up to three content words that
+    most of them share ('pull request', 'sandbox database', 'payment terms'); on a
+    tie two words before three before one, then the one that comes first. A phrase
+    stays within a clause and does not start or end on a past form ('reviewed',
+    'closed': the verb of the sentence, not its subject); names of people are left
+    out (a theme is what is said, not who said it)."""
+    counts: Counter[tuple[str, ...]] = Counter()
+    places: dict[tuple[str, ...], int] = {}
+    for text in texts:
+        names = _marks(text).names
+        grams: dict[tuple[str, ...], int] = {}
+        at = 0
+        for clause in re.split(r"[,.;:!?()]+", text):
+            words = [w for w in _content_words(clause) if w not in names]
+            for n in (1, 2, 3):
+                for i in range(len(words) - n + 1):
+                    gram = tuple(words[i : i + n])
+                    if n == 1 or not (gram[0].endswith("ed") or gram[-1].endswith("ed")):
+                        grams.setdefault(gram, at + i)
+            at += len(words)
+        for gram, place in grams.items():
+            counts[gram] += 1
+            places[gram] = places.get(gram, 0) + place
+    if not counts:
+        return "notes"
+    best = min(
+        counts,
+        key=lambda g: (
+            -counts[g],
+            g[0].endswith("ed"),
+            _PREFERRED_LENGTH.index(len(g)),
+            places[g] / counts[g],
+            g,
+        ),  # fmt: skip
+    )
+    return " ".join(best)
 
 
 def _content_words(text: str) -> list[str]:
