@@ -56,7 +56,7 @@ def test_only_and_dry_run(mem: memdir.Memory, folder: Path) -> None:
     before = (folder / "knowledge.md").read_bytes()
     report = mem.maintain(only=["dream"], dry_run=True)
     assert [job.name for job in report.jobs] == ["dream"]
-    assert report.jobs[0].summary.startswith("offline dream would change knowledge.md")
+    assert report.jobs[0].summary.startswith("offline dream would leave knowledge.md as it was")
     assert (folder / "knowledge.md").read_bytes() == before
     assert mem.history.recent(5) == []
     with pytest.raises(ValueError, match="unknown job nap: the jobs are decay"):
@@ -93,7 +93,7 @@ def test_cli_dream_when_not_due_then_forced(folder: Path) -> None:
     assert report["ran"] and len(report["merged"]) == 1 and report["observations_after"] == 1
     assert report["snapshot"].startswith("archive/dreams/")
     text = invoke(folder, "dream", "--force", "--dry-run").stdout
-    assert text.startswith("offline dream would change knowledge.md: 1 -> 1 observations")
+    assert text.startswith("offline dream would leave knowledge.md as it was: 1 -> 1 observations")
 
 
 def test_cli_dream_with_the_llm_planner_but_no_llm_exits_1(folder: Path) -> None:
