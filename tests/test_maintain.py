@@ -3,7 +3,9 @@ the job says so, one run at a time per folder; through the API and the real CLI.
 
 from __future__ import annotations
 
+import io
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -12,6 +14,7 @@ from typer.testing import CliRunner, Result
 
 import memdir
 from memdir.cli import app
+from memdir.maintain.background import Housekeeper
 from memdir.maintain.jobs import JOBS, MAINTAIN_LOCK
 from memdir.testing import FakeClock
 
@@ -112,3 +115,43 @@ def test_cli_maintain(folder: Path) -> None:
     data = json.loads(invoke(folder, "maintain", "--only", "state", "--json").stdout)
     assert [job["job"] for job in data["jobs"]] == ["state"] and data["busy"] is False
     assert invoke(folder, "maintain", "--only", "nap").exit_code == 2
+
+
+# -- while a server runs ------------------------------------------------------------------
+
+
+def test_the_housekeeper_runs_maintain_in_a_child_and_logs_what_changed(
+    folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MEMDIR_EMBEDDER", "hashing")  # the child's embedder
+    with memdir.open(folder, embedder="hashing") as memory:
+        _observations(memory, 50)
+        assert memory.knowledge.save("shipment 0 left dock 0 with 0 crates").ok  # a duplicate
+    log = io.StringIO()
+    report = Housekeeper(folder, 900, log=log).run_once()
+    assert report is not None and not report["busy"]
+    assert next(job for job in report["jobs"] if job["job"] == "dream")["ran"]
+    assert "memdir serve: dream: offline dream changed knowledge.md: 51 -> " in log.getvalue()
+    with memdir.open(folder, embedder="hashing") as memory:
+        assert len(memory.knowledge.observations()) < 51
+        assert memory.history.search("dream")  # the child recorded its dream
+
+
+def test_the_housekeeper_logs_a_failed_run(tmp_path: Path) -> None:
+    log = io.StringIO()
+    assert Housekeeper(tmp_path / "not-a-memory", 900, log=log).run_once() is None
+    assert log.getvalue().startswith("memdir serve: maintain failed (exit 1): error: ")
+
+
+def test_the_housekeeper_runs_on_its_timer_until_stopped(folder: Path) -> None:
+    keeper = Housekeeper(folder, 0.2, log=io.StringIO()).start()
+    deadline = time.monotonic() + 60
+    while keeper.runs < 2 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    keeper.stop()
+    assert keeper.runs >= 2
+    runs = keeper.runs
+    time.sleep(0.5)
+    assert keeper.runs == runs  # stopped: no more runs
+    with pytest.raises(ValueError, match="positive"):
+        Housekeeper(folder, 0)

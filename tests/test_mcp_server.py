@@ -215,3 +215,28 @@ def test_legacy_tool_names_are_offered_only_when_asked(folder: Path) -> None:
 
     args = [*SERVE[1:], "--dir", str(folder), "--legacy-tools"]
     _run(session, StdioServerParameters(command=SERVE[0], args=args, env=_env()))
+
+
+def test_the_server_keeps_the_folder_tidy_by_itself(folder: Path) -> None:
+    """``--maintain-every``: maintain runs beside the server (a dream here), and the
+    stdio channel stays clean while it does."""
+    with memdir.open(folder, embedder="hashing") as memory:
+        for i in range(50):
+            assert memory.knowledge.save(f"Crate {i} sits on shelf {i * 7} in aisle {i}.").ok
+        assert memory.knowledge.save("crate 0 sits on shelf 0 in aisle 0").ok  # a duplicate
+
+    def observations() -> int:
+        return (folder / "knowledge.md").read_text(encoding="utf-8").count("\n### obs_")
+
+    async def session(client: Client) -> None:
+        deadline = time.monotonic() + 60
+        while observations() == 51 and time.monotonic() < deadline:
+            await anyio.sleep(0.2)
+        assert observations() < 51  # the dream ran while the client was connected
+        found = _payload(await client.call_tool("memory_search", {"query": "crate shelf aisle"}))
+        assert found["hits"]
+
+    args = [*SERVE[1:], "--dir", str(folder), "--maintain-every", "1"]
+    _run(session, StdioServerParameters(command=SERVE[0], args=args, env=_env()))
+    with memdir.open(folder, embedder="hashing") as memory:
+        assert memory.history.search("dream")

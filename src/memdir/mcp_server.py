@@ -30,6 +30,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from memdir import __version__
 from memdir.context import PROFILES
 from memdir.errors import MemdirError
+from memdir.maintain.background import Housekeeper
 from memdir.memory import Memory, open_memory
 from memdir.tools import Tools
 
@@ -37,6 +38,8 @@ log = logging.getLogger("memdir.mcp")
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 DEFAULT_PORT = 8765
+DEFAULT_MAINTAIN_EVERY = 900.0
+"""seconds between the server's own ``memdir maintain`` runs"""
 
 INSTRUCTIONS = """\
 memdir is your long-term memory: a folder of markdown files that persists between
@@ -197,9 +200,14 @@ def serve(
     port: int = DEFAULT_PORT,
     token: str | None = None,
     legacy_tools: bool = False,
+    maintain_every: float = DEFAULT_MAINTAIN_EVERY,
 ) -> None:
-    """Run the server until the client goes away (stdio) or the process is stopped (HTTP)."""
+    """Run the server until the client goes away (stdio) or the process is stopped (HTTP),
+    with ``memdir maintain`` every ``maintain_every`` seconds beside it (0: never)."""
     server = build_server(folder, legacy_tools=legacy_tools)
+    keeper = Housekeeper(server.memory.root, maintain_every) if maintain_every > 0 else None
+    if keeper is not None:
+        keeper.start()
     try:
         if not http:
             server.run("stdio")
@@ -209,6 +217,8 @@ def serve(
         app = http_app(server, host=host, token=token)
         uvicorn.run(app, host=host, port=port, log_level="warning")
     finally:
+        if keeper is not None:
+            keeper.stop()
         server.memory.close()
 
 

@@ -59,6 +59,16 @@ def serve(
         bool,
         typer.Option("--legacy-tools", help="Also offer the legacy tool names (memory_list, ...)."),
     ] = False,
+    maintain_every: Annotated[
+        float,
+        typer.Option(
+            "--maintain-every",
+            metavar="SECONDS",
+            min=0,
+            help="Run `memdir maintain` (decay, dream, ...) for the folder this often while "
+            "serving, in a child process; 0 turns it off (use cron instead).",
+        ),
+    ] = 900,
 ) -> None:
     """Serve the memory folder to an agent host over MCP: tools, files and the boot context."""
     root = find_root(folder_for(folder, agent, create=True))
@@ -67,4 +77,12 @@ def serve(
     except ImportError as exc:
         fail(f"memdir serve needs the MCP server (memdir.mcp_server), which failed to load: {exc}")
         return
-    run_server(root, http=http, host=host, port=port, token=token, legacy_tools=legacy_tools)
+    run_server(
+        root,
+        http=http,
+        host=host,
+        port=port,
+        token=token,
+        legacy_tools=legacy_tools,
+        maintain_every=maintain_every,
+    )
