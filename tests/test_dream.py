@@ -15,11 +15,12 @@ import pytest
 import memdir
 from memdir.dream import Entry, Merge, OfflinePlanner, Plan, Promotion, dream_due, parse_plan
 from memdir.dream.contrasts import contrast
+from memdir.dream.llm_planner import LLMPlanner
 from memdir.dream.offline import SUBSTITUTION_MARGIN, _marks, theme_name
 from memdir.dream.plan import PlanError
 from memdir.errors import MemdirError
 from memdir.index.embedders import HashingEmbedder
-from memdir.testing import ChatReply, ChatServer, FakeClock
+from memdir.testing import ChatReply, ChatServer, FakeChat, FakeClock
 
 
 @pytest.fixture
@@ -552,3 +553,55 @@ def test_llm_unreachable_changes_nothing(folder: Path, clock: FakeClock) -> None
     assert len(memory.knowledge.observations()) == 2
     offline = memory.dream(force=True, planner="offline")
     assert offline.rejected is None and len(memory.knowledge.observations()) == 1
+
+
+# -- the LLM planner in batches -------------------------------------------------------------
+
+
+ALPHA = [f"The alpha reactor {n} vents coolant through valve {n}." for n in range(6)]
+BETA = [f"Beta choir rehearsal {n} sings hymn {n} on stage." for n in range(6)]
+
+
+def test_batches_fit_the_context_and_keep_similar_observations_together() -> None:
+    texts = [t for pair in zip(ALPHA, BETA, strict=True) for t in pair]  # interleaved
+    planner = LLMPlanner(FakeChat(), context_tokens=600, embedder=HashingEmbedder())
+    batches = planner.batches(_entries(*texts))
+    assert len(batches) == 2
+    chain = [e.content.split()[0] for batch in batches for e in batch]
+    assert chain == ["The"] * 6 + ["Beta"] * 6  # each next to its own kind
+    for batch in batches:
+        size = sum(len(json.dumps(e.to_dict()).encode()) for e in batch) / 4
+        assert size <= 300  # half the context
+    assert LLMPlanner(FakeChat(), context_tokens=100_000).batches(_entries(*texts)) == [
+        _entries(*texts)
+    ]  # one request when it fits
+
+
+def test_the_llm_dream_asks_in_batches_and_keeps_what_each_got_right(
+    folder: Path, clock: FakeClock
+) -> None:
+    def answer(request: Any) -> str:
+        ids = _ids(request)
+        payload = json.loads(request.messages[1]["content"])
+        texts = [o["content"] for o in payload["observations"]]
+        if texts[0].startswith("Beta"):  # this batch's answer is broken, twice
+            return "Sure! Here is the plan you asked for."
+        merged = " ".join(texts)  # keeps every number
+        return json.dumps({"remove": [], "merge": [{"ids": ids[:2], "text": merged}],
+                           "promote": []})  # fmt: skip
+
+    with ChatServer(answer) as server:
+        _llm_folder(folder, server)
+        manifest = folder / "memdir.toml"
+        manifest.write_text(manifest.read_text() + "context_tokens = 600\n")
+        memory = memdir.open(folder, clock=clock, embedder="hashing")
+        for alpha, beta in zip(ALPHA, BETA, strict=True):
+            memory.knowledge.save(alpha, "fact")
+            memory.knowledge.save(beta, "fact")
+        report = memory.dream(force=True)
+        asked = len(server.requests)
+    assert asked == 3  # the alpha batch once, the beta batch twice (repaired once)
+    assert report.rejected is None and len(report.merged) == 1
+    notes = " / ".join(report.notes)
+    assert "no plan for batch 2 of 2" in notes and "over 2 requests" in notes
+    assert len(memory.knowledge.observations()) == 11  # the failed batch's all stay

@@ -205,6 +205,9 @@ class LLMSettings(_Strict):
     """the environment variable holding the key (never the key itself in the manifest)"""
     timeout_seconds: Annotated[float, Field(gt=0)] = 60.0
     temperature: Annotated[float, Field(ge=0, le=2)] = 0.0
+    context_tokens: Annotated[int, Field(ge=512)] = 8192
+    """the model's context window: a dream asks in batches of half of it (Ollama's
+    default is smaller: set its ``num_ctx``, or this, to what the model runs with)"""
 
 
 class DreamSettings(_Strict):

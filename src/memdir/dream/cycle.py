@@ -165,7 +165,12 @@ def choose_planner(memory: Memory, name: str | None = None) -> Planner:
     if chosen in ("llm", "auto"):
         chat = memory.llm
         if chat is not None:
-            return LLMPlanner(chat, sections)
+            return LLMPlanner(
+                chat,
+                sections,
+                context_tokens=memory.manifest.llm.context_tokens,
+                embedder=memory.index.embedder,
+            )
         if chosen == "llm":
             raise MemdirError(
                 "the llm planner needs an [llm] endpoint in memdir.toml (base_url and model) "

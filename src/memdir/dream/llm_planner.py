@@ -18,7 +18,10 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from memdir.dream.plan import PLAN_SCHEMA, Entry, Plan, PlanError, parse_plan
+from memdir.index.embedders import Embedder
 from memdir.llm import ChatModel, LLMError, Message
 from memdir.textutil import plural
 
@@ -45,14 +48,90 @@ with ONE JSON object and nothing else:
 """
 
 
+PROMPT_SHARE = 0.5
+"""of the model's context window, what one request's observations may take (the rest
+is the instructions and the answer, which restates ids and texts)"""
+
+
 class LLMPlanner:
     name = "llm"
 
-    def __init__(self, chat: ChatModel, sections: Sequence[str] = ()) -> None:
+    def __init__(
+        self,
+        chat: ChatModel,
+        sections: Sequence[str] = (),
+        *,
+        context_tokens: int = 8192,
+        embedder: Embedder | None = None,
+    ) -> None:
         self.chat = chat
         self.sections = list(sections)
+        self.context_tokens = context_tokens
+        self.embedder = embedder
 
     def plan(self, entries: list[Entry]) -> Plan:
+        """The observations in batches that fit the model's context, similar ones
+        together so duplicates meet; each batch asked, checked, asked once more if need
+        be. A batch with no good plan changes nothing of its observations (a note says
+        why); PlanError if none had one, LLMError if the model cannot be reached."""
+        batches = self.batches(entries)
+        plan = Plan()
+        failed: list[str] = []
+        for n, batch in enumerate(batches, 1):
+            try:
+                part = self._plan_batch(batch)
+            except PlanError as exc:
+                failed.append(f"batch {n} of {len(batches)}: {exc}")
+                continue
+            plan.remove += part.remove
+            plan.merge += part.merge
+            plan.promote += part.promote
+            plan.notes += part.notes
+        if failed and len(failed) == len(batches):
+            raise PlanError(failed)
+        plan.notes += [
+            f"no plan for {problem}; its observations were left alone" for problem in failed
+        ]
+        plan.notes.append(
+            f"llm planner ({self.chat.id}): {plural(len(plan.merge), 'merge')}, "
+            f"{plural(len(plan.promote), 'promotion')}, {plural(len(plan.remove), 'removal')} "
+            f"proposed" + (f" over {len(batches)} requests" if len(batches) > 1 else "")
+        )
+        return plan
+
+    def batches(self, entries: list[Entry]) -> list[list[Entry]]:
+        """``entries`` cut into requests of at most ``PROMPT_SHARE`` of the context,
+        each next to its nearest neighbour when there is an embedder."""
+        budget = max(int(self.context_tokens * PROMPT_SHARE), 1)
+        batches: list[list[Entry]] = [[]]
+        used = 0
+        for entry in self._ordered(entries):
+            size = (len(json.dumps(entry.to_dict(), ensure_ascii=False).encode()) + 3) // 4
+            if batches[-1] and used + size > budget:
+                batches.append([])
+                used = 0
+            batches[-1].append(entry)
+            used += size
+        return [batch for batch in batches if batch]
+
+    def _ordered(self, entries: list[Entry]) -> list[Entry]:
+        """A chain from each entry to its most similar unvisited one (greedy), so a
+        cut between batches rarely falls between two duplicates."""
+        if self.embedder is None or len(entries) < 3:
+            return entries
+        vectors = np.asarray(self.embedder.embed([e.content for e in entries]), dtype=np.float32)
+        vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+        sims = vectors @ vectors.T
+        left = np.ones(len(entries), dtype=bool)
+        order = [0]
+        left[0] = False
+        for _ in range(len(entries) - 1):
+            row = np.where(left, sims[order[-1]], -np.inf)
+            order.append(int(np.argmax(row)))
+            left[order[-1]] = False
+        return [entries[i] for i in order]
+
+    def _plan_batch(self, entries: list[Entry]) -> Plan:
         """Ask, check, ask once more if need be; PlanError (or LLMError) if no good plan."""
         payload = {
             "curated_sections": self.sections,
@@ -78,11 +157,6 @@ class LLMPlanner:
                     [f"the model's plan was invalid twice: {'; '.join(second.problems)}"]
                 ) from second
             plan.notes.append(f"the model's first plan was invalid and was repaired ({first})")
-        plan.notes.append(
-            f"llm planner ({self.chat.id}): {plural(len(plan.merge), 'merge')}, "
-            f"{plural(len(plan.promote), 'promotion')}, {plural(len(plan.remove), 'removal')} "
-            "proposed"
-        )
         return plan
 
 
