@@ -142,17 +142,19 @@ def test_status(folder: Path) -> None:
         "observations_max": 500,
     }
     assert data["state"] == {"entries": 0, "expired": 0}
+    assert data["dream"] == {"due": False, "why": "1 observation, fewer than 50", "last": None}
 
     text = invoke("status", "--dir", folder)
     assert text.exit_code == 0, text.output
     lines = [line.rstrip() for line in text.stdout.splitlines()]
     assert lines[:2] == [f"Folder   {folder.resolve()}", "Layout   default; agent default"]
-    assert lines[-5:] == [
+    assert lines[-6:] == [
         f"Index    {data['index']['items']} items",
         "History  0 activities",
         "Notebook 1 of 4 agent entries",
         "Knowledge 1 section, 5 of 15000 chars; 1 of 500 observations",
         "State    0 snapshots, 0 expired",
+        "Dream    never run; not due (1 observation, fewer than 50)",
     ]
 
 

@@ -155,3 +155,19 @@ def test_the_housekeeper_runs_on_its_timer_until_stopped(folder: Path) -> None:
     assert keeper.runs == runs  # stopped: no more runs
     with pytest.raises(ValueError, match="positive"):
         Housekeeper(folder, 0)
+
+
+def test_status_says_when_the_last_dream_ran_and_whether_one_is_due(folder: Path) -> None:
+    with memdir.open(folder, embedder="hashing") as memory:
+        _observations(memory, 50)
+    history = folder / ".memdir" / "history.db"
+    assert not history.exists()
+    before = json.loads(invoke(folder, "status", "--json").stdout)["dream"]
+    assert before == {"due": True, "why": "50 observations and no dream yet", "last": None}
+    assert not history.exists()  # status wrote nothing
+    assert invoke(folder, "dream").exit_code == 0
+    after = json.loads(invoke(folder, "status", "--json").stdout)["dream"]
+    assert after["due"] is False and after["why"].startswith("already dreamt 1 time today")
+    assert after["last"]["summary"].startswith("offline dream")
+    line = next(x for x in invoke(folder, "status").stdout.splitlines() if x.startswith("Dream"))
+    assert line.startswith(f"Dream    last {after['last']['at']}; not due (already dreamt")

@@ -24,12 +24,14 @@ from memdir.cli._common import (
     reports_errors,
 )
 from memdir.config import MANIFEST_NAME, STATE_DIR, load_manifest
+from memdir.dream.cycle import dream_due, last_dream
 from memdir.errors import MemdirError
 from memdir.home import agent_folder, agents_dir, list_agents
 from memdir.index.sync import INDEX_FILE
 from memdir.memory import Memory
 from memdir.scaffold import InitReport, adopt_folder, init_folder
 from memdir.textutil import plural
+from memdir.timeutil import format_ts
 
 
 class Layout(enum.StrEnum):
@@ -176,6 +178,12 @@ def _status_lines(data: dict[str, Any]) -> list[str]:
     state = data["state"]
     if state is not None:
         lines.append(f"State    {plural(state['entries'], 'snapshot')}, {state['expired']} expired")
+    dream = data.get("dream")
+    if dream is not None:
+        when = f"last {dream['last']['at']}" if dream["last"] else "never run"
+        lines.append(
+            f"Dream    {when}; {'due now' if dream['due'] else 'not due'} ({dream['why']})"
+        )
     return lines
 
 
@@ -201,6 +209,7 @@ def folder_status(memory: Memory) -> dict[str, Any]:
         "notebook": None,
         "knowledge": None,
         "state": None,
+        "dream": None,
     }
     items = _count(memory.root / STATE_DIR / INDEX_FILE, "items")
     if items is not None:
@@ -233,7 +242,31 @@ def folder_status(memory: Memory) -> dict[str, Any]:
             "entries": len(memory.state.entries()),
             "expired": len(memory.state.expired()),
         }
+    if memory.has("knowledge"):
+        recorded = history is not None and (memory.root / history[1].paths[0]).is_file()
+        data["dream"] = _dream_status(memory, has_history=recorded)
     return data
+
+
+def _dream_status(memory: Memory, *, has_history: bool) -> dict[str, Any]:
+    """Whether a dream is due, and the last one (the history is read only if it exists)."""
+    if not has_history:
+        count = len(memory.knowledge.observations())
+        minimum = memory.manifest.dream.min_observations
+        due = count >= minimum
+        why = plural(count, "observation") + (
+            " and no dream yet" if due else f", fewer than {minimum}"
+        )
+        return {"due": due, "why": why, "last": None}
+    due, why = dream_due(memory)
+    last = last_dream(memory)
+    return {
+        "due": due,
+        "why": why,
+        "last": None
+        if last is None
+        else {"at": format_ts(last.started_at), "summary": last.summary, "id": last.id},
+    }
 
 
 def _count(database: Path, table: str) -> int | None:

@@ -34,6 +34,7 @@ from memdir.textutil import plural
 from memdir.timeutil import format_ts
 
 if TYPE_CHECKING:
+    from memdir.history import Activity
     from memdir.memory import Memory
 
 DREAM_LABEL = "dream"
@@ -136,22 +137,29 @@ def runs_today(memory: Memory) -> int:
     return sum(1 for a in found if a.label == DREAM_LABEL and a.success is not False)
 
 
+def last_dream(memory: Memory) -> Activity | None:
+    """The most recent dream recorded in the history, if any."""
+    found = memory.history.search(DREAM_LABEL, limit=50, type="internal")
+    dreams = [a for a in found if a.label == DREAM_LABEL]
+    return max(dreams, key=lambda a: a.started_at, default=None)
+
+
 def dream_due(memory: Memory) -> tuple[bool, str]:
     """Whether a dream is due now, and why (or why not)."""
     settings = memory.manifest.dream
     count = len(memory.knowledge.observations())
     if count < settings.min_observations:
-        return False, f"{count} observations, fewer than {settings.min_observations}"
+        return False, f"{plural(count, 'observation')}, fewer than {settings.min_observations}"
     done = runs_today(memory) if memory.has("history") else 0
     if done == 0:
-        return True, f"{count} observations and no dream yet today"
+        return True, f"{plural(count, 'observation')} and no dream yet today"
     if count >= settings.bloated_observations and done < settings.max_runs_bloated:
         return True, f"{count} observations (bloated): dream {done + 1} of up to " + str(
             settings.max_runs_bloated
         )
     return (
         False,
-        f"already dreamt {done} time{'s' if done > 1 else ''} today ({count} observations)",
+        f"already dreamt {plural(done, 'time')} today ({plural(count, 'observation')})",
     )
 
 
