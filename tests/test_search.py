@@ -83,6 +83,25 @@ def test_an_exact_match_is_never_lost_to_the_fusion(folder: Path, clock: FakeClo
     assert hits[0].keyword < hits[1].keyword  # it won on exactness, not on BM25
 
 
+def test_a_query_naming_a_weekday_prefers_it_to_another_weekday(
+    folder: Path, clock: FakeClock
+) -> None:
+    # The other weekdays share more of the query's wording ("backed up"), and Thursday
+    # is common in the file (low BM25 weight): they used to rank above the answer.
+    memory = memdir.open(folder, clock=clock, embedder="hashing")
+    for day in ("Friday", "Wednesday", "Saturday", "Monday", "Sunday", "Tuesday"):
+        memory.knowledge.save(f"Every {day} the sandbox database gets backed up.")
+    answer = "The sandbox database backup happens every Thursday."
+    memory.knowledge.save(answer)
+    for n in range(20):
+        memory.knowledge.save(f"Ticket {n} was closed by the support team on Thursday.")
+    hits = memory.search("The sandbox database is backed up every Thursday.", k=3)
+    assert _keys(hits)[0] == answer
+    # a query naming no weekday ranks them as before: all six still come up
+    plain = memory.search("when is the sandbox database backed up", k=7)
+    assert sum("gets backed up" in key for key in _keys(plain)) == 6
+
+
 def test_an_empty_query_lists_the_most_recent_observations(
     mem: memdir.Memory, clock: FakeClock
 ) -> None:

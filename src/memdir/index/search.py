@@ -13,9 +13,11 @@ Ranking, in order:
    before an answer often holds the question's words.
 4. Subject: an item whose heading names a word of the query (a speaker, a
    card's entity, a section's topic) is weighted up by ``SUBJECT_BOOST``.
-5. Exact: an item holding the query's words in order, as written, ranks above
+5. Another value: when the query names a weekday or a month, an item naming
+   another one and not the query's keeps ``OTHER_VALUE_SHARE`` of its score.
+6. Exact: an item holding the query's words in order, as written, ranks above
    every item that does not: an exact match is never lost to the fusion.
-6. Decay: the score is weighted by relevance (1.0 for core items).
+7. Decay: the score is weighted by relevance (1.0 for core items).
 
 With no embedder, or no vectors yet, the keyword list answers alone. The
 constants were set on the LoCoMo dev conversations (bench/locomo.py) where
@@ -42,6 +44,16 @@ SEMANTIC_WEIGHT = 0.4
 NEIGHBOUR_SHARE = 0.4
 SUBJECT_BOOST = 1.3
 EXACT_BONUS = 10.0
+OTHER_VALUE_SHARE = 0.7
+"""an item naming another weekday or month than the query (and not the query's) keeps
+this share of its score: 'every Friday' is a worse answer to 'every Thursday'"""
+_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august",
+           "september", "october", "november", "december")  # fmt: skip
+VALUE_CLASSES = {w: "weekday" for w in _WEEKDAYS} | {
+    **{w + "s": "weekday" for w in _WEEKDAYS},
+    **{m: "month" for m in _MONTHS if m != "may"},  # 'may' is mostly a verb
+}
 # Below this cosine a text is not similar enough to be a semantic hit at all; an
 # embedder may say otherwise with a ``similarity_floor`` attribute.
 DEFAULT_SIMILARITY_FLOOR = 0.2
@@ -179,6 +191,7 @@ def search(
     _add_neighbours(rows, fused)
     phrase = " " + " ".join(_WORD_RE.findall(query.lower())) + " "
     subject = set(words)
+    asked = _values(words)
     kw_scores, sem_scores = dict(keyword), dict(semantic)
     ranked: list[tuple[float, int]] = []
     for item_id, score in fused.items():
@@ -186,10 +199,12 @@ def search(
         heading_words = {word.lower() for word in _WORD_RE.findall(row["heading"])}
         if heading_words & subject:
             score *= SUBJECT_BOOST
-        # Only a keyword hit can hold every word of the query.
-        if item_id in kw_scores and phrase.strip():
-            text = " ".join(_WORD_RE.findall(f"{row['heading']} {row['body']}".lower()))
-            if phrase in f" {text} ":
+        keyword_hit = item_id in kw_scores  # only a keyword hit can hold the whole query
+        if asked or keyword_hit:
+            tokens = _WORD_RE.findall(f"{row['heading']} {row['body']}".lower())
+            if asked and _other_value(asked, _values(tokens)):
+                score *= OTHER_VALUE_SHARE
+            if keyword_hit and phrase.strip() and phrase in f" {' '.join(tokens)} ":
                 score += EXACT_BONUS
         ranked.append((score * (0.5 + 0.5 * _relevance(row, decay, now)), item_id))
     ranked.sort(key=lambda pair: (-pair[0], rows[pair[1]]["path"], rows[pair[1]]["ordinal"]))
@@ -199,6 +214,21 @@ def search(
         )
         for score, item_id in ranked[:k]
     ]
+
+
+def _values(words: list[str]) -> dict[str, set[str]]:
+    """The words of ``words`` that name one value of a class: a weekday, a month."""
+    found: dict[str, set[str]] = {}
+    for word in words:
+        kind = VALUE_CLASSES.get(word)
+        if kind is not None:
+            found.setdefault(kind, set()).add(word)
+    return found
+
+
+def _other_value(asked: dict[str, set[str]], has: dict[str, set[str]]) -> bool:
+    """The item names another value of a class the query names, and not the query's."""
+    return any(has.get(kind) and not (has[kind] & wanted) for kind, wanted in asked.items())
 
 
 def _floor(index: Index) -> float:
