@@ -503,7 +503,7 @@ def test_the_notebook_keeps_its_caps(memory: Memory) -> None:
     )
     assert reason == (
         "Error: /memories/NOTEBOOK.md was left as it was: NOTEBOOK.md would hold 5 "
-        "agent-managed entries (a, b, c, d, e); the cap is 4. Replace or remove an entry "
+        "agent-managed entries (e, a, b, c, d); the cap is 4. Replace or remove an entry "
         "instead of adding one."
     )
     assert unchanged(path, before)

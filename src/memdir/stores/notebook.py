@@ -112,8 +112,14 @@ class Notebook(SectionFileStore):
         plan = self._plan(SectionDocument.parse(text))
         limits = self.ctx.limits
         if plan.evicted:
-            agents = [entry.key for entry in plan.entries if entry.managed == "agent"]
-            agents += [entry.key for entry in plan.evicted]
+            fallback = self.ctx.clock()
+            agents = [  # in the file's order, whichever the cap would push out
+                entry.key
+                for entry in (
+                    self._entry(section, fallback) for section in SectionDocument.parse(text)
+                )
+                if entry.managed == "agent"
+            ]
             return (
                 f"{self.store} would hold {len(agents)} agent-managed entries "
                 f"({', '.join(agents)}); the cap is {limits.notebook_max_agent_entries}. "
