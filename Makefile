@@ -27,12 +27,15 @@ typecheck: $(STAMP)
 pytest: $(STAMP)
 	$(BIN)/pytest -q
 
-# Benchmarks (not part of the tests): LoCoMo retrieval beside its baselines, then scale.
+# Benchmarks (not part of the tests): LoCoMo retrieval beside its baselines, scale, stores,
+# then the dream's quality checks.
 bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[dev,bench]'
 	$(BIN)/python bench/locomo.py
 	$(BIN)/python bench/scale.py
 	$(BIN)/python bench/bench_stores.py
+	$(BIN)/python bench/dream.py
+	$(BIN)/python bench/dream_pairs.py
 
 clean:
 	rm -rf $(VENV) build dist .mypy_cache .pytest_cache .ruff_cache .hypothesis
