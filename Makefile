@@ -36,6 +36,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/bench_stores.py
 	$(BIN)/python bench/dream.py
 	$(BIN)/python bench/dream_pairs.py
+	$(BIN)/python bench/dream_pairs.py --data bench/data/dream_pairs_fresh.json
 
 clean:
 	rm -rf $(VENV) build dist .mypy_cache .pytest_cache .ruff_cache .hypothesis

@@ -2,12 +2,14 @@
 wordings of one fact the offline planner merges, and how many pairs of different
 facts it keeps apart.
 
-    .venv/bin/python bench/dream_pairs.py [--embedder minilm] [--show]
+    .venv/bin/python bench/dream_pairs.py [--embedder minilm] [--show] [--data FILE]
 
 The pairs are in ``bench/data/dream_pairs.json``: 40 "same" (two wordings of one
 fact) and 40 "different" (another value, person, object, a relation turned
-round, a negation). Each pair is planned alone, as two observations of one
-knowledge.md, by ``OfflinePlanner`` with the embedder's duplicate threshold.
+round, a negation); ``dream_pairs_fresh.json`` is a second set of 30 + 30,
+written after the planner's guards were built from the first. Each pair is
+planned alone, as two observations of one knowledge.md, by ``OfflinePlanner``
+with the embedder's duplicate threshold.
 Target: every "different" pair kept apart (a false merge loses a fact from the
 live file); "same" pairs merged is the measure of how much a dream tidies.
 """
@@ -42,8 +44,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--embedder", default="minilm")
     parser.add_argument("--show", action="store_true", help="print every pair decided wrong")
+    parser.add_argument("--data", type=Path, default=DATA, help="the pairs file")
     args = parser.parse_args()
-    data = json.loads(DATA.read_text(encoding="utf-8"))
+    data = json.loads(args.data.read_text(encoding="utf-8"))
     embedder = load_embedder(args.embedder)
     planner = OfflinePlanner(embedder, theme_min=10**6)
     began = time.perf_counter()
@@ -63,7 +66,8 @@ def main() -> int:
     same, different = counts["same"], counts["different"]
     total = sum(n for _, n in counts.values())
     print(f"Offline planner, embedder {args.embedder} (duplicate cosine "
-          f"{planner.threshold:.2f}), {total} hand-written pairs:\n")  # fmt: skip
+          f"{planner.threshold:.2f}), {total} hand-written pairs "
+          f"({args.data.name}):\n")  # fmt: skip
     print("| measure | value | target |\n|---|---|---|")
     print(f"| same fact, two wordings: merged | {same[0]}/{same[1]} ({same[0] / same[1]:.0%}) | |")
     print(f"| different facts: kept apart | {different[0]}/{different[1]} | all |")

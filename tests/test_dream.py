@@ -137,6 +137,8 @@ def test_offline_merges_duplicates_and_keeps_different_facts_apart() -> None:
         ("The frontend calls the gateway, which calls the auth service.",
          "The auth service calls the gateway, which calls the frontend.", False),
         ("Run the migration before the deploy.", "Run the migration after the deploy.", False),
+        ("Reads go to the replica, writes go to the primary.",
+         "Writes go to the replica, reads go to the primary.", False),
         # the same relations, pointing at the same things, in another order
         ("Moved to Berlin from Paris in 2020.", "Moved from Paris to Berlin in 2020.", True),
         ("Use tabs over spaces in Python files.", "In Python files, use tabs over spaces.", True),
@@ -183,6 +185,7 @@ def test_a_swapped_word_needs_a_closer_match_in_any_order(
         ("The user's favourite editor is Neovim.", "The user's least favourite editor is Neovim."),
         ("The cache expires after 5 minutes.", "The cache expires after 5 hours."),
         ("Maria owns the mobile app.", "Maria owns the web app."),
+        ("Images are pushed to the registry.", "Images are pulled from the registry."),
     ],
 )  # fmt: skip
 def test_contrasting_words_keep_facts_apart(one: str, other: str) -> None:

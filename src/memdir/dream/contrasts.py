@@ -103,16 +103,25 @@ DEGREE_WORDS = frozenset({"least", "less", "fewer", "worst", "non", "un", "anti"
 
 def contrast_words(tokens: list[str]) -> frozenset[str]:
     """The lowercased words of ``tokens`` with hyphenated words split ('left-handed'
-    gives 'left') and a plural 's' dropped where the singular is a contrast word."""
+    gives 'left') and an inflected form read as its stem where that is a contrast
+    word ('hours' as 'hour', 'pushed' as 'push', 'closing' as 'close')."""
     found: set[str] = set()
     for token in tokens:
         for part in token.lower().split("-"):
             if not part:
                 continue
             found.add(part)
-            if part.endswith("s") and part[:-1] in _ALL:
-                found.add(part[:-1])
+            found.update(stem for stem in _stems(part) if stem in _ALL)
     return frozenset(found & (_ALL | DEGREE_WORDS))
+
+
+def _stems(word: str) -> list[str]:
+    stems = []
+    for suffix, replacement in (("s", ""), ("es", ""), ("ed", ""), ("d", ""), ("ing", ""),
+                                ("ing", "e")):  # fmt: skip
+        if word.endswith(suffix) and len(word) > len(suffix) + 2:
+            stems.append(word[: -len(suffix)] + replacement)
+    return stems
 
 
 def contrast(a: frozenset[str], b: frozenset[str]) -> str | None:

@@ -366,10 +366,11 @@ def _objects(text: str) -> dict[str, frozenset[str]]:
 
 
 def _swapped_ends(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
-    """The same words with the first and last of three or more blocks swapped round
-    the middle: 'the frontend calls the gateway, which calls auth' / 'auth calls the
-    gateway, which calls the frontend'. A reworded sentence moves one block (2am
-    every night / every night at 2am); a turned-round one reverses three."""
+    """The same words with three blocks in a row reversed round the middle one: 'the
+    frontend calls the gateway, which calls auth' / 'auth calls the gateway, which
+    calls the frontend'; 'reads go to the replica, writes to the primary' / 'writes
+    go to the replica, reads to the primary'. A reworded sentence moves one block
+    (2am every night / every night at 2am) or swaps two neighbours."""
     shared = set(a)
     where = {word: n for n, word in enumerate(w for w in b if w in shared)}
     positions = [where[w] for w in a if w in where]
@@ -380,7 +381,7 @@ def _swapped_ends(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
         else:
             blocks.append([position])
     starts = [block[0] for block in blocks]
-    return len(blocks) >= 3 and all(x > y for x, y in zip(starts, starts[1:], strict=False))
+    return any(a > b > c for a, b, c in zip(starts, starts[1:], starts[2:], strict=False))
 
 
 def _substitution(a: tuple[str, ...], b: tuple[str, ...]) -> set[str]:
