@@ -527,6 +527,15 @@ def test_a_model_text_that_drops_a_number_or_name_is_left_out(
     assert "left out a promotion into 'ops': its text drops dana" in notes
 
 
+def test_a_model_merge_must_keep_both_sides_of_a_contrast() -> None:
+    entries = _entries("Invoices go out on the first day.", "Invoices go out on the last day.")
+    one_side = Plan(merge=[Merge(("obs_0", "obs_1"), "Invoices go out on the first day.")])
+    kept = one_side.keeping_details(entries)
+    assert kept.merge == [] and kept.notes == ["left out a merge of 2: its text drops last"]
+    both = Plan(merge=[Merge(("obs_0", "obs_1"), "Invoices go out on the first and last day.")])
+    assert both.keeping_details(entries).merge == both.merge
+
+
 def test_llm_plan_repaired_once_then_rejected(folder: Path, clock: FakeClock) -> None:
     with ChatServer(
         ["not json at all", '{"remove": ["obs_nope"], "merge": [], "promote": []}']

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from memdir.dream.contrasts import contrast, contrast_words
+from memdir.dream.contrasts import CONTRAST_SETS, contrast, contrast_words
 from memdir.dream.plan import Entry, Merge, Plan, Promotion, normalise
 from memdir.index.embedders import Embedder
 from memdir.index.search import STOPWORDS
@@ -429,16 +429,23 @@ def _marks(text: str) -> _Marks:
 
 def missing_details(sources: Sequence[str], text: str) -> list[str]:
     """The numbers and names of ``sources`` that ``text`` leaves out: what a merge or
-    a promotion written by a model must keep (case aside: 'Email' is 'email')."""
+    a promotion written by a model must keep (case aside: 'Email' is 'email'). Where
+    the sources disagree within a contrast set ('first' in one, 'last' in another),
+    the text must keep every side of it."""
     have = _marks(text)
     missing: dict[str, None] = {}
-    for source in sources:
-        marks = _marks(source)
+    all_marks = [_marks(source) for source in sources]
+    for marks in all_marks:
         for number in sorted(marks.numbers - have.numbers):
             missing[number] = None
         for name in sorted(marks.names - have.words):
             if not {name.removesuffix("s"), name + "s"} & have.words:  # Tuesday / Tuesdays
                 missing[name] = None
+    for words in CONTRAST_SETS:
+        sides = {marks.contrasts & words for marks in all_marks} - {frozenset()}
+        if len(sides) > 1:
+            for word in sorted(frozenset().union(*sides) - have.contrasts):
+                missing[word] = None
     return list(missing)
 
 
