@@ -16,7 +16,9 @@ import memdir
 from memdir.dream import Entry, Merge, OfflinePlanner, Plan, Promotion, dream_due, parse_plan
 from memdir.dream.contrasts import contrast
 from memdir.dream.llm_planner import LLMPlanner
-from memdir.dream.offline import SUBSTITUTION_MARGIN, _marks, theme_name
+from memdir.dream.marks import SUBSTITUTION_MARGIN
+from memdir.dream.marks import read_marks as _marks
+from memdir.dream.offline import theme_name
 from memdir.dream.plan import PlanError
 from memdir.errors import MemdirError
 from memdir.index.embedders import HashingEmbedder

@@ -6,14 +6,15 @@
    and nothing that tells them apart. Two observations with different numbers,
    different names (capitalised words), a negation in one only, a relation
    turned round ("email over calls", "calls over email") or different words of
-   one contrast set ("the first / last day", see ``contrasts``) are different
-   facts however close their vectors are ("the limit is 50/s" is not "the
-   limit is 100/s"). Groups are complete-link: every member is close to the one kept,
-   so a chain of small steps never merges two distant facts. The merged text is
-   the member with the most to say.
+   one contrast set ("the first / last day") are different facts however close
+   their vectors are ("the limit is 50/s" is not "the limit is 100/s"); those
+   checks are in ``marks``. Groups are complete-link: every member is close to
+   every other, so a chain of small steps never merges two distant facts. The
+   merged text is the member with the most to say.
 3. Themes: three or more observations (``theme_min``) sharing a tag, or a tight
    cluster of untagged ones, are promoted into a curated section named for the
-   theme, one fact per line, each line keeping its source ids. Larger themes go
+   theme (its tag, or ``theme_name``), one fact per line, each line keeping its
+   source ids. Larger themes go
    first; what does not fit the caps stays in the buffer.
 
 Nothing else is removed: when in doubt an observation stays (seed rule 7).
@@ -24,54 +25,21 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
-from memdir.dream.contrasts import CONTRAST_SETS, contrast, contrast_words
+from memdir.dream.marks import (
+    NUMBER_RE,
+    Marks,
+    content_words,
+    read_marks,
+)
 from memdir.dream.plan import Entry, Merge, Plan, Promotion, normalise
 from memdir.index.embedders import Embedder
-from memdir.index.search import STOPWORDS
 from memdir.textutil import plural
 
-CALENDAR = frozenset(
-    [
-        "monday",
-        "tuesday",
-        "wednesday",
-        "thursday",
-        "friday",
-        "saturday",
-        "sunday",
-        "january",
-        "february",
-        "march",
-        "april",
-        "june",
-        "july",
-        "august",
-        "september",
-        "october",
-        "november",
-        "december",
-    ]
-)
-NEGATIONS = frozenset({"not", "no", "never", "none", "nobody", "nothing", "cannot", "without"})
-RELATIONS = frozenset(
-    {"not", "over", "than", "before", "after", "from", "to", "into", "instead", "above", "below",
-     "under", "vs", "versus", "beats", "replaces", "replaced", "supersedes", "precedes"}
-)  # fmt: skip
-"""words with a direction: 'email over calls' is not 'calls over email'"""
-_OBJECT_WORDS = 3
-_TOKEN_RE = re.compile(r"[^\W\d_][\w'’-]*|[,.;:!?()]")
-_NUMBER_RE = re.compile(r"\d+(?:[.,]\d+)*")
-_SENTENCE_START_RE = re.compile(r"(?:^|[.!?]\s+)[\"'(\[]*([^\W\d_][\w'’-]*)")
-_WORD_RE = re.compile(r"[^\W\d_][\w'’-]*")
-_STOP = STOPWORDS
 DEFAULT_DUPLICATE = 0.9
 """cosine for an embedder that names no ``duplicate_threshold`` of its own"""
-SUBSTITUTION_MARGIN = 0.05
-"""extra cosine a one-or-two-word substitution needs (see ``_Marks.margin``)"""
 CLUSTER_MARGIN = 0.12
 """an untagged theme's members are this much less alike than duplicates, no less"""
 
@@ -131,7 +99,7 @@ class OfflinePlanner:
         """Groups of two or more entries that say the same thing, oldest first in each."""
         order = sorted(range(len(entries)), key=lambda i: (entries[i].date, i))
         keys = [normalise(e.content) for e in entries]
-        marks = [_marks(e.content) for e in entries]
+        marks = [read_marks(e.content) for e in entries]
         sims = vectors @ vectors.T if vectors is not None else None
         taken: set[int] = set()
         groups: list[list[int]] = []
@@ -154,7 +122,7 @@ class OfflinePlanner:
                 groups.append(members)
         return groups
 
-    def _same(self, a: _Marks, b: _Marks, cosine: float) -> bool:
+    def _same(self, a: Marks, b: Marks, cosine: float) -> bool:
         margin = a.margin(b)
         return margin is not None and cosine >= self.threshold + margin
 
@@ -247,11 +215,11 @@ def theme_name(texts: Sequence[str]) -> str:
     counts: Counter[tuple[str, ...]] = Counter()
     places: dict[tuple[str, ...], int] = {}
     for text in texts:
-        names = _marks(text).names
+        names = read_marks(text).names
         grams: dict[tuple[str, ...], int] = {}
         at = 0
         for clause in re.split(r"[,.;:!?()]+", text):
-            words = [w for w in _content_words(clause) if w not in names]
+            words = [w for w in content_words(clause) if w not in names]
             for n in (1, 2, 3):
                 for i in range(len(words) - n + 1):
                     gram = tuple(words[i : i + n])
@@ -276,178 +244,5 @@ def theme_name(texts: Sequence[str]) -> str:
     return " ".join(best)
 
 
-def _content_words(text: str) -> list[str]:
-    return [w.lower() for w in _WORD_RE.findall(text) if w.lower() not in _STOP and len(w) > 2]
-
-
 def _richness(text: str) -> int:
-    return len(set(_content_words(text))) + len(_NUMBER_RE.findall(text))
-
-
-@dataclass(frozen=True)
-class _Marks:
-    """What makes a fact this fact and not a close neighbour: its numbers, its names
-    (capitalised words), whether it is negated."""
-
-    numbers: frozenset[str]
-    names: frozenset[str]
-    words: frozenset[str]
-    negated: bool
-
-    order: tuple[str, ...]
-    """content words in the order they come"""
-    starts: frozenset[str]
-    """words that open a sentence (capitalised whether or not they are names)"""
-    objects: dict[str, frozenset[str]]
-    """up to three content words after each relation word (see ``RELATIONS``), within
-    its clause: what the relation points at"""
-    contrasts: frozenset[str]
-    """its words from the contrast sets (see ``memdir.dream.contrasts``)"""
-
-    def margin(self, other: _Marks) -> float | None:
-        """How much closer than the threshold two texts must be to say the same thing,
-        or None if they cannot: numbers and negation must agree, and each one's names
-        must appear in the other (in any case: 'Email' and 'email'), and no relation
-        may be turned round. Two texts that differ only in a word or two, in any
-        order ('the staging / production database') are a substitution: that is
-        how different facts look, so it takes ``SUBSTITUTION_MARGIN`` more; a
-        substitution in a sentence's first word or in what a relation points at
-        ('prefers Slack over phone calls / text messages') never merges."""
-        if (
-            self.numbers != other.numbers
-            or self.negated != other.negated
-            or not self.names <= other.words
-            or not other.names <= self.words
-        ):
-            return None
-        if contrast(self.contrasts, other.contrasts) is not None:
-            return None  # 'the first / last day', 'night / day shifts', 'at least / most'
-        if self._reversed(other) or _swapped_ends(self.order, other.order):
-            return None  # 'prefers email over calls' / 'prefers calls over email'
-        swapped = _substitution(self.order, other.order)
-        if swapped & (self.starts | other.starts):
-            return None  # the subject swapped: 'Alice prefers ...' / 'Bob prefers ...'
-        if swapped and any(
-            swapped <= mine | other.objects.get(relation, frozenset())
-            for relation, mine in self.objects.items()
-        ):
-            return None  # what a relation points at: 'Slack over email' / 'Slack over SMS'
-        return SUBSTITUTION_MARGIN if swapped else 0.0
-
-    def _reversed(self, other: _Marks) -> bool:
-        """The same words on the other side of a relation: what one text has after
-        'over' (or 'than', 'before', 'from', ...) and the other has not is elsewhere
-        in the other text, both ways. A paraphrase keeps what the relation points at;
-        a reworded object ('before the deploy' / 'before release') is no reversal."""
-        for relation, mine in self.objects.items():
-            theirs = other.objects.get(relation)
-            if theirs is None:
-                continue
-            moved, came = mine - theirs, theirs - mine
-            if moved and came and moved <= other.words and came <= self.words:
-                return True
-        return False
-
-
-def _objects(text: str) -> dict[str, frozenset[str]]:
-    found: dict[str, frozenset[str]] = {}
-    tokens = [t.lower() for t in _TOKEN_RE.findall(text)]
-    for at, token in enumerate(tokens):
-        if token not in RELATIONS or token in found:
-            continue
-        words: list[str] = []
-        for word in tokens[at + 1 :]:
-            if not word[0].isalpha() or word in RELATIONS or len(words) == _OBJECT_WORDS:
-                break
-            if word not in _STOP and len(word) > 2:
-                words.append(_stem_possessive(word))
-        found[token] = frozenset(words)
-    return found
-
-
-def _swapped_ends(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
-    """The same words with three blocks in a row reversed round the middle one: 'the
-    frontend calls the gateway, which calls auth' / 'auth calls the gateway, which
-    calls the frontend'; 'reads go to the replica, writes to the primary' / 'writes
-    go to the replica, reads to the primary'. A reworded sentence moves one block
-    (2am every night / every night at 2am) or swaps two neighbours."""
-    shared = set(a)
-    where = {word: n for n, word in enumerate(w for w in b if w in shared)}
-    positions = [where[w] for w in a if w in where]
-    blocks: list[list[int]] = []
-    for position in positions:
-        if blocks and position == blocks[-1][-1] + 1:
-            blocks[-1].append(position)
-        else:
-            blocks.append([position])
-    starts = [block[0] for block in blocks]
-    return any(a > b > c for a, b, c in zip(starts, starts[1:], starts[2:], strict=False))
-
-
-def _substitution(a: tuple[str, ...], b: tuple[str, ...]) -> set[str]:
-    """A word or two swapped: each side has one or two content words the other lacks
-    (two forms of one word not counted), wherever the shared words stand ('the
-    staging database is backed up every Saturday' / 'every Saturday the production
-    database gets backed up'). Returns the swapped words, or nothing."""
-    set_a, set_b = set(a), set(b)
-    only_a = {w for w in set_a - set_b if not any(w[:3] == v[:3] for v in set_b - set_a)}
-    only_b = {w for w in set_b - set_a if not any(w[:3] == v[:3] for v in set_a - set_b)}
-    if not (0 < len(only_a) <= 2 and 0 < len(only_b) <= 2):
-        return set()
-    return only_a | only_b
-
-
-def _marks(text: str) -> _Marks:
-    tokens = _WORD_RE.findall(text)
-    words = frozenset(_stem_possessive(t.lower()) for t in tokens)
-    letters = [ch for ch in text if ch.isalpha()]
-    shouting = sum(ch.isupper() for ch in letters) > 0.6 * len(letters)  # no case to read
-    starts = {m.group(1) for m in _SENTENCE_START_RE.finditer(text)}
-    names = frozenset(
-        _stem_possessive(t.lower())
-        for t in tokens
-        if (t[0].isupper() and t.lower() not in _STOP and t not in starts and not shouting)
-        or t.lower().rstrip("s") in CALENDAR  # slot words, whatever their case
-    )
-    numbers = frozenset(n.replace(",", "") for n in _NUMBER_RE.findall(text))
-    negated = any(t.lower() in NEGATIONS or t.lower().endswith("n't") for t in tokens)
-    order = tuple(
-        dict.fromkeys(w for t in tokens if (w := _stem_possessive(t.lower())) not in _STOP)
-    )
-    content = tuple(w for w in order if len(w) > 2)
-    return _Marks(
-        numbers,
-        names,
-        words,
-        negated,
-        content,
-        frozenset(t.lower() for t in starts),
-        _objects(text),
-        contrast_words(tokens),
-    )
-
-
-def missing_details(sources: Sequence[str], text: str) -> list[str]:
-    """The numbers and names of ``sources`` that ``text`` leaves out: what a merge or
-    a promotion written by a model must keep (case aside: 'Email' is 'email'). Where
-    the sources disagree within a contrast set ('first' in one, 'last' in another),
-    the text must keep every side of it."""
-    have = _marks(text)
-    missing: dict[str, None] = {}
-    all_marks = [_marks(source) for source in sources]
-    for marks in all_marks:
-        for number in sorted(marks.numbers - have.numbers):
-            missing[number] = None
-        for name in sorted(marks.names - have.words):
-            if not {name.removesuffix("s"), name + "s"} & have.words:  # Tuesday / Tuesdays
-                missing[name] = None
-    for words in CONTRAST_SETS:
-        sides = {marks.contrasts & words for marks in all_marks} - {frozenset()}
-        if len(sides) > 1:
-            for word in sorted(frozenset().union(*sides) - have.contrasts):
-                missing[word] = None
-    return list(missing)
-
-
-def _stem_possessive(word: str) -> str:
-    return word[:-2] if word.endswith(("'s", "’s")) else word
+    return len(set(content_words(text))) + len(NUMBER_RE.findall(text))

@@ -146,7 +146,7 @@ class Plan:
         """The merges and promotions whose text keeps every number and name of the
         observations they cover; the others are left out (those observations stay),
         each with a note naming what its text dropped."""
-        from memdir.dream.offline import missing_details
+        from memdir.dream.marks import missing_details
 
         by_id = {entry.id: entry.content for entry in entries}
         notes = list(self.notes)
