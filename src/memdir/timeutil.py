@@ -5,6 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import UTC, date, datetime
 
+WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august",
+          "september", "october", "november", "december")  # fmt: skip
+"""English day and month names, lower case (spelled out: strptime's %A and %B follow
+the process locale)."""
+
 Clock = Callable[[], datetime]
 
 

@@ -18,29 +18,9 @@ from dataclasses import dataclass
 
 from memdir.dream.contrasts import CONTRAST_SETS, contrast, contrast_words
 from memdir.index.search import STOPWORDS
+from memdir.timeutil import MONTHS, WEEKDAYS
 
-CALENDAR = frozenset(
-    [
-        "monday",
-        "tuesday",
-        "wednesday",
-        "thursday",
-        "friday",
-        "saturday",
-        "sunday",
-        "january",
-        "february",
-        "march",
-        "april",
-        "june",
-        "july",
-        "august",
-        "september",
-        "october",
-        "november",
-        "december",
-    ]
-)
+CALENDAR = frozenset(WEEKDAYS + tuple(m for m in MONTHS if m != "may"))  # may: a verb
 NEGATIONS = frozenset({"not", "no", "never", "none", "nobody", "nothing", "cannot", "without"})
 RELATIONS = frozenset(
     {"not", "over", "than", "before", "after", "from", "to", "into", "instead", "above", "below",

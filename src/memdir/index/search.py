@@ -37,7 +37,7 @@ from memdir.config import Decay
 from memdir.index.embedders import Vectors
 from memdir.index.sync import Index
 from memdir.tiers import MODE_TIERS, days_since, max_age_days, relevance, tier_for
-from memdir.timeutil import format_ts, parse_ts
+from memdir.timeutil import MONTHS, WEEKDAYS, format_ts, parse_ts
 
 DEPTH = 200
 SEMANTIC_WEIGHT = 0.4
@@ -47,12 +47,9 @@ EXACT_BONUS = 10.0
 OTHER_VALUE_SHARE = 0.7
 """an item naming another weekday or month than the query (and not the query's) keeps
 this share of its score: 'every Friday' is a worse answer to 'every Thursday'"""
-_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august",
-           "september", "october", "november", "december")  # fmt: skip
-VALUE_CLASSES = {w: "weekday" for w in _WEEKDAYS} | {
-    **{w + "s": "weekday" for w in _WEEKDAYS},
-    **{m: "month" for m in _MONTHS if m != "may"},  # 'may' is mostly a verb
+VALUE_CLASSES = {w: "weekday" for w in WEEKDAYS} | {
+    **{w + "s": "weekday" for w in WEEKDAYS},
+    **{m: "month" for m in MONTHS if m != "may"},  # 'may' is mostly a verb
 }
 # Below this cosine a text is not similar enough to be a semantic hit at all; an
 # embedder may say otherwise with a ``similarity_floor`` attribute.

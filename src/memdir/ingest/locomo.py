@@ -16,26 +16,12 @@ from datetime import UTC, datetime
 
 from memdir.ingest import _common as c
 from memdir.ingest.model import Conversation, IngestError, Message
+from memdir.timeutil import MONTHS
 
 _SESSION_RE = re.compile(r"^session_(\d+)$")
 _WHEN_RE = re.compile(
     r"^\s*(\d{1,2}):(\d{2})\s*([ap])\.?m\.?\s+on\s+(\d{1,2})\s+([a-z]+)\.?,?\s+(\d{4})\s*$",
     re.IGNORECASE,
-)
-# Month names spelled out here: strptime's %B and %p follow the process locale.
-_MONTHS = (
-    "january",
-    "february",
-    "march",
-    "april",
-    "may",
-    "june",
-    "july",
-    "august",
-    "september",
-    "october",
-    "november",
-    "december",
 )
 
 
@@ -64,7 +50,7 @@ def session_time(value: object, at: str) -> datetime:
 
 def _month(name: str) -> int | None:
     lowered = name.lower()
-    for number, month in enumerate(_MONTHS, start=1):
+    for number, month in enumerate(MONTHS, start=1):
         if lowered == month or (len(lowered) >= 3 and month.startswith(lowered)):
             return number
     return None
