@@ -218,9 +218,13 @@ class SessionStore:
 
     def append_message(self, session_id: str, message: dict[str, Any]) -> WriteResult:
         """Append one message, O(1) in the session's length; a refusal writes nothing."""
+        return self.append_messages(session_id, [message])
+
+    def append_messages(self, session_id: str, messages: list[dict[str, Any]]) -> WriteResult:
+        """Append messages in one write and one fsync (imports); all or none."""
         store = self.relpath(session_id) if _valid_id(session_id) else self.folder
         try:
-            record = self._check(session_id, message)
+            records = [self._check(session_id, message) for message in messages]
         except ValueError as exc:
             return WriteResult.refused(store, str(exc))
         path, notes = self._path(session_id), []
@@ -236,15 +240,23 @@ class SessionStore:
                     os.ftruncate(fd, tail.end)
                     notes.append(f"dropped an unfinished line ({size - tail.end} bytes) left "
                                  "by an interrupted append")  # fmt: skip
-                content = record["content"]
-                if isinstance(content, str) and len(content) > self.shrink_chars:
-                    n = int(tail.header.get("archived", 0)) + tail.count
-                    notes.append(self._shrink(session_id, n, record, content))
-                line = _dumps(record) + b"\n"
-                _write_all(fd, line)
-                os.fsync(fd)
-                tail = replace(tail, end=tail.end + len(line), count=tail.count + 1, last=line[:-1])
-                self._tails[path] = tail
+                first = int(tail.header.get("archived", 0)) + tail.count
+                for n, record in enumerate(records, start=first):
+                    content = record["content"]
+                    if isinstance(content, str) and len(content) > self.shrink_chars:
+                        notes.append(self._shrink(session_id, n, record, content))
+                lines = [_dumps(record) for record in records]
+                if lines:
+                    data = b"".join(line + b"\n" for line in lines)
+                    _write_all(fd, data)
+                    os.fsync(fd)
+                    tail = replace(
+                        tail,
+                        end=tail.end + len(data),
+                        count=tail.count + len(lines),
+                        last=lines[-1],
+                    )
+                    self._tails[path] = tail
             except UnknownSession as exc:
                 return WriteResult.refused(store, str(exc))
             finally:
@@ -256,38 +268,6 @@ class SessionStore:
         return WriteResult(
             True, store, "saved", key=session_id, archive=archive, notes=tuple(notes)
         )
-
-    def append_messages(self, session_id: str, messages: list[dict[str, Any]]) -> WriteResult:
-        """Append many messages in one write and one fsync (imports); all or none."""
-        store = self.relpath(session_id) if _valid_id(session_id) else self.folder
-        try:
-            records = [self._check(session_id, message) for message in messages]
-        except ValueError as exc:
-            return WriteResult.refused(store, str(exc))
-        path, notes = self._path(session_id), []
-        with self.ctx.lock:
-            try:
-                fd = os.open(path, os.O_RDWR | os.O_APPEND)
-            except FileNotFoundError:
-                return WriteResult.refused(store, f"no session {session_id}; create it first")
-            try:
-                tail = self._refresh(path, fd)
-                if os.fstat(fd).st_size > tail.end:
-                    os.ftruncate(fd, tail.end)
-                first = int(tail.header.get("archived", 0)) + tail.count
-                for n, record in enumerate(records, start=first):
-                    content = record["content"]
-                    if isinstance(content, str) and len(content) > self.shrink_chars:
-                        notes.append(self._shrink(session_id, n, record, content))
-                data = b"".join(_dumps(record) + b"\n" for record in records)
-                _write_all(fd, data)
-                os.fsync(fd)
-                self._tails.pop(path, None)
-            finally:
-                os.close(fd)
-            if tail.count + len(records) >= self.compact_trigger:
-                notes.append(self._compact(session_id, path))
-        return WriteResult(True, store, "saved", key=session_id, notes=tuple(notes))
 
     def _check(self, session_id: str, message: Any) -> dict[str, Any]:
         """A copy of ``message`` ready to store, or ValueError saying what to fix."""
