@@ -10,23 +10,12 @@ update_notebook, state_update, and reading all observations back.
 from __future__ import annotations
 
 import argparse
-import statistics
 import tempfile
-import time
-from collections.abc import Callable
 from pathlib import Path
 
+from timing import measure
+
 import memdir
-
-
-def _measure(action: Callable[[int], object], runs: int) -> tuple[float, float]:
-    samples = []
-    for n in range(runs):
-        start = time.perf_counter()
-        action(n)
-        samples.append((time.perf_counter() - start) * 1000)
-    samples.sort()
-    return statistics.median(samples), samples[int(len(samples) * 0.95) - 1]
 
 
 def main() -> None:
@@ -43,7 +32,7 @@ def main() -> None:
             have = len(memory.knowledge.observations())
             for n in range(have, fill):
                 memory.knowledge.save(f"{text} ({n})")
-            p50, p95 = _measure(lambda n: memory.knowledge.save(f"{text} [{n}]"), args.runs)
+            p50, p95 = measure(lambda n: memory.knowledge.save(f"{text} [{n}]"), args.runs)
             rows.append((f"memory_save at {fill} observations", p50, p95))
             if fill < 500:  # keep the fill level for the next row
                 ids = [o.id for o in memory.knowledge.observations()[-args.runs :]]
@@ -51,17 +40,17 @@ def main() -> None:
         rows.append(
             (
                 "update_notebook (6 keys)",
-                *_measure(lambda n: memory.notebook.update(f"k{n % 6}", f"{text} {n}"), args.runs),
+                *measure(lambda n: memory.notebook.update(f"k{n % 6}", f"{text} {n}"), args.runs),
             )
         )
         rows.append(
-            ("state_update", *_measure(lambda n: memory.state.set(f"s{n % 10}", text), args.runs))
+            ("state_update", *measure(lambda n: memory.state.set(f"s{n % 10}", text), args.runs))
         )
         reopened = memdir.open(folder)
         rows.append(
             (
                 "read 500 observations (fresh open)",
-                *_measure(
+                *measure(
                     lambda n: memdir.open(folder).knowledge.observations(), max(args.runs // 10, 5)
                 ),
             )

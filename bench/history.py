@@ -14,12 +14,12 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import statistics
 import tempfile
 import time
-from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+
+from timing import measure
 
 from memdir.history import ACTIVITY_TYPES, History
 from memdir.sqlite import transaction
@@ -71,16 +71,6 @@ def fill(history: History, activities: int, logs_per: int, rng: random.Random) -
         with transaction(db):
             db.executemany(f"INSERT INTO agent_activities VALUES ({','.join('?' * 12)})", rows)
             db.executemany("INSERT INTO agent_activity_logs VALUES (?, ?, ?, ?, ?, ?)", logs)
-
-
-def measure(action: Callable[[int], object], runs: int) -> tuple[float, float]:
-    samples = []
-    for n in range(runs):
-        start = time.perf_counter()
-        action(n)
-        samples.append((time.perf_counter() - start) * 1000)
-    samples.sort()
-    return statistics.median(samples), samples[max(int(len(samples) * 0.95) - 1, 0)]
 
 
 def main() -> None:

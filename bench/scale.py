@@ -28,6 +28,7 @@ from importlib import resources
 from pathlib import Path
 
 import numpy as np
+from timing import measure
 
 import memdir
 from memdir.index.embedders import VOCAB_FILE, MiniLMEmbedder, Vectors
@@ -156,13 +157,8 @@ def embed_sample(n: int, seed: int) -> tuple[float, Vectors]:
 
 def timed(action: Callable[[int], object], runs: int) -> str:
     """p50 / p95 in milliseconds of ``action(0..runs-1)``."""
-    samples = []
-    for n in range(runs):
-        start = time.perf_counter()
-        action(n)
-        samples.append((time.perf_counter() - start) * 1000)
-    samples.sort()
-    return f"{statistics.median(samples):.1f} / {samples[max(int(runs * 0.95) - 1, 0)]:.1f}"
+    p50, p95 = measure(action, runs)
+    return f"{p50:.1f} / {p95:.1f}"
 
 
 def bench_size(

@@ -15,11 +15,10 @@ markdown table of p50 / p95 in milliseconds (real files, folder lock, fsync):
 from __future__ import annotations
 
 import argparse
-import statistics
 import tempfile
-import time
-from collections.abc import Callable
 from pathlib import Path
+
+from timing import measure
 
 import memdir
 from memdir.sessions import SessionStore
@@ -29,16 +28,6 @@ TEXT = (
     "idempotency key, and the webhook retries for three days. Next: add the header to "
     "the client and re-run the failing job. "
 )
-
-
-def _measure(action: Callable[[int], object], runs: int) -> tuple[float, float]:
-    samples = []
-    for n in range(runs):
-        start = time.perf_counter()
-        action(n)
-        samples.append((time.perf_counter() - start) * 1000)
-    samples.sort()
-    return statistics.median(samples), samples[max(int(len(samples) * 0.95) - 1, 0)]
 
 
 def _message(n: int) -> dict[str, str]:
@@ -65,18 +54,18 @@ def main() -> None:
         store = SessionStore(memory._ctx)
         for fill in (0, 1000, 1899, 2000):
             sid = _filled(store, fill)
-            timing = _measure(lambda n, s=sid: store.append_message(s, _message(n)), args.runs)
+            timing = measure(lambda n, s=sid: store.append_message(s, _message(n)), args.runs)
             rows.append((f"append at {fill} messages", *timing))
         sid = _filled(store, 1000)
-        cold = _measure(
+        cold = measure(
             lambda n: SessionStore(memory._ctx).append_message(sid, _message(n)), args.runs
         )
         rows.append(("first append by a new store at 1000", *cold))
         full = [_filled(store, 1999) for _ in range(args.compactions)]
-        timing = _measure(lambda n: store.append_message(full[n], _message(n)), args.compactions)
+        timing = measure(lambda n: store.append_message(full[n], _message(n)), args.compactions)
         rows.append(("append that compacts (2000th message)", *timing))
         sid = _filled(store, 1000)
-        rows.append(("load() at 1000 messages", *_measure(lambda n: store.load(sid), 20)))
+        rows.append(("load() at 1000 messages", *measure(lambda n: store.load(sid), 20)))
     print("| operation | p50 ms | p95 ms |")
     print("|---|---:|---:|")
     for name, p50, p95 in rows:
