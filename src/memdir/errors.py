@@ -8,6 +8,10 @@ Every exception memdir raises on purpose derives from ``MemdirError``::
     ├── FolderExistsError     memdir init over a folder that already has a manifest
     ├── LayerNotConfigured    the manifest declares no layer for the store asked for
     ├── LockTimeout           another process held the folder lock for too long
+    ├── StorageError          the disk refused a write; every file is as it was
+    │   ├── ReadOnlyFolder    the folder cannot be written (read-only mount, no permission);
+    │   │                     it still opens, reads and searches
+    │   └── DiskFull          no space left (or over quota)
     ├── FileShapeError        a file cannot be read as the shape its layer says it has
     ├── MigrationError        a legacy file (memories.json) could not be read; left untouched
     ├── WriteRefused          raised by WriteResult.raise_for_refusal() on {ok: false}
@@ -60,6 +64,18 @@ class LayerNotConfigured(MemdirError):
 
 class LockTimeout(MemdirError):
     """The memory folder's lock could not be taken in time."""
+
+
+class StorageError(MemdirError):
+    """The disk refused a write (read-only, full); nothing was written."""
+
+
+class ReadOnlyFolder(StorageError):
+    """The memory folder cannot be written here; reading and searching still work."""
+
+
+class DiskFull(StorageError):
+    """No space left on the disk holding the memory folder."""
 
 
 class FileShapeError(MemdirError):

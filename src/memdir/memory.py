@@ -47,7 +47,7 @@ from memdir.index.embedders import Embedder, EmbedderUnavailable, load_embedder
 from memdir.index.search import Filters, Hit
 from memdir.index.search import creative as run_creative
 from memdir.index.search import search as run_search
-from memdir.index.sync import Index, ScanReport
+from memdir.index.sync import INDEX_FILE, Index, ScanReport
 from memdir.ingest.importer import ImportReport, import_file
 from memdir.llm import ChatModel, LLMError, load_llm
 from memdir.maintain.compress import compress_journals
@@ -58,6 +58,7 @@ from memdir.maintain.jobs import MaintainReport, run_maintenance
 from memdir.migrate import MigrationReport, migrate_legacy
 from memdir.paths import FileSpace
 from memdir.reader import GetResult, read_lines
+from memdir.readonly import private_index, remove_private_index
 from memdir.results import Notice, Progress, WriteResult
 from memdir.sessions import SessionStore
 from memdir.stores.base import Archive, SectionFileStore, StoreContext
@@ -93,6 +94,8 @@ class Memory:
         self.lock = folder_lock(root / STATE_DIR / LOCK_FILE)
         self.migration: MigrationReport | None = None
         self.notices: list[Notice] = []
+        self.read_only: str | None = None
+        """why the folder cannot be written here (it opened to read and search), or None"""
         self.space = FileSpace(root, manifest)
         self._embedder_choice = embedder
         self._ctx = StoreContext(
@@ -137,8 +140,15 @@ class Memory:
 
     @cached_property
     def index(self) -> Index:
-        """The derived search index (``.memdir/index.db``), opened on first use."""
-        return Index(self.root, self.manifest, embedder=self._embedder(), clock=self.clock)
+        """The derived search index (``.memdir/index.db``), opened on first use. In a
+        read-only folder it is a private copy (``readonly.private_index``), kept up to
+        date with the files for this process and removed at ``close``."""
+        path = None
+        if self.read_only is not None:
+            path = private_index(self.root / STATE_DIR / INDEX_FILE)
+        return Index(
+            self.root, self.manifest, embedder=self._embedder(), clock=self.clock, path=path
+        )
 
     def _embedder(self) -> Embedder | None:
         choice = self._embedder_choice
@@ -174,6 +184,8 @@ class Memory:
 
     def scan(self) -> ScanReport:
         """Pick up files added, edited or removed by hand since the index last saw them."""
+        if self.read_only is not None:  # the index is this process's own copy
+            return self.index.scan()
         with self.lock:
             return self.index.scan()
 
@@ -458,6 +470,8 @@ class Memory:
         """Every write is already on disk; this closes the index database if it was opened."""
         if "index" in self.__dict__:
             self.index.close()
+            if self.read_only is not None:
+                remove_private_index(self.index.path)
             del self.__dict__["index"]
         if "history" in self.__dict__:
             self.history.close()
@@ -504,5 +518,10 @@ def open_memory(
     """
     root = find_root(path)
     memory = Memory(root, load_manifest(root / MANIFEST_NAME), clock=clock, embedder=embedder)
+    why = memory.lock.writable()
+    if why is not None:
+        memory.read_only = why
+        memory.notices.append(Notice("folder", f"opened read-only: {why}"))
+        return memory
     memory._startup()
     return memory

@@ -7,6 +7,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from memdir.config import STATE_DIR
+from memdir.files.encoding import clean, decode
 from memdir.paths import FileSpace
 
 
@@ -62,7 +63,7 @@ def read_lines(
     target, relpath = resolved
     if relpath.split("/")[0] == STATE_DIR or not target.is_file():
         return GetResult(False, relpath, reason=f"no file {relpath} in the memory folder")
-    lines = target.read_bytes().decode("utf-8", "surrogateescape").splitlines()
+    lines = clean(decode(target.read_bytes())).splitlines()  # text for a model: no surrogates
     total = len(lines)
     first = 1 if from_line is None else from_line
     last = total if to_line is None else min(to_line, total)

@@ -9,25 +9,26 @@ Invariants:
   the same object for the same folder), holding a thread lock and an OS file
   lock on ``.memdir/lock``. It is re-entrant, so a store method may call
   another under it. Writers re-read the file they change while holding it.
-- Temp files carry ``TMP_SUFFIX``; one left by a killed writer is removed by
-  the next writer that holds the lock (``remove_stale_temp_files``).
+- Temp files carry ``TMP_SUFFIX`` and the writer's pid (``temps.temp_path``);
+  one left by a killed writer is removed under the lock once its writer is gone
+  (``remove_stale_temp_files``; when to look: ``memdir.files.temps``).
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
-import secrets
 import threading
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from pathlib import Path
 from types import TracebackType
 
 import filelock
 
-from memdir.errors import LockTimeout
-
-TMP_SUFFIX = ".memdir-tmp"
+from memdir.errors import DiskFull, LockTimeout, ReadOnlyFolder, StorageError
+from memdir.files.temps import TMP_SUFFIX as TMP_SUFFIX  # re-exported: backups skip them
+from memdir.files.temps import Folders, stale_temp_files, temp_path
 LOCK_TIMEOUT_SECONDS = 30.0
 
 
@@ -38,10 +39,28 @@ def atomic_write(
 
     ``sync_dir=False`` leaves the folder's fsync to the caller (``fsync_dirs``), for
     bulk jobs that rewrite many files in one folder: the rename is still atomic.
+    A symlink is written through (its target replaced, the link kept); whether a link
+    may be followed at all is the caller's rule (``memdir.stores.base.confine``). A
+    read-only or full disk raises ``ReadOnlyFolder`` / ``DiskFull`` with the target as
+    it was and no temp file left.
     """
     payload = data.encode(encoding) if isinstance(data, str) else data
+    if path.is_symlink():
+        path = Path(os.path.realpath(path))
+    try:
+        _replace(path, payload)
+    except OSError as exc:
+        error = storage_error(path.parent, exc)
+        if error is None:
+            raise
+        raise error from exc
+    if sync_dir:
+        _fsync_dir(path.parent)
+
+
+def _replace(path: Path, payload: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}{TMP_SUFFIX}")
+    tmp = temp_path(path)
     try:
         mode = path.stat().st_mode & 0o777
     except FileNotFoundError:
@@ -57,8 +76,6 @@ def atomic_write(
         with contextlib.suppress(FileNotFoundError):
             tmp.unlink()
         raise
-    if sync_dir:
-        _fsync_dir(path.parent)
 
 
 def fsync_dirs(folders: Iterable[Path]) -> None:
@@ -80,29 +97,60 @@ def _fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
-def remove_stale_temp_files(folders: Iterable[Path]) -> list[Path]:
-    """Delete temp files left by killed writers. Call only while holding the lock."""
+def remove_stale_temp_files(folders: Folders, skip: Collection[Path] = ()) -> list[Path]:
+    """Delete temp files left by killed writers in ``folders`` (a mapping says which
+    to walk down), keeping those a live writer may still rename (``temps.is_stale``).
+    Call only while holding the folder's lock: its writers then are not mid-write."""
     removed: list[Path] = []
-    for folder in folders:
-        if not folder.is_dir():
-            continue
-        for tmp in folder.glob(f".*{TMP_SUFFIX}"):
-            with contextlib.suppress(FileNotFoundError):
-                tmp.unlink()
-                removed.append(tmp)
+    for tmp in stale_temp_files(folders, skip):
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
+            removed.append(tmp)
     return removed
 
 
 class FolderLock:
-    """A re-entrant lock across threads and processes for one memory folder."""
+    """A re-entrant lock across threads and processes for one memory folder.
+
+    It knows its process: a child made by ``fork`` (a pre-forking server, celery,
+    ``multiprocessing``) starts with a fresh, unheld lock of its own instead of the
+    parent's (whose thread lock may be held by a thread the child does not have, and
+    whose OS lock belongs to the parent). A folder whose ``.memdir/lock`` cannot be
+    created or opened (a read-only mount, ``chattr +i``, no permission) makes
+    ``acquire`` raise ``ReadOnlyFolder``: readers never take the lock, so they go on.
+    """
 
     def __init__(self, lock_path: Path, timeout: float = LOCK_TIMEOUT_SECONDS) -> None:
         self.path = lock_path
         self.timeout = timeout
+        self._fresh()
+
+    def _fresh(self) -> None:
+        self._pid = os.getpid()
         self._thread_lock = threading.RLock()
-        self._file_lock = filelock.FileLock(str(lock_path), timeout=timeout, thread_local=False)
+        self._file_lock = filelock.FileLock(
+            str(self.path), timeout=self.timeout, thread_local=False
+        )
+
+    def _for_this_process(self) -> None:
+        if self._pid != os.getpid():
+            with _registry_guard:
+                if self._pid != os.getpid():
+                    self._fresh()
+
+    def writable(self) -> str | None:
+        """None if this process can take the lock, else why not (without taking it)."""
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            error = storage_error(self.path.parent.parent, exc)
+            return str(error) if error is not None else f"{self.path}: {exc.strerror}"
+        os.close(fd)
+        return None
 
     def acquire(self) -> None:
+        self._for_this_process()
         if not self._thread_lock.acquire(timeout=self.timeout):
             raise LockTimeout(f"another thread held {self.path} for over {self.timeout:g}s")
         try:
@@ -113,6 +161,12 @@ class FolderLock:
             raise LockTimeout(
                 f"another process held {self.path} for over {self.timeout:g}s"
             ) from exc
+        except OSError as exc:
+            self._thread_lock.release()
+            error = storage_error(self.path.parent.parent, exc)
+            if error is None:
+                raise
+            raise error from exc
         except BaseException:
             self._thread_lock.release()
             raise
@@ -123,7 +177,7 @@ class FolderLock:
 
     @property
     def is_held(self) -> bool:
-        return self._file_lock.is_locked
+        return self._pid == os.getpid() and self._file_lock.is_locked
 
     def __enter__(self) -> FolderLock:
         self.acquire()
@@ -136,6 +190,29 @@ class FolderLock:
         tb: TracebackType | None,
     ) -> None:
         self.release()
+
+
+_UNWRITABLE = {errno.EROFS, errno.EACCES, errno.EPERM}
+_FULL = {errno.ENOSPC, errno.EDQUOT}
+
+
+def storage_error(folder: Path, exc: OSError) -> StorageError | None:
+    """The ``StorageError`` an OS error means for writing under ``folder``, or None
+    when it is not one (a bug, a missing file: let it through)."""
+    if exc.errno in _UNWRITABLE:
+        if exc.errno == errno.EROFS:
+            what = "is on a read-only file system"
+        else:
+            what = f"is not writable ({exc.strerror}: {exc.filename or folder})"
+        return ReadOnlyFolder(
+            f"{folder} {what}; it can be read and searched, but nothing can be written to it"
+        )
+    if exc.errno in _FULL:
+        return DiskFull(
+            f"no space left on the disk holding {folder} ({exc.strerror}); nothing was "
+            "written and every file is as it was: free some space and try again"
+        )
+    return None
 
 
 _registry: dict[Path, FolderLock] = {}
@@ -151,3 +228,13 @@ def folder_lock(lock_path: Path) -> FolderLock:
             lock = FolderLock(key)
             _registry[key] = lock
         return lock
+
+
+def _after_fork_in_child() -> None:
+    """A forked child must not inherit a guard held by a parent's thread."""
+    global _registry_guard
+    _registry_guard = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from memdir.config import LEGACY_MEMORY_MD, STATE_DIR, Layer, Manifest, is_glob, static_prefix
+from memdir.files.encoding import clean, has_surrogates
 from memdir.index.db import clear_items, connect, log_bounds, transaction
 from memdir.index.embedders import Embedder
 from memdir.index.extract import CORE_KINDS, EXTRACT_VERSION, Item, extract
@@ -77,18 +78,27 @@ class Index:
     """One memory folder's index: its database, its sync, its vectors in memory."""
 
     def __init__(
-        self, root: Path, manifest: Manifest, *, embedder: Embedder | None, clock: Clock
+        self,
+        root: Path,
+        manifest: Manifest,
+        *,
+        embedder: Embedder | None,
+        clock: Clock,
+        path: Path | None = None,
     ) -> None:
         self.root = root
         self.manifest = manifest
         self.embedder = embedder
         self.clock = clock
-        self.path = root / STATE_DIR / INDEX_FILE
+        self.path = path or root / STATE_DIR / INDEX_FILE
+        """the database; a read-only folder's index is a private copy elsewhere"""
         self.space = FileSpace(root, manifest)
         self.db: sqlite3.Connection = connect(self.path)
         self.lock = threading.RLock()
         self.vectors = VectorCache(embedder.id, embedder.dim) if embedder is not None else None
         self.scanned_at: float | None = None
+        self.unnamable: set[str] = set()
+        """files left out because their names are not UTF-8 (``memdir doctor`` lists them)"""
         self._vectors_seen: int | None = None  # item_log position ensure_vectors has covered
         self._check_version()
 
@@ -134,6 +144,9 @@ class Index:
                 continue
             for relpath, stat in self.space.stats(name, layer, skip=found, walks=walks).items():
                 if relpath in found or _legacy(relpath):
+                    continue
+                if has_surrogates(relpath):  # a name that is not UTF-8 cannot be a row
+                    self.unnamable.add(relpath)
                     continue
                 if any(self.space.matches(n, other, relpath) for n, other in passed):
                     continue  # an earlier layer that is not indexed owns it
@@ -206,7 +219,7 @@ class Index:
                     (mtime_ns, size, relpath),
                 )
                 return "unchanged"
-            items = extract(layer.store, relpath, text)
+            items = extract(layer.store, relpath, clean(text))
             with transaction(self.db) if own else contextlib.nullcontext():
                 self._diff(relpath, layer_name, layer, items)
                 self.db.execute(

@@ -1,0 +1,173 @@
+"""The promises at the edges: bad bytes, forks, read-only and full disks, links,
+oversized and hostile input, budgets. Each case is one a user hit (issue 12), run as
+written: nothing lost, nothing changed by a refusal, a clear reason.
+
+Cases that need a mount (a read-only bind mount, a small full tmpfs) run as root
+only, and are skipped elsewhere.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import multiprocessing
+import os
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import memdir
+from memdir.cli import app
+from memdir.errors import ReadOnlyFolder
+from memdir.tools import Tools
+
+
+def cli(*args: str | Path) -> tuple[int, str]:
+    """Run a memdir command through its real typer app: (exit code, stdout + stderr)."""
+    result = CliRunner().invoke(app, [str(arg) for arg in args])
+    return result.exit_code, result.output
+
+
+def _snapshot(root: Path) -> dict[str, bytes]:
+    """Every file of the folder but memdir's own databases, by path."""
+    return {
+        str(path.relative_to(root)): path.read_bytes()
+        for path in sorted(root.rglob("*"))
+        if path.is_file() and ".memdir" not in path.parts
+    }
+
+
+def _can_mount() -> bool:
+    if os.geteuid() != 0:
+        return False
+    with tempfile.TemporaryDirectory() as probe:
+        done = subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", probe], capture_output=True
+        )
+        if done.returncode != 0:
+            return False
+        subprocess.run(["umount", "-l", probe], capture_output=True)
+    return True
+
+
+needs_mount = pytest.mark.skipif(not _can_mount(), reason="needs root and mount")
+
+
+@contextlib.contextmanager
+def _read_only_view(folder: Path) -> Iterator[Path]:
+    """``folder`` seen through a read-only bind mount (as a read-only share would be)."""
+    with tempfile.TemporaryDirectory() as view:
+        subprocess.run(["mount", "--bind", str(folder), view], check=True)
+        try:
+            subprocess.run(["mount", "-o", "remount,bind,ro", view], check=True)
+            yield Path(view)
+        finally:
+            subprocess.run(["umount", "-l", view], check=True)
+
+
+# -- bytes that are not UTF-8 --------------------------------------------------
+
+
+def test_a_byte_that_is_not_utf8_neither_stops_search_nor_reindex(folder: Path) -> None:
+    day = folder / "journal" / "2025-01-01.md"
+    day.write_bytes(b"# d\n\n## Context\n- caf\xe9 with the espresso machine\n")
+    code, out = cli("search", "espresso", "--mode", "deep", "--dir", folder)
+    assert code == 0 and "journal/2025-01-01.md" in out, out
+    code, out = cli("reindex", "--dir", folder)
+    assert code == 0, out
+    # the file keeps its byte; what leaves memdir is text (U+FFFD in its place)
+    assert day.read_bytes().endswith(b"caf\xe9 with the espresso machine\n")
+    with memdir.open(folder, embedder="hashing") as memory:
+        hit = memory.search("espresso", mode="deep")[0]
+        assert "caf\ufffd" in hit.snippet or "espresso" in hit.snippet
+        opened = memory.get("journal/2025-01-01.md")
+        assert opened.ok and "caf\ufffd with" in opened.text
+        json.dumps(Tools(memory).call("memory_get", {"path": "journal/2025-01-01.md"}))
+
+
+def test_a_hand_edit_with_bad_bytes_survives_the_next_write_byte_for_byte(
+    memory: memdir.Memory,
+) -> None:
+    path = memory.root / "knowledge.md"
+    path.write_bytes(path.read_bytes() + b"\n## old notes\n- na\xefve bytes stay\n")
+    assert memory.knowledge.save("a new observation").ok
+    assert b"- na\xefve bytes stay\n" in path.read_bytes()
+
+
+# -- fork ----------------------------------------------------------------------
+
+
+def _child_writes(folder: str, queue: multiprocessing.Queue[object]) -> None:
+    try:
+        child = memdir.open(folder, embedder="hashing")
+        first = child.knowledge.save("written by the forked child").ok
+        second = Tools(child).call("memory_save", {"content": "the child's tool call"})["ok"]
+        queue.put((first, second))
+    except BaseException as exc:  # report, do not hang the parent
+        queue.put(repr(exc))
+
+
+def test_a_forked_worker_opens_and_writes(folder: Path) -> None:
+    parent = memdir.open(folder, embedder="hashing")
+    assert parent.knowledge.save("written by the parent before the fork").ok
+    context = multiprocessing.get_context("fork")
+    queue: multiprocessing.Queue[object] = context.Queue()
+    with parent.lock:  # held while forking: the child must not think it holds it
+        worker = context.Process(target=_child_writes, args=(str(folder), queue))
+        worker.start()
+    worker.join(60)
+    assert queue.get(timeout=5) == (True, True)
+    assert parent.knowledge.save("and the parent still writes after").ok
+    texts = {o.content for o in parent.knowledge.observations()}
+    assert {"written by the forked child", "the child's tool call"} <= texts
+    parent.close()
+
+
+def test_a_forked_worker_uses_the_memory_opened_before_the_fork(folder: Path) -> None:
+    memory = memdir.open(folder, embedder="hashing")
+    tools = Tools(memory)
+    context = multiprocessing.get_context("fork")
+    queue: multiprocessing.Queue[object] = context.Queue()
+
+    def work() -> None:  # runs in the child, on the parent's objects
+        queue.put(tools.call("memory_save", {"content": "from a preloaded worker"}))
+
+    worker = context.Process(target=work)
+    worker.start()
+    worker.join(60)
+    result = queue.get(timeout=5)
+    assert isinstance(result, dict) and result["ok"], result
+    memory.close()
+    with memdir.open(folder, embedder="hashing") as again:
+        assert "from a preloaded worker" in {o.content for o in again.knowledge.observations()}
+
+
+# -- read-only folders -----------------------------------------------------------
+
+
+@needs_mount
+def test_a_read_only_folder_opens_reads_and_searches_and_refuses_writes(folder: Path) -> None:
+    with memdir.open(folder, embedder="hashing") as memory:
+        assert memory.knowledge.save("the blue kettle is in the attic").ok
+        memory.search("kettle")
+    before = _snapshot(folder)
+    with _read_only_view(folder) as view:
+        memory = memdir.open(view, embedder="hashing")
+        assert memory.read_only is not None and "read-only" in memory.read_only
+        assert any("read-only" in str(notice) for notice in memory.notices)
+        assert memory.search("kettle")[0].path == "knowledge.md"
+        assert "kettle" in memory.get("knowledge.md").text
+        assert memory.context().tokens > 0
+        with pytest.raises(ReadOnlyFolder, match="nothing can be written"):
+            memory.knowledge.save("refused")
+        result = Tools(memory).call("update_notebook", {"key": "k", "text": "refused"})
+        assert result["ok"] is False and "read-only" in result["reason"]
+        memory.close()
+        assert cli("search", "kettle", "--dir", view)[0] == 0
+        code, out = cli("save", "nope", "--dir", view)
+        assert code == 1 and "read-only" in out, out
+    assert _snapshot(folder) == before
