@@ -20,6 +20,10 @@ Invariants:
   rewritten atomically with the newest ``KEEP``. Its header then records
   ``archived`` and ``archiveBytes``, so lines a crash left in both places are
   recognised at the next compaction and by ``export``, never doubled.
+- ``write_whole`` (imports) writes a session in one atomic replace, its
+  tool outputs and archive first: the file appears with every message or not at
+  all, and its header records how many (``imported``), so ``held`` tells a
+  complete import from a partial one an older memdir left, without reading it.
 """
 
 from __future__ import annotations
@@ -208,6 +212,70 @@ class SessionStore:
         """True if the session (or its archived part) is on disk."""
         return _valid_id(session_id) and self._exists(session_id)
 
+    def held(self, session_id: str) -> int | None:
+        """How many messages the session holds, archived ones included (one written
+        whole: how many it was written with); None if there is no session file, 0 if
+        the file has no header line."""
+        if not _valid_id(session_id):
+            return None
+        try:
+            with self._path(session_id).open("rb") as handle:
+                first = handle.readline()
+                header = _loads(first) if first.endswith(b"\n") else None
+                if header is None:
+                    return 0
+                if isinstance(header.get("imported"), int):  # written whole: no need to count
+                    return int(header["imported"])
+                lines = _lines(handle.read())
+        except FileNotFoundError:
+            return None
+        return int(header.get("archived", 0)) + sum(_loads(line) is not None for line in lines)
+
+    def write_whole(
+        self,
+        session_id: str,
+        messages: list[dict[str, Any]],
+        *,
+        started_at: datetime | None = None,
+        agent_id: str | None = None,
+    ) -> WriteResult:
+        """Write a whole session at once (an import), replacing any file of that id (a
+        partial one an interrupted import left): every message is checked first; big
+        contents go to tool-outputs and, past the compaction trigger, the oldest to the
+        archive, and then the session file in one atomic replace, so it appears
+        complete or not at all. A refusal writes nothing."""
+        store = self.relpath(session_id) if _valid_id(session_id) else self.folder
+        agent = self.ctx.manifest.agent if agent_id is None else agent_id
+        if not AGENT_ID_RE.fullmatch(agent):
+            return WriteResult.refused(store, f"agent id {agent!r} must be letters, digits, . _ -")
+        try:
+            records = [self._check(session_id, message) for message in messages]
+        except ValueError as exc:
+            return WriteResult.refused(store, str(exc))
+        started = started_at or self.ctx.clock()
+        header: dict[str, Any] = {"id": session_id, "agentId": agent,
+                                  "startedAt": format_ts(started),
+                                  "kind": self.kind_of(session_id), "format": FORMAT}  # fmt: skip
+        path, notes, archive = self._path(session_id), [], None
+        with self.ctx.lock:
+            for n, record in enumerate(records):
+                content = record["content"]
+                if isinstance(content, str) and len(content) > self.shrink_chars:
+                    notes.append(self._shrink(session_id, n, record, content, overwrite=True))
+            lines = [_dumps(record) for record in records]
+            if len(lines) >= self.compact_trigger:
+                old, lines = lines[: -self.compact_keep], lines[-self.compact_keep :]
+                archived = self._archive_path(session_id)
+                atomic_write(archived, _joined([_dumps(header), *old]))
+                header.update(archived=len(old), archiveBytes=archived.stat().st_size)
+                archive = f"{self.archive_folder}/{session_id}.jsonl"
+            header["imported"] = len(records)
+            atomic_write(path, _joined([_dumps(header), *lines]))  # last: the import is done
+            self._tails.pop(path, None)
+        return WriteResult(
+            True, store, "saved", key=session_id, archive=archive, notes=tuple(notes)
+        )
+
     def files(self, session_id: str) -> list[Path]:
         """Every file of a session: itself, its archive, its kept tool outputs."""
         if not _valid_id(session_id):
@@ -314,10 +382,13 @@ class SessionStore:
         self._tails[path] = known
         return known
 
-    def _shrink(self, session_id: str, n: int, record: dict[str, Any], content: str) -> str:
-        """Write ``content`` whole to tool-outputs, keep its head and tail in ``record``."""
+    def _shrink(
+        self, session_id: str, n: int, record: dict[str, Any], content: str, overwrite: bool = False
+    ) -> str:
+        """Write ``content`` whole to tool-outputs, keep its head and tail in ``record``
+        (``overwrite``: the session is written whole, so message ``n``'s output is its own)."""
         ref, extra = f"{self.outputs}/{session_id}-{n}.txt", 1
-        while (self.ctx.root / ref).exists():  # never overwrite a kept output
+        while not overwrite and (self.ctx.root / ref).exists():  # never overwrite a kept output
             extra += 1
             ref = f"{self.outputs}/{session_id}-{n}-{extra}.txt"
         atomic_write(self.ctx.root / ref, content.encode("utf-8", "surrogatepass"))

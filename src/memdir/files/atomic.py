@@ -28,7 +28,8 @@ import filelock
 
 from memdir.errors import DiskFull, LockTimeout, ReadOnlyFolder, StorageError
 from memdir.files.temps import TMP_SUFFIX as TMP_SUFFIX  # re-exported: backups skip them
-from memdir.files.temps import Folders, stale_temp_files, temp_path
+from memdir.files.temps import Folders, remove_stale, temp_path
+
 LOCK_TIMEOUT_SECONDS = 30.0
 
 
@@ -101,12 +102,7 @@ def remove_stale_temp_files(folders: Folders, skip: Collection[Path] = ()) -> li
     """Delete temp files left by killed writers in ``folders`` (a mapping says which
     to walk down), keeping those a live writer may still rename (``temps.is_stale``).
     Call only while holding the folder's lock: its writers then are not mid-write."""
-    removed: list[Path] = []
-    for tmp in stale_temp_files(folders, skip):
-        with contextlib.suppress(FileNotFoundError):
-            tmp.unlink()
-            removed.append(tmp)
-    return removed
+    return remove_stale(folders, skip)
 
 
 class FolderLock:

@@ -7,22 +7,35 @@ Each parsed conversation becomes
   transcript (so it is searchable, with its date, like any day);
 and the index follows the journal writes.
 
+All or nothing per conversation, and a killed import is picked up by the next
+run. A conversation is imported when its session file holds all its messages,
+and that file is written whole (``SessionStore.write_whole``: one atomic
+replace) as its LAST step, after its journal section; so a kill at any moment
+leaves it either imported whole or not marked at all. The journal step is
+idempotent: a section already there for the same session (a killed run's) is
+replaced, never doubled. A session file holding fewer messages than its
+conversation (an older memdir's interrupted import) is redone the same way.
+
 Idempotent: the session id comes from the conversation's content hash, so a
-second import of the same file finds every session and adds nothing. All or
-nothing: the whole file is parsed and checked before anything is written, and
-if a write fails part-way, the sessions made are removed and the journal days
-touched are restored. Credentials inside imported messages are replaced by
-"[redacted: <kind>]" (the write would be refused otherwise), and counted.
+second import of the same file finds every session and adds nothing. The whole
+file is parsed and checked before anything is written; the folder lock is taken
+per conversation (agents write between two), and if a write fails part-way the
+run's sessions are removed and the journal days it touched are put back (only
+its own sections taken out, if someone wrote the day since). Credentials inside
+imported messages are replaced by "[redacted: <kind>]" (the write would be
+refused otherwise), and counted.
 """
 
 from __future__ import annotations
 
 import contextlib
+import re
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from memdir.files.sections import SectionDocument
 from memdir.ingest.detect import parse_file
 from memdir.ingest.model import Conversation, IngestError, Message
 from memdir.results import Progress
@@ -32,8 +45,11 @@ from memdir.timeutil import format_ts
 
 if TYPE_CHECKING:
     from memdir.memory import Memory
+    from memdir.sessions import SessionStore
+    from memdir.stores.journal import JournalStore
 
 TITLE_MAX = 100
+_SESSION_META_RE = re.compile(r"<!--[^\n]*?\bsession: (sess_imp_[0-9a-f]+)")
 
 
 @dataclass
@@ -80,23 +96,73 @@ def import_file(
     report = ImportReport(parsed.format, conversations=len(parsed.conversations))
     store = memory.sessions
     todo = []
-    for conversation in parsed.conversations:
-        if store.exists(session_id(conversation)):
+    for conversation in parsed.conversations:  # a first look; each is checked again locked
+        if _imported(store, conversation):
             report.skipped += 1
         else:
             todo.append(conversation)
     journal = memory.journal if memory.has("journal") else None
-    made: list[str] = []
-    originals: dict[Path, str | None] = {}
+    run = _Run()
     try:
         for number, conversation in enumerate(todo, start=1):
-            _import_one(memory, conversation, parsed.format, report, made, originals, journal)
+            _import_one(memory, conversation, parsed.format, report, run, journal)
             if progress is not None:
                 progress(number, len(todo))
     except BaseException:
-        _roll_back(memory, made, originals)
+        with memory.lock:
+            run.roll_back(memory)
         raise
     return report
+
+
+def _imported(store: SessionStore, conversation: Conversation) -> bool:
+    held = store.held(session_id(conversation))
+    return held is not None and held >= len(conversation.messages)
+
+
+@dataclass
+class _Run:
+    """What this run wrote, to take out again if a later conversation fails."""
+
+    sessions: list[str] = field(default_factory=list)
+    originals: dict[Path, str | None] = field(default_factory=dict)
+    """each journal day as it was before this run first wrote it"""
+    written: dict[Path, str | None] = field(default_factory=dict)
+    """each journal day as this run last left it"""
+    days: dict[str, date] | None = None
+    """session id -> the journal day holding its section, read once when needed"""
+
+    def roll_back(self, memory: Memory) -> None:
+        """Under the lock: remove the run's sessions, put its journal days back."""
+        for sid in self.sessions:
+            for path in memory.sessions.files(sid):
+                with contextlib.suppress(FileNotFoundError):
+                    path.unlink()
+        ours = set(self.sessions)
+        for path, original in self.originals.items():
+            now = read_text(path)
+            if now != self.written.get(path):  # written since by someone else: keep theirs
+                _drop_sections(path, ours)
+            elif original is None:
+                with contextlib.suppress(FileNotFoundError):
+                    path.unlink()
+            else:
+                write_text(path, original)
+            memory.index.update_file(path.relative_to(memory.root).as_posix())
+
+
+def _drop_sections(path: Path, sessions: set[str]) -> bool:
+    """Take the sections of ``sessions`` out of the journal day ``path``; True if any."""
+    text = read_text(path)
+    if text is None:
+        return False
+    doc = SectionDocument.parse(text)
+    kept = [section for section in doc if section.meta.get("session") not in sessions]
+    if len(kept) == len(doc):
+        return False
+    doc.sections = kept
+    write_text(path, doc.render())
+    return True
 
 
 def _import_one(
@@ -104,9 +170,8 @@ def _import_one(
     conversation: Conversation,
     format: str,
     report: ImportReport,
-    made: list[str],
-    originals: dict[Path, str | None],
-    journal: Any,
+    run: _Run,
+    journal: JournalStore | None,
 ) -> None:
     title, _ = redact(" ".join(conversation.title.split())[:TITLE_MAX])  # counted in the messages
     messages, redacted = [], 0
@@ -120,28 +185,64 @@ def _import_one(
             record["name"] = message.name
         messages.append(record)
     started = _start(conversation)
-    sid = memory.sessions.create(session_id=session_id(conversation), started_at=started)
-    made.append(sid)
-    result = memory.sessions.append_messages(sid, messages)
-    if not result.ok:
-        raise IngestError(f"{title!r}: {result.reason}")
+    sid = session_id(conversation)
+    with memory.lock:  # one conversation at a time: agents write between two
+        if _imported(memory.sessions, conversation):  # another import got here first
+            report.skipped += 1
+            return
+        day = None
+        if journal is not None:
+            day = _journal_section(memory, journal, conversation, format, sid, title, messages, run)
+        run.sessions.append(sid)
+        result = memory.sessions.write_whole(sid, messages, started_at=started)
+        if not result.ok:
+            raise IngestError(f"{title!r}: {result.reason}")
+    if day is not None:
+        report.journal.append(day)
     report.sessions.append(sid)
     report.messages += len(messages)
     report.redacted += redacted
     report.imported += 1
-    if journal is None:
-        return
-    day: date = (started or memory.clock()).date()
+
+
+def _journal_section(
+    memory: Memory,
+    journal: JournalStore,
+    conversation: Conversation,
+    format: str,
+    sid: str,
+    title: str,
+    messages: list[dict[str, Any]],
+    run: _Run,
+) -> str:
+    """Write the conversation's section of its day, replacing one a killed run left;
+    return the day's path."""
+    started = _start(conversation)
+    day = started.date() if started is not None else _day_holding(memory, journal, sid, run)
     real = memory.root / journal.path(day)
-    originals.setdefault(real, read_text(real))
+    run.originals.setdefault(real, read_text(real))
+    _drop_sections(real, {sid})  # a killed run's section: replaced, never doubled
     meta = {"source": conversation.content_hash[:16], "session": sid, "format": format}
     if started is not None:
         meta["time"] = f"{started:%H:%M}"
     body = _transcript(conversation.messages, messages)
     written = journal.add_section(day, title or "Conversation", body, meta)
+    run.written[real] = read_text(real)
     if not written.ok:
         raise IngestError(f"{title!r}: {written.reason}")
-    report.journal.append(written.store)
+    return written.store
+
+
+def _day_holding(memory: Memory, journal: JournalStore, sid: str, run: _Run) -> date:
+    """The day of a conversation with no time at all: the one a killed run already
+    wrote its section to (the days are read once per run), else today."""
+    if run.days is None:
+        run.days = {}
+        for day in journal.days():
+            text = read_text(memory.root / journal.path(day)) or ""
+            for found in _SESSION_META_RE.findall(text):
+                run.days.setdefault(found, day)
+    return run.days.get(sid) or memory.clock().date()
 
 
 def _start(conversation: Conversation) -> datetime | None:
@@ -158,18 +259,3 @@ def _transcript(messages: tuple[Message, ...], records: list[dict[str, Any]]) ->
         text = str(record["content"]).replace("\n", "\n  ")
         lines.append(f"- **{who}**{when}: {text}")
     return "\n".join(lines)
-
-
-def _roll_back(memory: Memory, made: list[str], originals: dict[Path, str | None]) -> None:
-    """Undo a failed import: remove its sessions, put back the journal days it touched."""
-    for sid in made:
-        for path in memory.sessions.files(sid):
-            with contextlib.suppress(FileNotFoundError):
-                path.unlink()
-    for path, text in originals.items():
-        if text is None:
-            with contextlib.suppress(FileNotFoundError):
-                path.unlink()
-        else:
-            write_text(path, text)
-        memory.index.update_file(path.relative_to(memory.root).as_posix())

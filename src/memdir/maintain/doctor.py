@@ -10,6 +10,8 @@
 - broken-link: a ``[[wiki link]]`` that names no card.
 - cap: a file over its store's caps (notebook, knowledge).
 - index: files the search index has not seen in their current form.
+- temp-file: a temp file an interrupted write left (its writer is gone), in any
+  folder memdir writes; the file it was to replace is whole.
 
 Read-only: the doctor reads files and the index, and touches nothing.
 """
@@ -21,6 +23,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from memdir.files.temps import stale_temp_files
 from memdir.maintain.graph import build_graph
 from memdir.stores.base import read_text
 
@@ -57,6 +60,7 @@ def diagnose(memory: Memory) -> list[Finding]:
         findings += _dry(memory)
     findings += [Finding("cap", notice.store, notice.message) for notice in _cap_notices(memory)]
     findings += _index(memory)
+    findings += _temp_files(memory)
     return findings
 
 
@@ -198,4 +202,27 @@ def _index(memory: Memory) -> list[Finding]:
             f"{len(stale)} files changed and {len(gone)} removed since the index saw them "
             f"({shown}); the next search catches up, or run `memdir reindex`",
         )
+    ]
+
+
+def _temp_files(memory: Memory) -> list[Finding]:
+    mounts = memory.space.mounts
+    found = [
+        (path, path.relative_to(memory.root).as_posix())
+        for path in stale_temp_files(memory._write_folders(), skip=set(mounts.values()))
+    ]
+    for name, mount in mounts.items():
+        found += [
+            (path, f"{name}/{path.relative_to(mount).as_posix()}")
+            for path in stale_temp_files({mount: True})
+        ]
+    return [
+        Finding(
+            "temp-file",
+            relpath,
+            "left by a write that was interrupted (its process is gone); the file it was "
+            "replacing is whole, so deleting it loses nothing (memdir removes such files "
+            "when it opens the folder after a crash)",
+        )
+        for _, relpath in sorted(found, key=lambda pair: pair[1])
     ]
