@@ -31,6 +31,7 @@ from memdir.config import (
     Layer,
     Manifest,
     file_template,
+    is_glob,
     load_manifest,
     static_prefix,
 )
@@ -40,8 +41,9 @@ from memdir.context.flush import FlushRequest, FlushSession, flush_instruction, 
 from memdir.context.tokens import TokenCounter, load_counter
 from memdir.distill import distill_activity
 from memdir.dream import DreamReport, run_dream
-from memdir.errors import LayerNotConfigured, NotAMemoryFolder
-from memdir.files.atomic import folder_lock, remove_stale_temp_files
+from memdir.errors import LayerNotConfigured, MemdirError, NotAMemoryFolder
+from memdir.files.atomic import FolderLock, folder_lock
+from memdir.files.temps import sweep_after_crash
 from memdir.history import Activity, History
 from memdir.index.embedders import Embedder, EmbedderUnavailable, load_embedder
 from memdir.index.search import Filters, Hit
@@ -436,23 +438,41 @@ class Memory:
     # -- lifecycle -------------------------------------------------------------
 
     def _startup(self) -> None:
+        mounts = set(self.space.mounts.values())
         with self.lock:
-            remove_stale_temp_files(self._write_folders())
+            # Temp files a killed writer left: swept only when a writer died (files.temps).
+            sweep_after_crash(self.root / STATE_DIR, self._write_folders(), skip=mounts)
             if self.has("knowledge"):
                 state = self.state if self.has("state") else None
                 self.migration = migrate_legacy(self.knowledge, state, self.clock)
+        for mount in mounts:  # each under its own lock, taken after ours is released
+            try:  # briefly: another agent may hold it for a long decay; a later open sweeps
+                with FolderLock(mount / STATE_DIR / LOCK_FILE, timeout=1.0):
+                    sweep_after_crash(mount / STATE_DIR, {mount: True})
+            except MemdirError:  # busy, or a mount this agent cannot write
+                continue
 
-    def _write_folders(self) -> set[Path]:
-        folders = {self.root, self.root / STATE_DIR, self.root / "tool-outputs"}
-        if self.has("sessions"):
-            folders.add(self.root / (static_prefix(self._layer("sessions").paths[0]) or "sessions"))
-        for store in ("notebook", "knowledge", "state", "workstate"):
-            path = self.manifest.path_of(store)
-            if path is not None:
-                folders.add((self.root / path).parent)
-        archive = self.root / self.manifest.archive_dir()
-        if archive.is_dir():
-            folders.update(child for child in archive.iterdir() if child.is_dir())
+    def _write_folders(self) -> dict[Path, bool]:
+        """Every folder memdir writes here, mounts aside, each with whether it writes
+        in its subfolders too: the layers' folders, the archive, sessions,
+        tool-outputs and .memdir."""
+        folders = {
+            self.root: False,
+            self.root / STATE_DIR: True,
+            self.root / "tool-outputs": False,
+            self.root / self.manifest.archive_dir(): True,
+        }
+        for name, layer in self.manifest.layers.items():
+            if name in self.space.mounts:
+                continue
+            for pattern in layer.paths:
+                if not is_glob(pattern):
+                    folder, deep = (self.root / pattern).parent, False
+                else:
+                    start = static_prefix(pattern)
+                    rest = pattern[len(start) :].strip("/")
+                    folder, deep = self.root / start, "/" in rest or "**" in rest
+                folders[folder] = folders.get(folder, False) or deep
         return folders
 
     def check(self) -> list[Notice]:
