@@ -171,3 +171,95 @@ def test_a_read_only_folder_opens_reads_and_searches_and_refuses_writes(folder: 
         code, out = cli("save", "nope", "--dir", view)
         assert code == 1 and "read-only" in out, out
     assert _snapshot(folder) == before
+
+
+# -- refusals change nothing -----------------------------------------------------------
+
+
+def test_a_refused_write_on_a_full_notebook_evicts_nothing(memory: memdir.Memory) -> None:
+    tools = Tools(memory)
+    for n in range(4):
+        assert tools.call("update_notebook", {"key": f"task-{n}", "text": f"step {n}"})["ok"]
+    before = _snapshot(memory.root)
+    result = tools.call("update_notebook", '{"key": "task-9", "text": "\\ud800"}')
+    assert result["ok"] is False
+    assert "lone surrogate" in result["reason"] and "nothing was written" in result["reason"]
+    assert _snapshot(memory.root) == before  # no archive entry for an eviction that never was
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments"),
+    [
+        ("memory_save", {"content": "bad \ud800 text"}),
+        ("memory_save", {"content": "a NUL \x00 inside"}),
+        ("memory_save", {"content": "fine", "tags": ["bad \udfff tag"]}),
+        ("memory_update", {"section": "conventions", "content": "x\ud800"}),
+        ("update_notebook", {"key": "k\ud800", "text": "ok"}),
+        ("state_update", {"key": "deploy", "text": "\x1b[31mred\x1b[0m"}),
+        ("journal_append", {"kind": "decision", "text": "ship \ud800", "why": "it is ready"}),
+        ("lesson_add", {"category": "ops", "mistake": "a \ud800", "what_happened": "b", "rule": "c"}),
+        ("card_write", {"card": "alice", "body": "she \ud800 likes tea"}),
+    ],
+)
+def test_text_that_is_not_text_is_refused_by_every_store_and_leaves_the_files(
+    memory: memdir.Memory, tool: str, arguments: dict[str, object]
+) -> None:
+    tools = Tools(memory)
+    assert tool in tools, tool
+    before = _snapshot(memory.root)
+    result = tools.call(tool, arguments)
+    assert result["ok"] is False, result
+    assert "surrogate" in result["reason"] or "control character" in result["reason"]
+    assert _snapshot(memory.root) == before
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "limit"),
+    [
+        ("memory_save", {"content": "fact " * 1000}, "4,000-character limit of one memory"),
+        ("journal_append", {"kind": "context", "text": "y" * 9000}, "8,000-character limit"),
+        ("card_write", {"card": "bob", "body": "z" * 20_001}, "20,000-character limit"),
+        ("update_notebook", {"key": "k", "text": "n" * 6001}, "6,000-character limit"),
+        ("memory_update", {"section": "s", "content": "m" * 15_001}, "15,000-character limit"),
+    ],
+)
+def test_one_memory_has_a_size_limit_and_the_reason_says_what_to_do(
+    memory: memdir.Memory, tool: str, arguments: dict[str, object], limit: str
+) -> None:
+    before = _snapshot(memory.root)
+    result = Tools(memory).call(tool, arguments)
+    assert result["ok"] is False and limit in result["reason"], result
+    assert "nothing was written; " in result["reason"]  # and then what to do instead
+    assert _snapshot(memory.root) == before
+
+
+def test_the_size_limit_is_the_manifests(folder: Path) -> None:
+    manifest = folder / "memdir.toml"
+    text = manifest.read_text()
+    assert "observation_max_chars = 4000" in text  # the layouts write it, to be found
+    manifest.write_text(text.replace("observation_max_chars = 4000", "observation_max_chars = 200"))
+    with memdir.open(folder, embedder="hashing") as memory:
+        assert memory.knowledge.save("x" * 200).ok
+        refused = memory.knowledge.save("x" * 201)
+        assert not refused.ok and "200-character limit" in (refused.reason or "")
+
+
+def test_a_ten_megabyte_save_over_the_dispatcher_is_refused_before_it_is_read(
+    memory: memdir.Memory,
+) -> None:
+    huge = json.dumps({"content": "w" * 10_000_000})
+    result = Tools(memory).call("memory_save", huge)
+    assert result["ok"] is False and "at most 1,000,000" in result["reason"]
+    assert memory.knowledge.observations() == []
+
+
+def test_arguments_nested_a_hundred_thousand_deep_get_a_reason(memory: memdir.Memory) -> None:
+    deep = "[" * 100_000 + "]" * 100_000
+    tools = Tools(memory)
+    for name in tools.names():
+        result = tools.call(name, '{"content": ' + deep + "}")
+        assert result["ok"] is False and "nested too deeply" in result["reason"], name
+    nested: object = []
+    for _ in range(50_000):
+        nested = [nested]
+    assert "nested too deeply" in tools.call("memory_save", {"content": nested})["reason"]

@@ -94,7 +94,7 @@ SUCCESS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
 
 # name -> (arguments that must be refused, words the reason must contain)
 REFUSAL: dict[str, tuple[Any, str]] = {
-    "update_notebook": ({"key": "x", "text": "y" * 7000}, "6000-char limit"),
+    "update_notebook": ({"key": "x", "text": "y" * 7000}, "6,000-character limit"),
     "clear_notebook": ({"key": "no-such-entry"}, "no notebook entry"),
     "memory_save": ({"content": ["one", "two"]}, "once per item"),
     "memory_search": ({"query": "x", "mode": "sideways"}, "must be one of"),

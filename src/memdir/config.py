@@ -46,6 +46,11 @@ NOTEBOOK_ENTRY_MAX_CHARS = 6000
 MEMORY_MD_SECTION_MAX_CHARS = 3000
 MEMORY_MD_TOTAL_MAX_CHARS = 15000
 OBSERVATIONS_MAX = 500
+# One memory written at a time (memdir's own limits, not the seeds'): past them a write
+# is refused with what to do instead, so one call never makes every later write slow.
+OBSERVATION_MAX_CHARS = 4000
+JOURNAL_ENTRY_MAX_CHARS = 8000
+CARD_MAX_CHARS = 20000
 STATE_TTL_DAYS = 7
 # The seeds name these two without a value; these are memdir's defaults.
 STATE_PROMPT_MAX_LINES_REFLEX = 5
@@ -102,6 +107,12 @@ class Limits(_Strict):
     memory_md_section_max_chars: Annotated[int, Field(ge=100)] = MEMORY_MD_SECTION_MAX_CHARS
     memory_md_total_max_chars: Annotated[int, Field(ge=100)] = MEMORY_MD_TOTAL_MAX_CHARS
     observations_max: Annotated[int, Field(ge=1)] = OBSERVATIONS_MAX
+    observation_max_chars: Annotated[int, Field(ge=100)] = OBSERVATION_MAX_CHARS
+    """one observation (memory_save), state entry, lesson or intel line"""
+    journal_entry_max_chars: Annotated[int, Field(ge=100)] = JOURNAL_ENTRY_MAX_CHARS
+    """one journal append"""
+    card_max_chars: Annotated[int, Field(ge=100)] = CARD_MAX_CHARS
+    """one vault card's body"""
     state_ttl_days: Annotated[int, Field(ge=1)] = STATE_TTL_DAYS
     state_prompt_max_lines_reflex: Annotated[int, Field(ge=0)] = STATE_PROMPT_MAX_LINES_REFLEX
     knowledge_prompt_max_tokens: Annotated[int, Field(ge=0)] = KNOWLEDGE_PROMPT_MAX_TOKENS

@@ -16,6 +16,7 @@ from memdir.cli._common import (
     JsonOption,
     app,
     console,
+    errors,
     opened,
     print_json,
     progress,
@@ -74,6 +75,8 @@ def context(
     if as_json:
         print_json(ctx.to_dict())
         return
+    for warning in ctx.warnings:
+        errors.print(f"warning: {warning}", markup=False)
     if not report:
         console.print(ctx.text, markup=False, end="")
         return

@@ -111,6 +111,24 @@ class Context:
     def tokens(self) -> int:
         return sum(block.tokens for block in self.blocks)
 
+    @property
+    def over_budget(self) -> int:
+        """Tokens over ``budget`` (0 when it fits). Only items that are never dropped
+        (identity, working memory) can put a context over: everything else goes first."""
+        return max(0, self.tokens - self.budget)
+
+    @property
+    def warnings(self) -> list[str]:
+        """What a caller should know before using the text (an overrun budget)."""
+        if not self.over_budget:
+            return []
+        kept = sorted({b.layer for b in self.blocks if b.priority == 0})
+        return [
+            f"the context is {self.tokens} tokens, {self.over_budget} over the budget of "
+            f"{self.budget}: what is never left out ({', '.join(kept)}) does not fit. Raise "
+            "the budget, or shorten those files"
+        ]
+
     def _render(self, part: str) -> str:
         chunks: list[str] = []
         current = None
@@ -146,6 +164,8 @@ class Context:
             "query": self.query,
             "tokens": self.tokens,
             "budget": self.budget,
+            "over_budget": self.over_budget,
+            "warnings": self.warnings,
             "counter": self.counter,
             "layers": [layer.__dict__ for layer in self.layers],
             "left_out": [item.__dict__ for item in self.left_out],

@@ -32,7 +32,8 @@ from memdir.files.sections import (
     detect_newline,
     separate,
 )
-from memdir.secrets import secret_refusal
+from memdir.stores.validate import Refusal as Refusal  # re-exported: stores raise it
+from memdir.stores.validate import check_text as check_text  # the one write check
 from memdir.timeutil import Clock, format_ts
 
 OnWrite = Callable[[str, str], None]
@@ -40,14 +41,6 @@ OnWrites = Callable[[Sequence[tuple[str, str]]], None]
 ENCODING = "utf-8"
 ERRORS = "surrogateescape"
 KEY_MAX_CHARS = 120
-
-
-class Refusal(Exception):
-    """Raised inside a store edit to refuse the write; carries the reason."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
 
 
 def read_text(path: Path) -> str | None:
@@ -62,11 +55,8 @@ def write_text(path: Path, text: str, *, sync_dir: bool = True) -> None:
 
 
 def check_secrets(text: str) -> str:
-    """``text`` unchanged, or Refusal if it holds what looks like a credential."""
-    reason = secret_refusal(text)
-    if reason is not None:
-        raise Refusal(reason)
-    return text
+    """``check_text`` without a size limit (keys, tags, short fields)."""
+    return check_text(text)
 
 
 def normalize_key(raw: object, what: str = "key") -> str:
@@ -78,7 +68,7 @@ def normalize_key(raw: object, what: str = "key") -> str:
         raise Refusal(f"{what} is empty; give a short name such as 'current-task'")
     if len(key) > KEY_MAX_CHARS:
         raise Refusal(f"{what} is {len(key)} chars; keep it under {KEY_MAX_CHARS}")
-    return check_secrets(key)
+    return check_text(key, what)
 
 
 def clean_meta_value(value: str) -> str:

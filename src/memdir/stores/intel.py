@@ -37,7 +37,7 @@ from memdir.stores.base import (
     Refusal,
     SectionFileStore,
     StoreContext,
-    check_secrets,
+    check_text,
     normalize_key,
 )
 from memdir.stores.weeks import Week, parse_week, week_label, week_of
@@ -201,9 +201,10 @@ class IntelStore:
             if not isinstance(project, str) or not slugify(project):
                 raise Refusal("project name is empty; give a name such as 'project-alpha'")
             topic = normalize_key(topic, "topic")
-            if not isinstance(text, str):
-                raise Refusal(f"text must be a string, not {type(text).__name__}")
-            lines = [line.strip() for line in check_secrets(strip_think(text).strip()).splitlines()]
+            checked = check_text(
+                text, "text", limit=INTEL_ENTRY_MAX_CHARS, hint="an intel note is a short finding"
+            )
+            lines = [line.strip() for line in strip_think(checked).strip().splitlines()]
             lines = [line for line in lines if line]
             if not lines:
                 raise Refusal("text is empty; give one finding, such as a sentence or two")

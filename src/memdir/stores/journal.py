@@ -44,7 +44,7 @@ from memdir.stores.base import (
     Refusal,
     SectionFileStore,
     StoreContext,
-    check_secrets,
+    check_text,
     normalize_key,
     read_text,
 )
@@ -60,6 +60,7 @@ JOURNAL_MAX_BYTES = 20 * 1024
 SUMMARY_LINES = 20
 SUMMARY_LINE_MAX_CHARS = 200
 NO_REASON = "(why: not recorded)"
+_LONG_ENTRY = "a journal line is a sentence or two; save a document as a vault card or a file"
 _REASON_RE = re.compile(
     r"\b(because|since|so that|due to|in order to|to avoid|as it|given that|reason)\b", re.I
 )
@@ -107,8 +108,7 @@ class JournalStore:
         return found
 
     def text(self, day: date) -> str | None:
-        path = self.ctx.root / self.path(day)
-        return path.read_text(encoding="utf-8") if path.exists() else None
+        return read_text(self.ctx.root / self.path(day))
 
     def append(
         self, kind: str, text: str, *, why: str | None = None, at: datetime | None = None
@@ -122,7 +122,11 @@ class JournalStore:
             )
             if heading is None:
                 raise Refusal(f"kind must be one of {', '.join(SECTIONS)}, not {kind!r}")
-            if not isinstance(text, str) or not strip_think(text).strip():
+            limit = self.ctx.limits.journal_entry_max_chars
+            check_text(text, "text", limit=limit, hint=_LONG_ENTRY)
+            if why is not None:
+                check_text(why, "why", limit=limit, hint=_LONG_ENTRY)
+            if not strip_think(text).strip():
                 raise Refusal("the journal line is empty; nothing was written")
             line = " ".join(strip_think(text).split())
             notes: list[str] = []
@@ -137,7 +141,7 @@ class JournalStore:
                     )
             elif heading == "Milestones":
                 line = f"{moment:%H:%M} — {line}"
-            check_secrets(line)
+            check_text(line, "text")  # with its reason
             with store._edit() as doc:
                 section = doc.get(heading)
                 if section is None:
@@ -159,7 +163,7 @@ class JournalStore:
         store = self._file(day)
         try:
             key = normalize_key(key, "section")
-            check_secrets(body)
+            check_text(body, "body")
             with store._edit() as doc:
                 doc.append(doc.new_section(key, body, meta))
         except Refusal as refusal:

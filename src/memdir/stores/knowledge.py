@@ -46,6 +46,7 @@ from memdir.stores.base import (
     Refusal,
     SectionFileStore,
     check_secrets,
+    check_text,
     clean_meta_value,
     normalize_key,
 )
@@ -289,7 +290,15 @@ class KnowledgeStore(SectionFileStore):
                 raise Refusal(
                     f"content must be the observation's text as a string, not {_kind(content)}"
                 )
-            text = check_secrets(strip_think(content).strip())
+            text = check_text(
+                strip_think(content).strip(),
+                "content",
+                limit=self.ctx.limits.observation_max_chars,
+                hint=(
+                    "save the key facts as a few short observations, or keep the full text "
+                    "in a file and save where it lives"
+                ),
+            )
             if not text:
                 raise Refusal(
                     "content is empty; nothing was saved. Put the observation's text in content"
@@ -340,7 +349,12 @@ class KnowledgeStore(SectionFileStore):
                 )
             if not isinstance(content, str):
                 raise Refusal(f"content must be a string, not {_kind(content)}")
-            body = check_secrets(sanitize_body(strip_think(content)))
+            body = check_text(
+                sanitize_body(strip_think(content)),
+                "content",
+                limit=self.ctx.limits.memory_md_total_max_chars,
+                hint="a curated section is a short summary; save details as observations",
+            )
             if not body.strip():
                 raise Refusal(
                     "content is empty; nothing was written. To remove a section use remove_section"
@@ -497,7 +511,8 @@ class KnowledgeStore(SectionFileStore):
                 moved.append(target)
                 total -= len(target.body)
                 archived.append(ArchivedText.of(target, "over-cap"))
-            doc.sections = [s for s in doc if all(s is not m for m in moved)]
+            gone = {id(target) for target in moved}  # by identity, in one pass
+            doc.sections = [s for s in doc if id(s) not in gone]
             notes.append(
                 "curated text was over the file cap; moved sections to the archive: "
                 + ", ".join(target.key for target in moved)
@@ -518,7 +533,8 @@ class KnowledgeStore(SectionFileStore):
             key=lambda item: (item[0], item[1]),
         )
         doomed = [obs for _, _, obs in ranked[: len(sub) - limit]]
-        sub.sections = [obs for obs in sub if all(obs is not d for d in doomed)]
+        gone = {id(obs) for obs in doomed}  # by identity: linear in a file far over the cap
+        sub.sections = [obs for obs in sub if id(obs) not in gone]
         return [ArchivedText.of(obs, "over-cap") for obs in doomed]
 
 

@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from memdir.files.sections import Section, sanitize_body, strip_think
-from memdir.stores.base import ArchivedText, Refusal, check_secrets, normalize_key
+from memdir.stores.base import ArchivedText, Refusal, check_text, normalize_key
 
 if TYPE_CHECKING:
     from memdir.stores.knowledge import KnowledgeStore, _Parts
@@ -75,7 +75,7 @@ class KnowledgeEdit:
         at = positions[0] if positions else len(sub.sections)
         self.take(ids, reason)
         at = min(at, len(sub.sections))
-        entry = Section(key, check_secrets(strip_think(text).strip()), meta, level=3)
+        entry = Section(key, check_text(strip_think(text).strip(), "content"), meta, level=3)
         sub.sections.insert(at, entry)
         return entry
 
@@ -90,7 +90,8 @@ class KnowledgeEdit:
         key = normalize_key(section, "section")
         if key.casefold() == OBSERVATIONS_KEY:
             raise Refusal("_observations is the buffer, not a curated section")
-        body = check_secrets(sanitize_body(strip_think(text))).strip()
+        limit = self.store.ctx.limits.memory_md_total_max_chars
+        body = check_text(sanitize_body(strip_think(text)), "text", limit=limit).strip()
         if not body:
             raise Refusal(f"nothing to add to section {key!r}")
         doc = self.parts.doc

@@ -18,9 +18,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from memdir.config import OBSERVATION_MAX_CHARS
 from memdir.files.sections import strip_think
 from memdir.results import WriteResult
-from memdir.stores.base import Refusal, SectionFileStore, check_secrets, normalize_key
+from memdir.stores.base import Refusal, SectionFileStore, check_text, normalize_key
 
 _FIELD_RE = re.compile(r"\*\*(Mistake|What happened|Rule|Learned):\*\*\s*(.*)")
 
@@ -48,7 +49,8 @@ def split_entries(body: str) -> list[str]:
 def _one_line(value: object, what: str) -> str:
     if not isinstance(value, str) or not strip_think(value).strip():
         raise Refusal(f"{what} is empty; a lesson needs the mistake, what happened and the rule")
-    return check_secrets(" ".join(strip_think(value).split()))
+    check_text(value, what, limit=OBSERVATION_MAX_CHARS, hint="a lesson is a sentence or two")
+    return " ".join(strip_think(value).split())
 
 
 class LessonsStore(SectionFileStore):

@@ -29,7 +29,7 @@ from memdir.stores.base import (
     ArchivedText,
     Refusal,
     SectionFileStore,
-    check_secrets,
+    check_text,
     normalize_key,
 )
 from memdir.textutil import cut_point
@@ -145,16 +145,14 @@ class Notebook(SectionFileStore):
                 raise Refusal(
                     f"managed must be one of {', '.join(MANAGED_VALUES)}, not {managed!r}"
                 )
-            if not isinstance(text, str):
-                raise Refusal(f"text must be a string, not {type(text).__name__}")
-            body = check_secrets(strip_think(text).strip())
+            body = check_text(
+                strip_think(text).strip() if isinstance(text, str) else text,
+                "text",
+                limit=limit,
+                hint="keep the entry short and save details with memory_save",
+            )
             if not body:
                 raise Refusal("text is empty; to remove an entry use clear_notebook with its key")
-            if len(body) > limit:
-                raise Refusal(
-                    f"text is {len(body)} chars, over the {limit}-char limit of a notebook entry; "
-                    "keep the entry short and save details with memory_save"
-                )
             with self._edit() as doc:
                 archived, notes = self._enforce(doc)
                 section = doc.get(key)

@@ -24,7 +24,7 @@ from memdir.stores.base import (
     ArchivedText,
     Refusal,
     SectionFileStore,
-    check_secrets,
+    check_text,
     normalize_key,
 )
 from memdir.textutil import shorten
@@ -92,16 +92,14 @@ class StateStore(SectionFileStore):
         """Insert or replace the snapshot ``key`` (state_update)."""
         try:
             key = normalize_key(key)
-            if not isinstance(text, str):
-                raise Refusal(f"text must be a string, not {type(text).__name__}")
-            body = check_secrets(strip_think(text).strip())
+            body = check_text(
+                strip_think(text).strip() if isinstance(text, str) else text,
+                "text",
+                limit=STATE_ENTRY_MAX_CHARS,
+                hint="a state snapshot is a short line or two; save detail with memory_save",
+            )
             if not body:
                 raise Refusal("text is empty; to drop a snapshot use remove with its key")
-            if len(body) > STATE_ENTRY_MAX_CHARS:
-                raise Refusal(
-                    f"text is {len(body)} chars; a state snapshot is a short line or two "
-                    f"(at most {STATE_ENTRY_MAX_CHARS}); save detail with memory_save"
-                )
             with self._edit() as doc:
                 section = doc.get(key)
                 action = "updated" if section is not None else "created"

@@ -47,11 +47,13 @@ from memdir.files.cards import Card
 from memdir.files.sections import SectionDocument, strip_think
 from memdir.paths import FileSpace
 from memdir.results import WriteResult
-from memdir.stores.base import Refusal, StoreContext, check_secrets, read_text, write_text
+from memdir.stores.base import Refusal, StoreContext, read_text, write_text
+from memdir.stores.validate import check_text
 from memdir.tiers import TIERS, tier_for
 
 CARD_TYPES = ("person", "project", "company", "idea", "place", "topic", "other")
 HISTORY = "History"
+_LONG_CARD = "keep a card to what matters about its subject; put a long document in a file"
 MOC_FOLDER = "MOC"
 _LINK_RE = re.compile(r"\[\[([^\]|#\n]+)(?:#[^\]|\n]*)?(?:\|[^\]\n]*)?\]\]")
 _SLUG_RE = re.compile(r"[^a-z0-9]+")
@@ -267,8 +269,10 @@ class VaultStore:
                 raise Refusal(f"body must be a string, not {type_name(body)}")
             if type is not None and not isinstance(type, str):
                 raise Refusal("type must be a string such as 'person'")
-            values = [body or "", ref, type or "", *(tags or []), *(links or [])]
-            check_secrets(" ".join([*map(str, values), *map(str, (fields or {}).values())]))
+            if body is not None:
+                check_text(body, "body", limit=self.ctx.limits.card_max_chars, hint=_LONG_CARD)
+            values = [ref, type or "", *(tags or []), *(links or [])]
+            check_text(" ".join([*map(str, values), *map(str, (fields or {}).values())]), "fields")
             path = self.resolve(ref)
             created = path is None
             if path is None:
@@ -318,7 +322,8 @@ class VaultStore:
                 raise Refusal(f"no card {ref!r} in the vault; create it with a card write first")
             if not isinstance(text, str) or not strip_think(text).strip():
                 raise Refusal("the history entry is empty; nothing was written")
-            line = check_secrets(" ".join(strip_think(text).split()))
+            check_text(text, "text", limit=self.ctx.limits.journal_entry_max_chars)
+            line = " ".join(strip_think(text).split())
             with self._edit(path) as card:
                 stamp = self.ctx.clock().date().isoformat()
                 card.body = add_history(card.body, f"- {stamp} ({self.ctx.manifest.agent}): {line}")

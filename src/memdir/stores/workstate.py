@@ -24,9 +24,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time
 
+from memdir.config import OBSERVATION_MAX_CHARS
 from memdir.files.sections import Section, SectionDocument, strip_think
 from memdir.results import WriteResult
-from memdir.stores.base import Refusal, SectionFileStore, check_secrets
+from memdir.stores.base import Refusal, SectionFileStore, check_text
 from memdir.stores.journal import JournalStore
 
 # An operation: given the three lists (changed in place) and "YYYY-MM-DD HH:MM",
@@ -79,7 +80,13 @@ def _unstamp(item: str, day: str) -> tuple[str, datetime]:
 def _clean(value: object, what: str) -> str:
     if not isinstance(value, str) or not strip_think(value).strip():
         raise Refusal(f"{what} is empty; nothing was written")
-    return check_secrets(" ".join(strip_think(value).split()))
+    check_text(
+        value,
+        what,
+        limit=OBSERVATION_MAX_CHARS,
+        hint="keep it to a line; details go to the journal",
+    )
+    return " ".join(strip_think(value).split())
 
 
 class WorkState:

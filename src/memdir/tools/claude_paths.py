@@ -36,8 +36,8 @@ from memdir.config import (
 )
 from memdir.files.atomic import folder_lock
 from memdir.reader import resolve_inside
-from memdir.secrets import secret_refusal
 from memdir.stores.base import read_text
+from memdir.stores.validate import Refusal, check_text
 from memdir.stores.vault import check_card_text
 from memdir.tools.registry import ToolCallError
 
@@ -327,9 +327,13 @@ def refuse_file_in_the_way(place: Target) -> None:
 
 
 def refuse_secrets(place: Target, text: str) -> None:
-    reason = secret_refusal(text)
-    if reason is not None:
-        raise ToolCallError(f"Error: {place.shown} was left as it was: {reason}", place.store)
+    """The write-validation every store runs (``check_text``), as the tool's error."""
+    try:
+        check_text(text, "the text")
+    except Refusal as refusal:
+        raise ToolCallError(
+            f"Error: {place.shown} was left as it was: {refusal.reason}", place.store
+        ) from None
 
 
 def touch_card(memory: Memory, place: Target) -> None:

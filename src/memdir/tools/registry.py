@@ -171,14 +171,19 @@ class Tools:
         if tool is None:
             return error(self._unknown(name))
         store = self._store(tool)
-        args = _arguments(arguments)
-        if isinstance(args, str):
-            return error(f"{tool.name}: {args}", store)
-        problem = self._check(tool, args)
+        try:
+            args = _arguments(arguments)
+            if isinstance(args, str):
+                return error(f"{tool.name}: {args}", store)
+            problem = self._check(tool, args)
+        except RecursionError:
+            return error(f"{tool.name}: {_TOO_DEEP}", store)
         if problem is not None:
             return error(f"{tool.name}: {problem}", store)
         try:
             return tool.handler(self.memory, args)
+        except RecursionError:
+            return error(f"{tool.name}: {_TOO_DEEP}", store)
         except ToolCallError as refusal:
             return error(refusal.reason, refusal.store or store)
         except (MemdirError, ValueError, LookupError) as exc:
@@ -213,6 +218,11 @@ class Tools:
         return "; ".join(sentences[:3])
 
 
+MAX_ARGUMENT_CHARS = 1_000_000
+"""the most a tool call's arguments may hold, as JSON text: far above any cap of a store"""
+_TOO_DEEP = "the arguments are nested too deeply to read; send a flat JSON object"
+
+
 def _arguments(arguments: Mapping[str, Any] | str | None) -> dict[str, Any] | str:
     """The arguments as a dict; OpenAI hands them over as a JSON string."""
     if arguments is None:
@@ -220,6 +230,11 @@ def _arguments(arguments: Mapping[str, Any] | str | None) -> dict[str, Any] | st
     if isinstance(arguments, str):
         if not arguments.strip():
             return {}
+        if len(arguments) > MAX_ARGUMENT_CHARS:
+            return (
+                f"the arguments are {len(arguments):,} characters; a tool call takes at most "
+                f"{MAX_ARGUMENT_CHARS:,}. Save one short memory at a time"
+            )
         try:
             arguments = json.loads(arguments)
         except json.JSONDecodeError as exc:

@@ -1,0 +1,77 @@
+"""The one check every piece of text passes before memdir writes it.
+
+``check_text`` runs before any side effect of a write (no archive entry, no
+eviction, no file touched), in this order, cheapest first, so a 10 MB argument
+is refused without being scanned:
+
+1. it is a string;
+2. it is within its size limit (one observation, one journal entry, one card: the
+   manifest's ``[limits]``), with a reason that says what to do instead;
+3. it is text: no lone surrogate (``"\\ud800"`` is valid JSON but no character and
+   cannot be written as UTF-8) and no NUL or other control character but tab and
+   newline (carriage returns are kept: a file may use CRLF);
+4. it holds no credential (``memdir.secrets``).
+
+Each failure raises ``Refusal`` with one sentence a model can act on. Text that
+reads as instructions to the model is not refused here: it is flagged
+(``memdir.poisoning``) and saved.
+"""
+
+from __future__ import annotations
+
+import re
+
+from memdir.files.encoding import has_surrogates
+from memdir.secrets import secret_refusal
+
+
+class Refusal(Exception):
+    """Raised inside a store edit to refuse the write; carries the reason."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+def check_text(
+    text: object, what: str = "text", *, limit: int | None = None, hint: str = ""
+) -> str:
+    """``text`` unchanged if it may be written, else ``Refusal`` (see the module docstring).
+
+    ``limit`` is the most characters it may hold; ``hint`` (a clause) says what to do
+    instead when it holds more, e.g. "save the key facts as separate observations".
+    """
+    if not isinstance(text, str):
+        raise Refusal(f"{what} must be a string, not {type(text).__name__}")
+    if limit is not None and len(text) > limit:
+        instead = f"; {hint}" if hint else ""
+        raise Refusal(
+            f"{what} is {len(text):,} characters, over the {limit:,}-character limit of one "
+            f"{_unit(what)}; nothing was written{instead}"
+        )
+    if has_surrogates(text):
+        position = next(n for n, ch in enumerate(text) if "\ud800" <= ch <= "\udfff")
+        raise Refusal(
+            f"{what} holds an invalid character (a lone surrogate, U+{ord(text[position]):04X}, "
+            f"at position {position}): it is not text and cannot be saved; send it as UTF-8 "
+            "text, and nothing was written"
+        )
+    control = _CONTROL.search(text)
+    if control is not None:
+        raise Refusal(
+            f"{what} holds a control character (U+{ord(control.group()):04X} at position "
+            f"{control.start()}) that a markdown file should not hold; remove it, nothing was "
+            "written"
+        )
+    reason = secret_refusal(text)
+    if reason is not None:
+        raise Refusal(reason)
+    return text
+
+
+def _unit(what: str) -> str:
+    """'content' -> 'memory', 'text' -> 'entry': how the limit's sentence names one."""
+    return {"content": "memory", "text": "entry", "line": "entry", "body": "card"}.get(what, what)
