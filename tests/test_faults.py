@@ -197,7 +197,7 @@ def test_a_refused_write_on_a_full_notebook_evicts_nothing(memory: memdir.Memory
         ("update_notebook", {"key": "k\ud800", "text": "ok"}),
         ("state_update", {"key": "deploy", "text": "\x1b[31mred\x1b[0m"}),
         ("journal_append", {"kind": "decision", "text": "ship \ud800", "why": "it is ready"}),
-        ("lesson_add", {"category": "ops", "mistake": "a \ud800", "what_happened": "b", "rule": "c"}),
+        ("lesson_add", {"category": "ops", "mistake": "\ud800", "what_happened": "b", "rule": "c"}),
         ("card_write", {"card": "alice", "body": "she \ud800 likes tea"}),
     ],
 )
