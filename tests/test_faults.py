@@ -15,6 +15,7 @@ import os
 import subprocess
 import tempfile
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -54,6 +55,7 @@ def _can_mount() -> bool:
     return True
 
 
+_NOW = datetime(2026, 11, 30, 10, 0, tzinfo=UTC)
 needs_mount = pytest.mark.skipif(not _can_mount(), reason="needs root and mount")
 
 
@@ -263,3 +265,74 @@ def test_arguments_nested_a_hundred_thousand_deep_get_a_reason(memory: memdir.Me
     for _ in range(50_000):
         nested = [nested]
     assert "nested too deeply" in tools.call("memory_save", {"content": nested})["reason"]
+
+
+# -- links ---------------------------------------------------------------------------
+
+
+def test_a_layer_file_linking_outside_is_neither_read_nor_written(
+    folder: Path, tmp_path: Path
+) -> None:
+    outside = tmp_path / "outside.md"
+    outside.write_text("# Knowledge\n\n## plans\nthe outside file's text\n\n## _observations\n")
+    (folder / "knowledge.md").unlink()
+    (folder / "knowledge.md").symlink_to(outside)
+    before = outside.read_bytes()
+    with memdir.open(folder, embedder="hashing") as memory:
+        assert memory.knowledge.sections() == []  # not read through
+        refused = memory.knowledge.save("a new observation")
+        assert not refused.ok and "outside the memory folder" in (refused.reason or "")
+        refused = Tools(memory).call("memory_update", {"section": "plans", "content": "x"})
+        assert refused["ok"] is False and "link" in refused["reason"]
+        assert "outside" not in memory.context().text
+        assert not memory.get("knowledge.md").ok
+    assert (folder / "knowledge.md").is_symlink() and outside.read_bytes() == before
+
+
+def test_a_layer_file_linking_inside_the_folder_is_written_through(folder: Path) -> None:
+    real = folder / "notes" / "knowledge.md"
+    real.parent.mkdir()
+    (folder / "knowledge.md").rename(real)
+    (folder / "knowledge.md").symlink_to(Path("notes") / "knowledge.md")
+    with memdir.open(folder, embedder="hashing") as memory:
+        assert memory.knowledge.save("kept through the link").ok
+        assert memory.knowledge.observations()[0].content == "kept through the link"
+    assert (folder / "knowledge.md").is_symlink()  # the link stays a link
+    assert "kept through the link" in real.read_text()
+
+
+def test_a_card_or_journal_day_linking_outside_is_refused(folder: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "elsewhere.md"
+    outside.write_text("---\ntype: person\n---\n# Eve\nprivate\n")
+    (folder / "vault" / "eve.md").symlink_to(outside)
+    day = folder / "journal" / "2026-11-30.md"
+    day.symlink_to(outside)
+    with memdir.open(folder, embedder="hashing", clock=lambda: _NOW) as memory:
+        result = Tools(memory).call("card_write", {"card": "eve", "body": "overwritten?"})
+        assert result["ok"] is False and "link" in result["reason"], result
+        result = Tools(memory).call("journal_append", {"kind": "context", "text": "a note"})
+        assert result["ok"] is False and "link" in result["reason"], result
+        assert "private" not in memory.context().text
+    assert outside.read_text() == "---\ntype: person\n---\n# Eve\nprivate\n"
+
+
+def test_the_doctor_reports_folders_links_and_names_it_leaves_alone(
+    folder: Path, tmp_path: Path
+) -> None:
+    (folder / "knowledge.md").unlink()
+    (folder / "knowledge.md").mkdir()
+    (tmp_path / "elsewhere.md").write_text("# elsewhere\n")
+    (folder / "vault" / "eve.md").symlink_to(tmp_path / "elsewhere.md")
+    (folder / "vault" / "inside.md").symlink_to(folder / "identity" / "SOUL.md")
+    with open(os.path.join(os.fsencode(folder / "vault"), b"caf\xe9.md"), "wb") as handle:
+        handle.write(b"# a card with a name that is not UTF-8\n")
+    code, out = cli("doctor", "--dir", folder)
+    assert code == 1, out
+    assert "[file] knowledge.md: is a folder where a memory file should be" in out
+    assert "[link] vault/eve.md: links to" in out and "outside the memory folder" in out
+    assert "vault/inside.md" not in out  # a link that stays inside is fine
+    assert "[name] vault/caf\ufffd.md: the file's name is not UTF-8" in out
+    with memdir.open(folder, embedder="hashing") as memory:
+        assert memory.search("name", mode="deep") is not None  # search still answers
+        refused = memory.knowledge.save("where?")
+        assert not refused.ok and "is a folder, not a file" in (refused.reason or "")

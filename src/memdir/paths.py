@@ -115,6 +115,16 @@ class Walks:
         return [item for item in listed if item[0].startswith(folder)]
 
 
+def outside_target(base: Path, path: Path) -> str | None:
+    """Where ``path`` leads if a link takes it outside ``base`` (None if it stays inside
+    or is no link). The one rule for links in a memory folder: memdir follows a link
+    that stays inside (or inside a mount), and never reads nor writes through one that
+    leaves: reads see no file there, writes are refused with a reason."""
+    if _inside(base, path):
+        return None
+    return os.path.realpath(path)
+
+
 def _inside(base: Path, path: str | Path) -> bool:
     """Whether ``path``, links resolved, stays inside ``base``: a symlink in a memory
     folder never brings another folder's files into its index."""

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 from memdir.config import Layer, file_template
 from memdir.context.tokens import TokenCounter
+from memdir.paths import outside_target
 from memdir.stores.base import read_text
 from memdir.stores.knowledge import prompt_text
 
@@ -352,7 +353,10 @@ def _journal(
     for back in range(days):
         day = today - timedelta(days=back)
         relpath = template.format(date=day.isoformat())
-        text = read_text(memory.space.real(relpath))
+        real = memory.space.real(relpath)
+        if outside_target(memory.space.confining(relpath), real) is not None:
+            continue  # a link out of the folder is never read into a prompt
+        text = read_text(real)
         if not text or not text.strip():
             continue
         label = "today" if back == 0 else ("yesterday" if back == 1 else day.strftime("%A"))

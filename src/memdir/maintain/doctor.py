@@ -10,6 +10,8 @@
 - broken-link: a ``[[wiki link]]`` that names no card.
 - cap: a file over its store's caps (notebook, knowledge).
 - index: files the search index has not seen in their current form.
+- file, link, name: a folder where a memory file should be, a layer file linking
+  outside the folder, a file name that is not UTF-8 (``maintain/integrity.py``).
 - temp-file: a temp file an interrupted write left (its writer is gone), in any
   folder memdir writes; the file it was to replace is whole.
 
@@ -25,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from memdir.files.temps import stale_temp_files
 from memdir.maintain.graph import build_graph
+from memdir.maintain.integrity import file_problems
 from memdir.stores.base import read_text
 
 if TYPE_CHECKING:
@@ -61,6 +64,7 @@ def diagnose(memory: Memory) -> list[Finding]:
     findings += [Finding("cap", notice.store, notice.message) for notice in _cap_notices(memory)]
     findings += _index(memory)
     findings += _temp_files(memory)
+    findings += [Finding(*problem) for problem in file_problems(memory)]
     return findings
 
 

@@ -32,6 +32,7 @@ from memdir.files.sections import (
     detect_newline,
     separate,
 )
+from memdir.paths import outside_target
 from memdir.stores.validate import Refusal as Refusal  # re-exported: stores raise it
 from memdir.stores.validate import check_text as check_text  # the one write check
 from memdir.timeutil import Clock, format_ts
@@ -44,14 +45,33 @@ KEY_MAX_CHARS = 120
 
 
 def read_text(path: Path) -> str | None:
+    """The file's text (bytes that are not UTF-8 kept, see ``files.encoding``), or None
+    when there is no file there: missing, or a folder in its place."""
     try:
         return path.read_bytes().decode(ENCODING, ERRORS)
-    except FileNotFoundError:
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
         return None
 
 
 def write_text(path: Path, text: str, *, sync_dir: bool = True) -> None:
     atomic_write(path, text.encode(ENCODING, ERRORS), sync_dir=sync_dir)
+
+
+def confine(base: Path, path: Path, relpath: str) -> None:
+    """Refusal if ``path`` cannot take a memory file: a link that leads outside ``base``
+    (see ``outside_target``), or a folder where the file should be."""
+    if path.is_dir():
+        raise Refusal(
+            f"{relpath} is a folder, not a file; memdir cannot write its memory there. Move "
+            "the folder away (its files are left as they are), and nothing was written"
+        )
+    target = outside_target(base, path)
+    if target is not None:
+        raise Refusal(
+            f"{relpath} is a link to {target}, outside the memory folder; memdir does not "
+            "write through it. Replace the link with the file itself (or a link inside the "
+            "folder), and nothing was written"
+        )
 
 
 def check_secrets(text: str) -> str:
@@ -114,6 +134,7 @@ class Archive:
         """
         relpath = self.path_for(kind)
         path = self.root / relpath
+        confine(self.root, path, relpath)
         existing = read_text(path)
         if existing is None:
             existing = f"# Archive: {kind}\n\nKept by memdir; nothing here is deleted.\n"
@@ -193,6 +214,8 @@ class SectionFileStore:
         signature = (stat.st_mtime_ns, stat.st_size, stat.st_ino)
         if self._cache is not None and self._cache[0] == signature:
             return self._cache[1]
+        if outside_target(self.ctx.root, self.path) is not None:  # never read through it
+            return SectionDocument.parse(self.starter)
         text = read_text(self.path)
         doc = SectionDocument.parse(text if text is not None else self.starter)
         self._cache = (signature, doc)
@@ -205,6 +228,7 @@ class SectionFileStore:
         Raise ``Refusal`` inside the block to leave the file untouched.
         """
         with self.ctx.lock:
+            confine(self.ctx.root, self.path, self.relpath)
             text = read_text(self.path)
             doc = SectionDocument.parse(text if text is not None else self.starter)
             yield doc

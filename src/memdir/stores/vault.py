@@ -47,7 +47,7 @@ from memdir.files.cards import Card
 from memdir.files.sections import SectionDocument, strip_think
 from memdir.paths import FileSpace
 from memdir.results import WriteResult
-from memdir.stores.base import Refusal, StoreContext, read_text, write_text
+from memdir.stores.base import Refusal, StoreContext, confine, read_text, write_text
 from memdir.stores.validate import check_text
 from memdir.tiers import TIERS, tier_for
 
@@ -351,6 +351,7 @@ class VaultStore:
         """Lock the vault, re-read the card, yield it, write it back if it changed."""
         real = self.space.real(path)
         with self.lock:
+            confine(self.space.confining(path), real, path)
             text = read_text(real)
             card = Card.parse(text) if text is not None else Card()
             yield card

@@ -1,0 +1,90 @@
+"""``memdir doctor``'s look at the folder's files themselves: what memdir leaves alone.
+
+- file: a folder where a layer's file should be (``knowledge.md/``): reads see no
+  file, writes are refused.
+- link: a layer file that is a link leading outside the memory folder (or its
+  mount): memdir never reads nor writes through it (``paths.outside_target``).
+- name: a file whose name is not UTF-8: kept, but left out of the index.
+
+Read-only, like the rest of the doctor: one ``lstat`` walk of each layer's folders.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from memdir.config import is_glob, static_prefix
+from memdir.files.encoding import clean, has_surrogates
+from memdir.paths import glob_regex, outside_target
+
+if TYPE_CHECKING:
+    from memdir.memory import Memory
+
+_FILE_SUFFIXES = (".md", ".markdown", ".txt", ".json", ".jsonl")
+Problem = tuple[str, str, str]
+"""(check, path, message)"""
+
+
+def file_problems(memory: Memory) -> list[Problem]:
+    found: dict[str, Problem] = {}
+    for name, layer in memory.manifest.layers.items():
+        base, prefix = memory.space.base(name)
+        for pattern in layer.paths:
+            for relative, path in _candidates(base, pattern):
+                problem = _problem(base, prefix + relative, path)
+                if problem is not None:
+                    found.setdefault(problem[1], problem)
+    return [found[key] for key in sorted(found)]
+
+
+def _candidates(base: Path, pattern: str) -> Iterator[tuple[str, Path]]:
+    """Entries that ``pattern`` names, files or not: the path itself for a plain path,
+    else every entry under the pattern's static folder that its glob matches."""
+    if not is_glob(pattern):
+        path = base / pattern
+        if os.path.lexists(path):
+            yield pattern, path
+        return
+    regex = glob_regex(pattern)
+    start = static_prefix(pattern).rstrip("/")
+    for folder, dirs, files in os.walk(base / start if start else base):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        here = Path(folder)
+        for entry in [*dirs, *sorted(files)]:
+            if entry.startswith("."):
+                continue
+            relative = (here / entry).relative_to(base).as_posix()
+            if regex.fullmatch(relative):
+                yield relative, here / entry
+
+
+def _problem(base: Path, relpath: str, path: Path) -> Problem | None:
+    shown = clean(relpath)
+    if has_surrogates(relpath):
+        return (
+            "name",
+            shown,
+            "the file's name is not UTF-8, so it is left out of search; rename it "
+            "(its text is kept as it is)",
+        )
+    if path.is_symlink():
+        target = outside_target(base, path)
+        if target is not None:
+            return (
+                "link",
+                shown,
+                f"links to {target}, outside the memory folder: memdir neither reads nor writes "
+                "through it; replace the link with the file, or remove it",
+            )
+        return None
+    if path.is_dir() and path.suffix in _FILE_SUFFIXES:
+        return (
+            "file",
+            shown,
+            "is a folder where a memory file should be: it reads as empty and every write "
+            "to it is refused; move the folder away",
+        )
+    return None
