@@ -24,6 +24,7 @@ from typer.testing import CliRunner
 import memdir
 from memdir.cli import app
 from memdir.errors import ReadOnlyFolder
+from memdir.files.atomic import TMP_SUFFIX
 from memdir.tools import Tools
 
 
@@ -336,3 +337,73 @@ def test_the_doctor_reports_folders_links_and_names_it_leaves_alone(
         assert memory.search("name", mode="deep") is not None  # search still answers
         refused = memory.knowledge.save("where?")
         assert not refused.ok and "is a folder, not a file" in (refused.reason or "")
+
+
+# -- a full disk ---------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def _small_disk() -> Iterator[Path]:
+    with tempfile.TemporaryDirectory() as where:
+        subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", where], check=True)
+        try:
+            yield Path(where)
+        finally:
+            subprocess.run(["umount", "-l", where], check=True)
+
+
+def _fill(disk: Path) -> None:
+    with open(disk / "filler", "wb") as handle, contextlib.suppress(OSError):
+        while True:
+            handle.write(b"\0" * 65536)
+            handle.flush()
+
+
+@needs_mount
+def test_on_a_full_disk_writes_are_refused_whole_and_search_still_answers() -> None:
+    with _small_disk() as disk:
+        memdir.init(disk / "mem")
+        memory = memdir.open(disk / "mem", embedder="hashing")
+        tools = Tools(memory)
+        assert tools.call("memory_save", {"content": "the kettle is blue"})["ok"]
+        assert memory.search("kettle")
+        (disk / "mem" / "journal" / "2026-11-30.md").write_text("# d\n\n## Context\n- kettles\n")
+        _fill(disk)
+        before = _snapshot(disk / "mem")
+        for tool, arguments in [
+            ("memory_save", {"content": "will not fit " * 200}),
+            ("update_notebook", {"key": "task", "text": "will not fit either " * 100}),
+            ("card_write", {"card": "carol", "body": "no room " * 300}),
+        ]:
+            result = tools.call(tool, arguments)
+            assert result["ok"] is False and "no space left" in result["reason"], result
+            assert "nothing was written" in result["reason"]
+        assert _snapshot(disk / "mem") == before
+        assert not [p for p in (disk / "mem").rglob(f"*{TMP_SUFFIX}") if ".memdir" not in p.parts]
+        memory.close()
+        with memdir.open(disk / "mem", embedder="hashing") as again:  # a fresh process, too
+            assert again.search("kettle")[0].path == "knowledge.md"
+            assert any("could not be updated" in str(n) for n in again.notices)
+        (disk / "filler").unlink()
+        with memdir.open(disk / "mem", embedder="hashing") as freed:
+            assert freed.knowledge.save("room again").ok
+
+
+# -- refusals are surfaced -------------------------------------------------------------
+
+
+def test_a_refused_write_is_recorded_in_the_activity_history(memory: memdir.Memory) -> None:
+    tools = Tools(memory)
+    assert tools.call("memory_search", {"query": 3})["ok"] is False  # a read: not recorded
+    refused = tools.call("memory_update", {"section": "s", "content": "m" * 15_001})
+    assert refused["ok"] is False
+    activities = memory.history.recent()
+    assert [(a.type, a.label, a.success) for a in activities] == [
+        ("internal", "memory_update refused", False)
+    ]
+    detail = memory.history.get(activities[0].id)
+    assert detail is not None and detail.logs[0].type == "error"
+    assert "15,000-character limit" in detail.logs[0].content
+    assert detail.logs[0].metadata == {"tool": "memory_update", "store": "knowledge.md"}
+    code, out = cli("recall", "list", "--dir", memory.root)
+    assert code == 0 and "memory_update refused" in out, out

@@ -16,7 +16,7 @@ from typing import Any
 import anyio
 import httpx2
 import pytest
-from mcp import Client
+from mcp import Client, MCPError
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
@@ -90,6 +90,7 @@ def test_stdio_resources_and_prompt(folder: Path) -> None:
     memory = memdir.open(folder, embedder="none")
     memory.notebook.update("task", "Ship the release notes")
     (folder / "identity" / "SOUL.md").write_text("# Soul\n\nI am Wren, the release agent.\n")
+    (folder / "journal" / "2025-01-01.md").write_bytes(b"# d\n\n- caf\xe9 au lait\n")
     memory.close()
 
     async def session(client: Client) -> None:
@@ -103,6 +104,14 @@ def test_stdio_resources_and_prompt(folder: Path) -> None:
         assert "I am Wren" in boot.contents[0].text  # type: ignore[union-attr]
         card = await client.read_resource("memdir://file/identity/SOUL.md")
         assert card.contents[0].text.startswith("# Soul")  # type: ignore[union-attr]
+        odd = await client.read_resource("memdir://file/journal/2025-01-01.md")
+        assert "caf\ufffd au lait" in odd.contents[0].text  # type: ignore[union-attr]
+        for uri, reason in [  # a refusal reaches the client with memdir's reason
+            ("memdir://file/.memdir/index.db", "internal to memdir or hidden"),
+            ("memdir://file/nothing-here.md", "no file nothing-here.md in the memory folder"),
+        ]:
+            with pytest.raises(MCPError, match=reason):
+                await client.read_resource(uri)
         prompt = await client.get_prompt("boot_context", {"profile": "reflex"})
         text = prompt.messages[0].content.text  # type: ignore[union-attr]
         assert "I am Wren" in text and "Ship the release notes" in text

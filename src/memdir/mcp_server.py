@@ -26,6 +26,7 @@ from typing import Any
 
 import mcp_types as types
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
 
 from memdir import __version__
 from memdir.context import PROFILES
@@ -129,9 +130,12 @@ def _add_resources(server: MCPServer[Any], memory: Memory) -> None:
     )
     def memory_file(path: str) -> str:
         got = memory.get(path)
-        if not got.ok:
-            raise ValueError(got.reason)
-        return got.text
+        if got.ok:
+            return got.text
+        reason = f"{got.path}: {got.reason}"
+        if got.reason and got.reason.startswith("no file "):
+            raise ResourceNotFoundError(reason)
+        raise ResourceError(reason)  # the client reads memdir's reason; no traceback logged
 
     @server.prompt(
         name="boot_context",

@@ -166,10 +166,17 @@ class Tools:
     # -- dispatch ---------------------------------------------------------------
 
     def call(self, name: str, arguments: Mapping[str, Any] | str | None = None) -> dict[str, Any]:
-        """Run one tool call; never raises (see the module docstring)."""
+        """Run one tool call; never raises (see the module docstring). A refused write
+        is also recorded in the activity history (``record_refusal``)."""
         tool = self._all.get(name) if isinstance(name, str) else None
         if tool is None:
             return error(self._unknown(name))
+        result = self._run(tool, arguments)
+        if not result.get("ok", False) and not tool.read_only:
+            record_refusal(self.memory, tool.name, result)
+        return result
+
+    def _run(self, tool: Tool, arguments: Mapping[str, Any] | str | None) -> dict[str, Any]:
         store = self._store(tool)
         try:
             args = _arguments(arguments)
@@ -242,6 +249,29 @@ def _arguments(arguments: Mapping[str, Any] | str | None) -> dict[str, Any] | st
     if not isinstance(arguments, Mapping):
         return f"the arguments must be a JSON object, not {_kind(arguments)}"
     return dict(arguments)
+
+
+def record_refusal(memory: Memory, tool: str, result: Mapping[str, Any]) -> str | None:
+    """Put a refused write in the activity history (the notebook specification, 8.8: a
+    refusal is surfaced to the activity log, never a silent no-op): an ``internal``
+    activity, failed, whose one ``error`` log holds the reason and the file. Returns its
+    id, or None where there is no history to write (none declared, a read-only folder,
+    a full disk): recording never turns a refusal into a crash."""
+    if memory.read_only is not None or not memory.has("history"):
+        return None
+    reason = str(result.get("reason") or "refused").removeprefix(f"{tool}: ")
+    store = result.get("store")
+    try:
+        history = memory.history
+        activity = history.start_activity("internal", f"{tool} refused")
+        history.log(activity, "error", reason, {"tool": tool, "store": store})
+        history.end_activity(
+            activity, summary=f"{tool} was refused: {reason}", keywords=[tool], success=False
+        )
+    except Exception as exc:  # a history that cannot be written must not hide the refusal
+        log.warning("could not record the refusal of %s in the history: %s", tool, exc)
+        return None
+    return activity
 
 
 def _depth(error: ValidationError) -> tuple[int, str]:
