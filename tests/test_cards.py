@@ -249,3 +249,35 @@ def test_value_with_next_line_character_round_trips() -> None:
     """allow_unicode makes PyYAML write NEL raw in a quoted scalar, where it folds to a space."""
     card = Card({"note": "a\x85b"}, "body\n")
     assert Card.parse(card.render()).meta == {"note": "a\x85b"}
+
+
+_LONG_PIECES = st.sampled_from(["word ", "---", "# x ", "a: 1 ", "\r", "\t", "é", "..."])
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    piece=st.lists(_LONG_PIECES, min_size=1, max_size=4).map("".join),
+    repeat=st.integers(min_value=5_000, max_value=60_000),
+    newline=NEWLINES,
+    front=st.booleans(),
+)
+def test_a_very_long_body_without_newlines_round_trips(
+    piece: str, repeat: int, newline: str, front: bool
+) -> None:
+    """A card body of up to megabytes on one line parses and renders byte for byte,
+    and a metadata edit leaves it alone."""
+    body = "text " + piece * repeat
+    text = f"---{newline}type: person{newline}---{newline}{body}" if front else body
+    card = Card.parse(text)
+    assert card.render() == text
+    assert card.body == body
+    card.meta["tier"] = "warm"
+    edited = Card.parse(card.render())
+    assert edited.body == body and edited.meta["tier"] == "warm"
+
+
+def test_unclosed_frontmatter_over_a_long_file_is_all_body() -> None:
+    """An opening ``---`` never closed, over 200,000 lines: no metadata, every byte kept."""
+    text = "---\n" + "".join(f"line {n}: value\n" for n in range(200_000))
+    card = Card.parse(text)
+    assert card.meta == {} and card.body == text and card.render() == text

@@ -2,11 +2,23 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from memdir.files.sections import META_KEY_RE, Section, SectionDocument, sanitize_body
+from memdir.files.sections import (
+    _CRLF_RE,
+    _HEADING_RES,
+    META_KEY_RE,
+    Section,
+    SectionDocument,
+    _separation,
+    canonical_body,
+    sanitize_body,
+    separate,
+)
 
 # -- strategies -------------------------------------------------------------------
 
@@ -246,3 +258,86 @@ def test_editing_section_whose_meta_value_holds_a_cr() -> None:
     doc = SectionDocument.parse("## a\n<!-- k: b\rc -->\nbody\n")
     doc.sections[0].body = "new"
     assert SectionDocument.parse(doc.render()).sections[0].body == "new"
+
+
+# -- big files: the linear forms agree with the plain ones -----------------------
+
+# The regexes and the blank-line check as they were written first: quadratic on a long
+# run of spaces or \r, or on a long document (each check copied the text so far).
+_OLD_HEADING_RES = {level: re.compile(rf"^#{{{level}}}[ \t]+(\S.*?)[ \t]*$") for level in (2, 3)}
+_OLD_CRLF_RE = re.compile(r"\r+\n")
+_LINE_PIECES = st.sampled_from(
+    ["#", "##", "###", " ", "\t", "\r", "\n", "a", "\xa0", "\x0b", "\u2028", "<!--", "-->"]
+)
+LINEISH = st.lists(_LINE_PIECES, max_size=20).map("".join)
+
+
+def _old_separate(text: str, newline: str) -> str:
+    if not text:
+        return text
+    if not text.endswith("\n"):
+        text += newline
+    last_line = text[:-1].rsplit("\n", 1)[-1]
+    return text if last_line.rstrip("\r") == "" else text + newline
+
+
+@settings(max_examples=300)
+@given(line=LINEISH)
+def test_heading_and_crlf_patterns_match_what_the_first_ones_did(line: str) -> None:
+    for level, old in _OLD_HEADING_RES.items():
+        before, now = old.match(line), _HEADING_RES[level].match(line)
+        assert (before and before.group(1)) == (now and now.group(1))
+    assert _CRLF_RE.sub("\n", line) == _OLD_CRLF_RE.sub("\n", line)
+
+
+@settings(max_examples=300)
+@given(parts=st.lists(st.one_of(LINEISH, MARKDOWNISH), max_size=6), newline=NEWLINES)
+def test_separation_reads_only_the_end_and_agrees(parts: list[str], newline: str) -> None:
+    """What render adds before a changed section, from the parts so far, is what
+    ``separate`` of their whole text adds."""
+    joined = "".join(parts)
+    assert joined + _separation(parts, newline) == _old_separate(joined, newline)
+    assert separate(joined, newline) == _old_separate(joined, newline)
+
+
+_LONG_PIECES = st.sampled_from(["word ", "## x ", "```", "<!-- a: 1 -->", "\r", " ", "\t", "é"])
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    piece=st.lists(_LONG_PIECES, min_size=1, max_size=4).map("".join),
+    repeat=st.integers(min_value=5_000, max_value=60_000),
+    newline=NEWLINES,
+    level=st.sampled_from([2, 3]),
+)
+def test_a_very_long_body_without_newlines_round_trips(
+    piece: str, repeat: int, newline: str, level: int
+) -> None:
+    """A body of up to megabytes on one line (an import, a pasted log) parses and renders
+    byte for byte, as a file and as a section made in code."""
+    body = "text " + piece * repeat  # one line, so no heading at its start
+    marks = "#" * level
+    text = (
+        f"# Knowledge{newline}{newline}{marks} big{newline}{body}{newline}{marks} after{newline}x"
+    )
+    doc = SectionDocument.parse(text, level=level)
+    assert doc.render() == text
+    assert doc.keys() == ["big", "after"]
+    assert doc.sections[0].body == canonical_body(body)
+    made = SectionDocument("", [Section("big", body, level=level)], level=level, newline=newline)
+    assert SectionDocument.parse(made.render(), level=level).sections == made.sections
+    assert SectionDocument.parse(body, level=level).render() == body  # no heading at all
+
+
+def test_a_document_of_many_sections_renders_each_edit_in_place() -> None:
+    """50,000 sections (a hand-made file far over every cap): an edit in the middle and
+    an append change only those sections; everything else keeps its bytes."""
+    text = "# K\n\n" + "".join(f"### obs_{n}\n<!-- n: {n} -->\nbody {n}\n\n" for n in range(50_000))
+    doc = SectionDocument.parse(text, level=3)
+    doc.sections[25_000].body = "edited"
+    doc.append(Section("new", "added", level=3))
+    rendered = doc.render()
+    middle = "### obs_25000\n<!-- n: 25000 -->\nedited\n"
+    assert rendered == (
+        text.replace("### obs_25000\n<!-- n: 25000 -->\nbody 25000\n", middle) + "### new\nadded\n"
+    )

@@ -30,12 +30,16 @@ _FENCE_CLOSE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})[ \t]*$")
 _META_RE = re.compile(r"<!--(.*)-->[ \t]*")
 _META_ITEM_RE = re.compile(r"([A-Za-z_][\w.-]*)[ \t]*:[ \t]*(.*)", re.DOTALL)
 META_KEY_RE = re.compile(r"[A-Za-z_][\w.-]*")
-_CRLF_RE = re.compile(r"\r+\n")
+# Patterns here must not backtrack over a long run (of \r, spaces ...) once per
+# position in it: a file on disk may be megabytes with no newline (bench/big_files.py).
+_CRLF_RE = re.compile(r"(?<!\r)\r+\n")  # tried once per run of \r, not at each
 _THINK_RE = re.compile(r"<think>.*?(</think>|\Z)", re.DOTALL | re.IGNORECASE)
 
 
 def _heading_re(level: int) -> re.Pattern[str]:
-    return re.compile(rf"^#{{{level}}}[ \t]+(\S.*?)[ \t]*$")
+    # The key ends at its last character that is not a space or tab (a lazy ``.*?``
+    # would try ``[ \t]*$`` at every position: quadratic in a line of spaces).
+    return re.compile(rf"^#{{{level}}}[ \t]+(\S(?:.*[^ \t\n])?)[ \t]*$")
 
 
 _HEADING_RES = {level: _heading_re(level) for level in range(1, 7)}
@@ -292,12 +296,31 @@ def _heading_offsets(text: str, level: int) -> tuple[list[int], bool]:
 
 def separate(text: str, newline: str) -> str:
     """Ensure ``text`` ends with a blank line, so a following heading stands apart."""
-    if not text:
-        return text
-    if not text.endswith("\n"):
-        text += newline
-    last_line = text[:-1].rsplit("\n", 1)[-1]
-    return text if last_line.rstrip("\r") == "" else text + newline
+    return text + _separation([text], newline)
+
+
+def _separation(parts: list[str], newline: str) -> str:
+    """What ``separate`` adds to ``"".join(parts)``: reads only its last line, from the
+    end of the parts, so rendering a long document stays linear in its length."""
+    line: list[str] = []
+    ends_newline: bool | None = None
+    for piece in reversed(parts):
+        if not piece:
+            continue
+        end = len(piece)
+        if ends_newline is None:
+            ends_newline = piece.endswith("\n")
+            end -= ends_newline
+        cut = piece.rfind("\n", 0, end)
+        line.append(piece[cut + 1 : end])
+        if cut >= 0:
+            break
+    if ends_newline is None:
+        return ""  # nothing to stand apart from
+    blank = all(not chunk.strip("\r") for chunk in line)  # the last line holds only \r
+    if ends_newline:
+        return "" if blank else newline
+    return newline if blank else newline + newline
 
 
 class SectionDocument:
@@ -331,18 +354,19 @@ class SectionDocument:
         return cls(text[: starts[0]], sections, level=level, newline=newline)
 
     def render(self) -> str:
-        text = self.preamble
+        parts = [self.preamble]  # joined once at the end: linear in the document's length
         previous_changed = False
         for section in self.sections:
             if section.level != self.level:
                 raise ValueError(
                     f"section {section.key!r} is level {section.level}, not {self.level}"
                 )
-            if section.changed or previous_changed:
-                text = separate(text, self.newline)
-            text += section.render(self.newline)
-            previous_changed = section.changed
-        return text
+            changed = section.changed
+            if changed or previous_changed:
+                parts.append(_separation(parts, self.newline))
+            parts.append(section.render(self.newline))
+            previous_changed = changed
+        return "".join(parts)
 
     def spans(self) -> list[tuple[Section, int, int]]:
         """Each section with its start and end offset in the text it was parsed from.

@@ -13,6 +13,10 @@ are unrelated for it (search shows no semantic hit below it; default 0.2), and
 ``duplicate_threshold``: the cosine above which two short texts may say the
 same thing (the dream's near-duplicate merge; default 0.9).
 
+Input is bounded: the built-in embedders read at most ``MAX_CHARS`` of a text
+(MiniLM keeps 256 tokens anyway, but its tokenizer would walk a 5 MB text
+whole first), so one enormous item costs what a long one does.
+
 An embedder's ``id`` is stored with every vector: vectors made by another id
 are never compared with this one's, they are recomputed.
 
@@ -73,6 +77,9 @@ class HashingEmbedder:
     """Signed feature hashing of words and character trigrams: fast, crude, deterministic."""
 
     _WORD_RE = re.compile(r"\w+")
+    # Past this a text's further words change its vector little and cost a hash each.
+    # Texts this long were not made before the bound existed (caps), so the id stays.
+    MAX_CHARS = 20_000
 
     def __init__(self, dim: int = 256) -> None:
         self._dim = dim
@@ -92,7 +99,7 @@ class HashingEmbedder:
     def embed(self, texts: Sequence[str]) -> Vectors:
         out = np.zeros((len(texts), self._dim), dtype=np.float32)
         for row, text in enumerate(texts):
-            words = self._WORD_RE.findall(text.lower())
+            words = self._WORD_RE.findall(text[: self.MAX_CHARS].lower())
             features = words + [f"#{w[i : i + 3]}" for w in words for i in range(len(w) - 2)]
             for feature in features:
                 digest = hashlib.blake2b(feature.encode(), digest_size=8).digest()
@@ -105,6 +112,9 @@ class MiniLMEmbedder:
     """all-MiniLM-L6-v2, int8 ONNX on onnxruntime: mean pooling, L2 normalisation."""
 
     MAX_TOKENS = 256  # sentence-transformers' max_seq_length for this model
+    # What the tokenizer is given: 64 chars a token covers any text but one whose
+    # first 256 tokens average over 64 chars (words over 100 chars are one [UNK]).
+    MAX_CHARS = MAX_TOKENS * 64
     BATCH = 32
 
     def __init__(self, model_path: Path | None = None, threads: int | None = None) -> None:
@@ -163,7 +173,7 @@ class MiniLMEmbedder:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         for start in range(0, len(order), self.BATCH):
             chunk = order[start : start + self.BATCH]
-            out[chunk] = self._encode([texts[i] for i in chunk])
+            out[chunk] = self._encode([texts[i][: self.MAX_CHARS] for i in chunk])
         return out
 
     def _encode(self, texts: list[str]) -> Vectors:

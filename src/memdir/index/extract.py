@@ -27,6 +27,7 @@ from memdir.errors import FileShapeError
 from memdir.files.cards import Card
 from memdir.files.sections import Section, SectionDocument
 from memdir.stores.knowledge import OBSERVATIONS_KEY
+from memdir.textutil import drop_comments
 from memdir.timeutil import parse_ts
 
 # Bump when extraction changes what it produces: an index built by another
@@ -38,6 +39,7 @@ _SKIP_META = frozenset(
     {
         "updated", "date", "created", "archived", "last_accessed", "managed", "id",
         "relevance", "tier", "access_count", "from", "reason", "title", "tags", "merged",
+        "by", "flagged",
     }
 )  # fmt: skip
 _DATE_IN_NAME_RE = re.compile(r"(\d{4}-\d{2}-\d{2})")
@@ -278,9 +280,9 @@ def _knowledge(text: str) -> list[Item]:
                     _section_item(section, "section", ordinal, lines.span(start, end), anchor)
                 )
                 continue
+            whole = _section_item(section, "section", ordinal, lines.span(start, end), anchor)
             for number, (piece_start, piece_end) in enumerate(pieces, start=1):
-                whole = _section_item(section, "section", ordinal, lines.span(start, end), anchor)
-                body = _COMMENT_RE.sub("", text[piece_start:piece_end]).strip()
+                body = drop_comments(text[piece_start:piece_end]).strip()
                 items.append(
                     replace(
                         whole,
@@ -304,9 +306,6 @@ def _knowledge(text: str) -> list[Item]:
     return items
 
 
-_COMMENT_RE = re.compile(r"[ \t]*<!--.*?-->", re.DOTALL)
-
-
 def _bullets(section: Section, start: int) -> list[tuple[int, int]]:
     """A curated section as pieces: what comes before its first top-level ``- ``
     bullet, then each bullet with its continuation lines (offsets in the file). One
@@ -328,7 +327,7 @@ def _bullets(section: Section, start: int) -> list[tuple[int, int]]:
         return []
     pieces = list(zip(starts, [*starts[1:], cursor], strict=True))
     head = section.raw[len(raw_lines[0]) : starts[0] - start] if section.raw else ""
-    if _COMMENT_RE.sub("", head).strip():
+    if drop_comments(head).strip():
         pieces.insert(0, (body_start, starts[0]))
     return pieces
 

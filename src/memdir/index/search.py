@@ -443,10 +443,15 @@ def snippet(body: str, words: list[str], width: int = SNIPPET_CHARS) -> str:
     matches = list(pattern.finditer(flat))
     start = 0
     if matches and len(flat) > width:
-        best = max(
-            range(len(matches)),
-            key=lambda i: sum(1 for m in matches[i:] if m.start() - matches[i].start() < width),
-        )
+        # The first match with the most matches less than ``width`` after it: one
+        # sliding window, linear in the matches (a huge body holds very many).
+        starts = [match.start() for match in matches]
+        best, most, end = 0, 0, 0
+        for i, first in enumerate(starts):
+            while end < len(starts) and starts[end] - first < width:
+                end += 1
+            if end - i > most:
+                best, most = i, end - i
         start = max(0, matches[best].start() - width // 4)
         if start:
             space = flat.find(" ", start)

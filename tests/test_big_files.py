@@ -1,0 +1,107 @@
+"""Files far over every cap, already on disk: read, searched and written like small ones.
+
+How long they take is measured by bench/big_files.py (no timing here); these tests
+pin what the linear rewrites must keep: the same snippets, the same vectors for
+ordinary text, and every byte of the big file through a write.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import memdir
+from memdir.index.embedders import HashingEmbedder
+from memdir.index.search import SNIPPET_CHARS, _stem, snippet
+from memdir.testing import FakeClock
+
+
+def _reference_snippet(body: str, words: list[str], width: int = SNIPPET_CHARS) -> str:
+    """snippet() as first written: the densest window found by counting from each match."""
+    flat = " ".join(body.split())
+    if not words:
+        return flat[:width] + ("…" if len(flat) > width else "")
+    stems = sorted({_stem(word) for word in words}, key=len, reverse=True)
+    pattern = re.compile(r"\b(" + "|".join(re.escape(stem) for stem in stems) + r")\w*", re.I)
+    matches = list(pattern.finditer(flat))
+    start = 0
+    if matches and len(flat) > width:
+        best = max(
+            range(len(matches)),
+            key=lambda i: sum(1 for m in matches[i:] if m.start() - matches[i].start() < width),
+        )
+        start = max(0, matches[best].start() - width // 4)
+        if start:
+            space = flat.find(" ", start)
+            start = space + 1 if 0 <= space < matches[best].start() else start
+    window = flat[start : start + width]
+    marked = pattern.sub(lambda m: f"**{m.group(0)}**", window)
+    return ("…" if start else "") + marked + ("…" if start + width < len(flat) else "")
+
+
+_WORDS = st.sampled_from(["pay", "payments", "api", "retry", "webhook", "x", "  ", "\n", "é"])
+
+
+@settings(max_examples=300)
+@given(
+    body=st.lists(_WORDS, max_size=200).map(" ".join),
+    query=st.lists(st.sampled_from(["payments", "api", "retries", "zzz"]), max_size=3),
+    width=st.integers(min_value=5, max_value=80),
+)
+def test_snippet_picks_the_window_the_first_version_did(
+    body: str, query: list[str], width: int
+) -> None:
+    assert snippet(body, query, width) == _reference_snippet(body, query, width)
+
+
+def test_the_hashing_embedder_reads_a_bounded_prefix() -> None:
+    """Past MAX_CHARS more text changes nothing (and costs nothing); before it, it does."""
+    embedder = HashingEmbedder(dim=64)
+    text = "payments api webhook " * (HashingEmbedder.MAX_CHARS // 10)
+    long, longer, short = embedder.embed([text, text + " refunds" * 1000, "payments api"])
+    assert (long == longer).all()
+    assert not (long == short).all()
+
+
+def _giant_observation(words: int) -> str:
+    body = "\n".join(f"line {n} of the import about payments" for n in range(words))
+    return (
+        "# Knowledge\n\n## _observations\n### obs_1764496800000_a1b2c3\n"
+        "<!-- type: fact; date: 2026-11-30T10:00:00Z -->\n"
+        f"{body}\nThe zanzibar webhook retries for three days.\n"
+    )
+
+
+def test_a_megabyte_observation_is_read_found_and_kept_through_a_save(
+    folder: Path, clock: FakeClock
+) -> None:
+    text = _giant_observation(30_000)
+    assert len(text) > 1_000_000
+    (folder / "knowledge.md").write_text(text, encoding="utf-8")
+    with memdir.open(folder, clock=clock, embedder="hashing") as memory:
+        (observation,) = memory.knowledge.observations()
+        assert observation.content.endswith("The zanzibar webhook retries for three days.")
+        assert len(observation.content) > 1_000_000
+        (hit,) = memory.search("zanzibar", kinds=["observation"])
+        assert hit.anchor == "obs_1764496800000_a1b2c3"
+        assert "**zanzibar**" in hit.snippet
+        assert memory.knowledge.save("A small new fact.").ok
+    after = (folder / "knowledge.md").read_text(encoding="utf-8")
+    assert after.startswith(text)  # the big one byte for byte; the new one after it
+    assert after[len(text) :].count("### obs_") == 1
+
+
+def test_a_file_that_is_one_long_line_opens_and_takes_a_save(
+    folder: Path, clock: FakeClock
+) -> None:
+    """No newline, no heading: it is all preamble; a save appends the buffer after it."""
+    text = "# Knowledge " + "payments api webhook " * 100_000
+    (folder / "knowledge.md").write_text(text, encoding="utf-8")
+    with memdir.open(folder, clock=clock, embedder="hashing") as memory:
+        assert memory.knowledge.observations() == []
+        assert memory.knowledge.save("A small new fact.").ok
+        assert [o.content for o in memory.knowledge.observations()] == ["A small new fact."]
+    assert (folder / "knowledge.md").read_text(encoding="utf-8").startswith(text + "\n")
