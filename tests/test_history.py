@@ -141,7 +141,8 @@ def test_schema_migrations_are_recorded(history: History, tmp_path: Path, clock:
     from memdir.history import MIGRATIONS
 
     names = [name for (name,) in history.db.execute("SELECT name FROM migrations ORDER BY name")]
-    assert names == [name for name, _ in MIGRATIONS] == ["001_activities", "002_context_usage"]
+    expected = ["001_activities", "002_context_usage", "003_restarts"]
+    assert names == [name for name, _ in MIGRATIONS] == expected
     activity_id = history.start_activity("task", "persisted")
     history.close()
     again = History(tmp_path / "history.db", "agent-7", clock)

@@ -14,10 +14,23 @@ and exported (``export_jsonl``) from a consistent snapshot taken with SQLite's
 backup API while other processes write. Never deleted; it grows for years, so
 recall is indexed: by time, type and task, and FTS5 over label, summary and
 keywords. Schema changes are named migrations recorded in the database.
+
+A damaged file (truncated, overwritten, a bad page, a schema its migrations cannot
+read) must not stop the agent: every public method runs through ``History.guard``,
+which, when SQLite says so (``memdir.sqlite.damage_reason``), renames the file to
+``history.db.corrupt-<UTC stamp>`` under the folder lock, starts a fresh history,
+records the restart in its ``history_restarts`` table, sends a ``Notice`` and runs
+the call again. A process whose file another process set aside follows it to the
+fresh one (a changed inode, or SQLite's "moved" error) and moves nothing. The rows
+of the damaged file are not lost with it: ``memdir doctor`` keeps reporting it and
+``memdir doctor --repair`` reads them back (``memdir.salvage``). An activity being
+run across the restart is not in the fresh file: logging to it raises ``HistoryError``.
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import json
 import re
 import secrets
@@ -25,22 +38,25 @@ import sqlite3
 import tempfile
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from memdir import sqlite
 from memdir.digest import LogEvent, summarise
 from memdir.digest import keywords as find_keywords
 from memdir.errors import MemdirError
+from memdir.results import Notice
 from memdir.sqlite import run_script, transaction
 from memdir.timeutil import Clock, format_ts, parse_ts
 
 ACTIVITY_TYPES = ("task", "chat", "heartbeat", "a2a", "internal", "respond_in_session")
 LOG_TYPES = ("status", "text", "tool_start", "tool_end", "error", "llm_request")
 _WORD_RE = re.compile(r"\w+", re.UNICODE)
+P = ParamSpec("P")
+T = TypeVar("T")
 
 
 class HistoryError(MemdirError, ValueError):
@@ -129,9 +145,17 @@ def _m002_context_usage(db: sqlite3.Connection) -> None:
     )
 
 
+def _m003_restarts(db: sqlite3.Connection) -> None:
+    db.execute(
+        "CREATE TABLE history_restarts (moved_to TEXT PRIMARY KEY, reason TEXT NOT NULL, "
+        "restarted_at TEXT NOT NULL, salvaged_at TEXT, salvage TEXT)"
+    )
+
+
 MIGRATIONS: list[tuple[str, sqlite.Migration]] = [
     ("001_activities", _m001_activities),
     ("002_context_usage", _m002_context_usage),
+    ("003_restarts", _m003_restarts),
 ]
 
 _ACTIVITY_COLUMNS = (
@@ -211,6 +235,56 @@ class ActivityRun:
         return self.history.log(self.id, type, content, metadata)
 
 
+@dataclass(frozen=True)
+class Restart:
+    """A damaged history moved aside and a fresh one started in its place."""
+
+    moved_to: str
+    """the damaged file's name, beside the history (``history.db.corrupt-<stamp>``)"""
+    reason: str
+    restarted_at: datetime
+    salvaged_at: datetime | None
+    salvage: dict[str, Any] | None
+    """what ``memdir doctor --repair`` recovered from it, table by table"""
+
+
+def _restarts(db: sqlite3.Connection) -> list[Restart]:
+    rows = db.execute(
+        "SELECT moved_to, reason, restarted_at, salvaged_at, salvage "
+        "FROM history_restarts ORDER BY restarted_at, moved_to"
+    ).fetchall()
+    found = []
+    for moved_to, reason, restarted, salvaged, salvage in rows:
+        started = parse_ts(restarted)
+        assert started is not None
+        report = json.loads(salvage) if salvage else None
+        found.append(Restart(moved_to, reason, started, parse_ts(salvaged), report))
+    return found
+
+
+def read_restarts(path: Path) -> list[Restart]:
+    """``History.restarts`` of the file at ``path``, read without writing anything (and
+    without creating it); none if it cannot be read."""
+    if not path.is_file():
+        return []
+    try:
+        db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=30.0)
+        with contextlib.closing(db):
+            return _restarts(db)
+    except sqlite3.Error:
+        return []
+
+
+def _guarded(method: Callable[Concatenate[History, P], T]) -> Callable[Concatenate[History, P], T]:
+    """``History.guard`` around a method: a damaged file is set aside and the call run again."""
+
+    @functools.wraps(method)
+    def wrapper(history: History, /, *args: P.args, **kwargs: P.kwargs) -> T:
+        return history.guard(lambda: method(history, *args, **kwargs))
+
+    return wrapper
+
+
 class History:
     def __init__(
         self,
@@ -218,19 +292,99 @@ class History:
         agent_id: str,
         clock: Clock,
         on_end: Callable[[Activity], None] | None = None,
+        *,
+        lock: AbstractContextManager[object] | None = None,
+        on_notice: Callable[[Notice], None] | None = None,
     ) -> None:
+        """``lock`` (the memory folder's) is taken to set a damaged file aside;
+        ``on_notice`` hears that it was."""
         self.path = path
         self.agent_id = agent_id
         self.clock = clock
         self.on_end = on_end
-        self.db = sqlite.connect(path, MIGRATIONS)
+        self.folder_lock = lock
+        self.on_notice = on_notice
         self._lock = threading.RLock()
+        self._guards = threading.local()  # how deep in ``guard`` each thread is
+        self._file_id = sqlite.file_id(path)
+        try:
+            self.db = sqlite.connect(path, MIGRATIONS)
+        except sqlite3.DatabaseError as exc:
+            if not self._recover(exc, opening=True):
+                raise
+        self._file_id = sqlite.file_id(path)
 
     def close(self) -> None:
         self.db.close()
 
+    # -- a damaged file ----------------------------------------------------------
+
+    def guard(self, operation: Callable[[], T]) -> T:
+        """Run ``operation``; if it finds the file damaged, set it aside, start a fresh
+        history and run it once more. Every public method runs through here; only a
+        thread's outermost call mends."""
+        depth = getattr(self._guards, "depth", 0)
+        self._guards.depth = depth + 1
+        try:
+            if not depth and sqlite.file_id(self.path) != self._file_id:
+                self._recover(sqlite3.DatabaseError(sqlite.MOVED))  # another process did
+            return operation()
+        except sqlite3.DatabaseError as exc:
+            if depth or not self._recover(exc):
+                raise
+        finally:
+            self._guards.depth = depth
+        return operation()
+
+    def _recover(self, exc: sqlite3.DatabaseError, *, opening: bool = False) -> bool:
+        """True if ``exc`` came from a damaged (or moved) file and a sound one is open now."""
+        db = None if opening else self.db
+        reason = sqlite.damage_reason(exc, db, self.path, self._file_id, MIGRATIONS)
+        if reason is None:
+            return False
+        self._mend(reason, db)
+        return True
+
+    def mend(self, reason: str) -> Path | None:
+        """Set the file aside as damaged (``reason``: what ``memdir doctor`` found) and
+        start a fresh history; the moved file's path (``memdir doctor --repair``)."""
+        return self._mend(reason, self.db)
+
+    def _mend(self, reason: str, db: sqlite3.Connection | None) -> Path | None:
+        with self.folder_lock or contextlib.nullcontext(), self._lock:
+            if db is not None:
+                with contextlib.suppress(sqlite3.Error):
+                    db.close()
+            moved = sqlite.set_aside(self.path, reason, self._file_id, self.clock(), None)
+            self.db = sqlite.connect(self.path, MIGRATIONS)
+            self._file_id = sqlite.file_id(self.path)
+            if moved is not None:
+                self.db.execute(
+                    "INSERT OR IGNORE INTO history_restarts (moved_to, reason, restarted_at) "
+                    "VALUES (?, ?, ?)",
+                    (moved.name, reason, format_ts(self.clock())),
+                )
+        if moved is not None and self.on_notice is not None:
+            where = f"{self.path.parent.name}/{self.path.name}"
+            self.on_notice(
+                Notice(
+                    "history",
+                    f"{where} was damaged ({reason}); moved aside to "
+                    f"{self.path.parent.name}/{moved.name} and started a fresh one: "
+                    "`memdir doctor --repair` recovers what it can",
+                )
+            )
+        return moved
+
+    @_guarded
+    def restarts(self) -> list[Restart]:
+        """Every time a damaged history was set aside for this one, oldest first."""
+        with self._lock:
+            return _restarts(self.db)
+
     # -- writing ---------------------------------------------------------------
 
+    @_guarded
     def start_activity(self, type: str, label: str, task_id: str | None = None) -> str:
         if type not in ACTIVITY_TYPES:
             raise HistoryError(f"activity type must be one of {', '.join(ACTIVITY_TYPES)}")
@@ -253,6 +407,7 @@ class History:
             )
         return activity_id
 
+    @_guarded
     def log(
         self, activity_id: str, type: str, content: str, metadata: dict[str, Any] | None = None
     ) -> int:
@@ -285,6 +440,7 @@ class History:
             )
         return int(seq)
 
+    @_guarded
     def end_activity(
         self,
         activity_id: str,
@@ -330,6 +486,7 @@ class History:
             raise
         self.end_activity(run.id, run.summary, run.keywords, success=True)
 
+    @_guarded
     def receive(
         self,
         source: str,
@@ -349,6 +506,7 @@ class History:
             )  # fmt: skip
         return item_id
 
+    @_guarded
     def decide(
         self, decision: str, reason: str | None = None, *, mailbox_item_id: str | None = None,
         activity_id: str | None = None, metadata: dict[str, Any] | None = None,
@@ -366,6 +524,7 @@ class History:
 
     # -- context usage (for the memory flush) ----------------------------------
 
+    @_guarded
     def record_usage(self, session_id: str, used_tokens: int, window_tokens: int) -> None:
         """How full a session's context was on its last turn."""
         if window_tokens <= 0 or used_tokens < 0:
@@ -379,6 +538,7 @@ class History:
                 (session_id, used_tokens, window_tokens, format_ts(self.clock())),
             )
 
+    @_guarded
     def usage(self, session_id: str) -> tuple[float | None, bool]:
         """The last recorded usage ratio (None if never recorded) and whether a flush ran."""
         with self._lock:
@@ -391,6 +551,7 @@ class History:
             return None, False
         return row[0] / row[1], row[2] is not None
 
+    @_guarded
     def claim_flush(self, session_id: str) -> bool:
         """Mark the session flushed; False if it already was (one flush per session)."""
         with self._lock:
@@ -403,6 +564,7 @@ class History:
 
     # -- recall ----------------------------------------------------------------
 
+    @_guarded
     def recent(
         self,
         limit: int = 20,
@@ -421,6 +583,7 @@ class History:
         with self._lock:
             return [_activity(row) for row in self.db.execute(sql, [*params, limit])]
 
+    @_guarded
     def search(
         self, query: str, limit: int = 10, *, type: str | None = None, since: datetime | None = None
     ) -> list[Activity]:
@@ -449,6 +612,7 @@ class History:
                 break
         return found
 
+    @_guarded
     def get(self, activity_id: str) -> ActivityDetail | None:
         """One activity with its ordered event logs (recall_activity get)."""
         with self._lock:
@@ -492,6 +656,7 @@ class History:
 
     # -- copies ----------------------------------------------------------------
 
+    @_guarded
     def snapshot(self, destination: Path) -> None:
         """A consistent copy of the database while others write (SQLite backup API)."""
         destination.parent.mkdir(parents=True, exist_ok=True)

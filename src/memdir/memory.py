@@ -149,7 +149,14 @@ class Memory:
         if self.read_only is not None:
             path = private_index(self.root / STATE_DIR / INDEX_FILE)
         return Index(
-            self.root, self.manifest, embedder=self._embedder(), clock=self.clock, path=path
+            self.root,
+            self.manifest,
+            embedder=self._embedder(),
+            clock=self.clock,
+            path=path,
+            # a damaged index.db is moved aside under the folder lock, then rebuilt
+            lock=self.lock if path is None else None,
+            on_notice=self.notices.append,
         )
 
     def _embedder(self) -> Embedder | None:
@@ -236,7 +243,11 @@ class Memory:
             until=_moment(until, "until"),
         )
         index = self._fresh_index()
-        return run_search(index, query, filters, k=k, decay=self.manifest.decay, now=self.clock())
+        return index.guard(  # a damaged index is rebuilt and the search run again
+            lambda: run_search(
+                index, query, filters, k=k, decay=self.manifest.decay, now=self.clock()
+            )
+        )
 
     def get(self, path: str, from_line: int | None = None, to_line: int | None = None) -> GetResult:
         """Exact lines of a memory file (``memory_get``): open what a hit points at."""
@@ -248,8 +259,10 @@ class Memory:
         if n < 1:
             raise ValueError("n must be at least 1")
         index = self._fresh_index()
-        return run_creative(
-            index, n, decay=self.manifest.decay, now=self.clock(), rng=random.Random(seed)
+        return index.guard(
+            lambda: run_creative(
+                index, n, decay=self.manifest.decay, now=self.clock(), rng=random.Random(seed)
+            )
         )
 
     # -- the vault -------------------------------------------------------------
@@ -348,9 +361,18 @@ class Memory:
 
     @cached_property
     def history(self) -> History:
-        """The activity history (``.memdir/history.db``): activities, logs, mailbox, decisions."""
+        """The activity history (``.memdir/history.db``): activities, logs, mailbox, decisions.
+        A damaged file is set aside under the folder lock and a fresh one started, with a
+        notice; ``memdir doctor --repair`` recovers what it can from the damaged one."""
         path = self.root / self._layer("history").paths[0]
-        return History(path, self.manifest.agent, self.clock, on_end=self._audit)
+        return History(
+            path,
+            self.manifest.agent,
+            self.clock,
+            on_end=self._audit,
+            lock=self.lock,
+            on_notice=self.notices.append,
+        )
 
     def _audit(self, activity: Activity) -> None:
         write_audit_line(self, activity)

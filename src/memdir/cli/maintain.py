@@ -22,6 +22,7 @@ from memdir.cli._common import (
     progress,
     reports_errors,
 )
+from memdir.maintain.databases import repair as run_repair
 
 
 class Profile(enum.StrEnum):
@@ -139,17 +140,35 @@ def reindex(
 @app.command(rich_help_panel=UPKEEP)
 @reports_errors
 def doctor(
-    folder: FolderOption = None, agent: AgentOption = None, as_json: JsonOption = False
+    folder: FolderOption = None,
+    agent: AgentOption = None,
+    repair: Annotated[
+        bool,
+        typer.Option(
+            "--repair",
+            help="First mend what needs no judgement: rebuild a damaged index, set a damaged "
+            "history aside and read its rows back, remove stale temp files. Asks nothing.",
+        ),
+    ] = False,
+    as_json: JsonOption = False,
 ) -> None:
-    """Audit the folder: hot-context size, DRY, broken links, caps, index freshness.
+    """Audit the folder: hot-context size, DRY, broken links, caps, index freshness,
+    damaged databases, temp files.
 
-    Exits with 1 if it finds anything."""
+    Exits with 1 if it finds anything (after --repair: anything left)."""
     with opened(folder, agent) as memory:
+        repaired = run_repair(memory) if repair else []
         findings = memory.doctor()
     if as_json:
-        print_json([finding.to_dict() for finding in findings])
-    elif not findings:
-        console.print("No problems found.")
+        listed = [finding.to_dict() for finding in findings]
+        print_json({"repaired": repaired, "findings": listed} if repair else listed)
+    else:
+        if repair:
+            console.print("Repaired:" if repaired else "Nothing to repair.")
+            for line in repaired:
+                console.print(f"  {line}", markup=False)
+        if not findings:
+            console.print("No problems found.")
     for finding in [] if as_json else findings:
         console.print(
             f"[yellow]\\[{escape(finding.check)}][/] {escape(finding.path)}: "

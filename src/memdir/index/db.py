@@ -1,7 +1,9 @@
 """The index database, ``.memdir/index.db``: schema and its migrations.
 
 Derived from the files and safe to delete: ``memdir reindex`` (or the next
-open) rebuilds it. Tables:
+open) rebuilds it. A damaged file is moved aside to ``index.db.corrupt-<UTC
+stamp>`` and rebuilt by a full scan where it is found (``Index.guard``), with a
+notice; ``memdir doctor`` runs ``PRAGMA quick_check`` on it. Tables:
 
 - ``files``: one row per indexed file with the mtime, size and hash seen last.
 - ``items``: one row per searchable item (path, anchor, ordinal, kind, layer,

@@ -10,6 +10,12 @@
   current embedder are kept and reused by content; others are dropped).
 - Vectors are computed lazily (``ensure_vectors``, run by search), so a write
   never waits for the model; keyword search sees a write at once.
+- A damaged database (``file is not a database``, ``malformed``, a schema the
+  migrations cannot read) is found where it is opened or used, never checked for on
+  the happy path: ``Index.guard`` (around every method here, and ``memory.search``)
+  moves it aside to ``index.db.corrupt-<UTC stamp>`` under the folder lock, rebuilds
+  it by a full scan, adds a ``Notice`` and runs the call again. Another process that
+  had it open follows to the fresh file (its inode changed) and moves nothing.
 - A file belongs to the first layer in the manifest whose paths match it; it
   is indexed only if that layer is (a catch-all layer listed last never takes
   a file an earlier layer keeps out of the index). ``MEMORY.md`` is legacy:
@@ -19,23 +25,27 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import os
 import sqlite3
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Concatenate, ParamSpec, TypeVar
 
 from memdir.config import LEGACY_MEMORY_MD, STATE_DIR, Layer, Manifest, is_glob, static_prefix
 from memdir.files.encoding import clean, has_surrogates
-from memdir.index.db import clear_items, connect, log_bounds, transaction
+from memdir.index.db import MIGRATIONS, clear_items, connect, log_bounds, transaction
 from memdir.index.embedders import Embedder
 from memdir.index.extract import CORE_KINDS, EXTRACT_VERSION, Item, extract
 from memdir.index.vectors import VectorCache
 from memdir.paths import FileSpace, Walks
-from memdir.results import Progress
+from memdir.results import Notice, Progress
+from memdir.sqlite import MOVED, damage_reason, file_id, relative, set_aside
 from memdir.timeutil import Clock, format_ts
 
 INDEX_FILE = "index.db"
@@ -46,6 +56,8 @@ EXTRACTABLE = frozenset(
 _EMBED_BATCH = 256
 _LOG_KEEP = 50_000
 _SCAN_BATCH = 500
+P = ParamSpec("P")
+T = TypeVar("T")
 
 
 @dataclass
@@ -74,6 +86,16 @@ def _hash(text: str) -> str:
     return hashlib.sha1(text.encode("utf-8", "surrogateescape")).hexdigest()
 
 
+def _guarded(method: Callable[Concatenate[Index, P], T]) -> Callable[Concatenate[Index, P], T]:
+    """``Index.guard`` around a method: a damaged database is mended and the call run again."""
+
+    @functools.wraps(method)
+    def wrapper(index: Index, /, *args: P.args, **kwargs: P.kwargs) -> T:
+        return index.guard(lambda: method(index, *args, **kwargs))
+
+    return wrapper
+
+
 class Index:
     """One memory folder's index: its database, its sync, its vectors in memory."""
 
@@ -85,6 +107,8 @@ class Index:
         embedder: Embedder | None,
         clock: Clock,
         path: Path | None = None,
+        lock: AbstractContextManager[object] | None = None,
+        on_notice: Callable[[Notice], None] | None = None,
     ) -> None:
         self.root = root
         self.manifest = manifest
@@ -93,14 +117,23 @@ class Index:
         self.path = path or root / STATE_DIR / INDEX_FILE
         """the database; a read-only folder's index is a private copy elsewhere"""
         self.space = FileSpace(root, manifest)
-        self.db: sqlite3.Connection = connect(self.path)
         self.lock = threading.RLock()
+        self.folder_lock = lock
+        """taken to move a damaged database aside (the memory folder's lock)"""
+        self.on_notice = on_notice
         self.vectors = VectorCache(embedder.id, embedder.dim) if embedder is not None else None
         self.scanned_at: float | None = None
         self.unnamable: set[str] = set()
         """files left out because their names are not UTF-8 (``memdir doctor`` lists them)"""
         self._vectors_seen: int | None = None  # item_log position ensure_vectors has covered
-        self._check_version()
+        self._guards = threading.local()  # how deep in ``guard`` each thread is
+        self._file_id = file_id(self.path)
+        try:
+            self.db: sqlite3.Connection = connect(self.path)
+            self._check_version()
+        except sqlite3.DatabaseError as exc:
+            if not self._recover(exc, opening=True):
+                raise
 
     def _check_version(self) -> None:
         """Drop rows made by another extractor version; the next scan rebuilds them."""
@@ -118,6 +151,68 @@ class Index:
 
     def close(self) -> None:
         self.db.close()
+
+    # -- a damaged database ----------------------------------------------------
+
+    def guard(self, operation: Callable[[], T]) -> T:
+        """Run ``operation``; if it finds the database damaged, move the file aside,
+        rebuild the index from the files and run it once more (``memory.search`` runs
+        through here). Any other error goes up as it was. Only the outermost guard of a
+        thread mends (an inner one lets the error go up to it), so mending never waits
+        for the folder lock while holding ``self.lock``."""
+        depth = getattr(self._guards, "depth", 0)
+        self._guards.depth = depth + 1
+        try:
+            return operation()
+        except sqlite3.DatabaseError as exc:
+            if depth or not self._recover(exc):
+                raise
+        finally:
+            self._guards.depth = depth
+        return operation()
+
+    def _recover(self, exc: sqlite3.DatabaseError, *, opening: bool = False) -> bool:
+        """True if ``exc`` came from a damaged (or moved) file and a sound one is open now."""
+        db = None if opening else self.db
+        reason = damage_reason(exc, db, self.path, self._file_id, MIGRATIONS)
+        if reason is None:
+            return False
+        self._mend(reason, db)
+        return True
+
+    def mend(self, reason: str) -> Path | None:
+        """Move the database aside as damaged (``reason``: what ``memdir doctor`` found),
+        rebuild it from the files; the moved file's path (``memdir doctor --repair``)."""
+        return self._mend(reason, self.db)
+
+    def _mend(self, reason: str, db: sqlite3.Connection | None) -> Path | None:
+        # The folder lock first, as a store write takes it before calling in here.
+        with self.folder_lock or contextlib.nullcontext(), self.lock:
+            if db is not None:
+                with contextlib.suppress(sqlite3.Error):
+                    db.close()
+            moved = set_aside(self.path, reason, self._file_id, self.clock(), None)
+            self.db = connect(self.path)
+            self._file_id = file_id(self.path)
+            self._check_version()
+            if self.embedder is not None:
+                self.vectors = VectorCache(self.embedder.id, self.embedder.dim)
+            self._vectors_seen = None
+            depth = getattr(self._guards, "depth", 0)
+            self._guards.depth = depth + 1  # the scan below must not mend again
+            try:
+                self.scan()  # the fresh file is empty: a full scan builds every row
+            finally:
+                self._guards.depth = depth
+        if moved is not None and self.on_notice is not None:
+            self.on_notice(
+                Notice(
+                    "index",
+                    f"{relative(self.path, self.root)} was damaged ({reason}); moved aside to "
+                    f"{relative(moved, self.root)} and rebuilt from the files",
+                )
+            )
+        return moved
 
     # -- which files -----------------------------------------------------------
 
@@ -164,6 +259,7 @@ class Index:
 
     # -- writing rows ----------------------------------------------------------
 
+    @_guarded
     def update_file(self, relpath: str, text: str | None = None) -> bool:
         """Bring one file's rows up to date; False if the file is not indexed."""
         found = self.layer_of(relpath)
@@ -180,6 +276,7 @@ class Index:
         self._apply(relpath, found, text, stat.st_mtime_ns, stat.st_size)
         return True
 
+    @_guarded
     def update_files(self, changes: Sequence[tuple[str, str]]) -> None:
         """``update_file`` for many files written by a bulk job, in one transaction."""
         with self.lock, transaction(self.db):
@@ -287,6 +384,7 @@ class Index:
             item.content_hash, item.vector_key, *placement,
         )  # fmt: skip
 
+    @_guarded
     def remove_file(self, relpath: str) -> None:
         with self.lock, transaction(self.db):
             self._remove_rows(relpath)
@@ -297,10 +395,13 @@ class Index:
 
     # -- scanning --------------------------------------------------------------
 
+    @_guarded
     def scan(self, progress: Progress | None = None) -> ScanReport:
         """Pick up files added, edited or deleted outside memdir."""
         began = time.perf_counter()
         report = ScanReport()
+        if file_id(self.path) != self._file_id:
+            self._recover(sqlite3.DatabaseError(MOVED))  # another process moved a damaged file
         with self.lock:
             known = {
                 path: (mtime_ns, size, layer)
@@ -339,6 +440,7 @@ class Index:
         report.seconds = time.perf_counter() - began
         return report
 
+    @_guarded
     def reindex(self, progress: Progress | None = None) -> ScanReport:
         """Rebuild every row from the files."""
         with self.lock:
@@ -359,6 +461,7 @@ class Index:
 
     # -- vectors ---------------------------------------------------------------
 
+    @_guarded
     def ensure_vectors(self, progress: Progress | None = None) -> int:
         """Embed every item text that has no vector for the current embedder; return how many.
 

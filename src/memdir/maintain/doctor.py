@@ -10,12 +10,16 @@
 - broken-link: a ``[[wiki link]]`` that names no card.
 - cap: a file over its store's caps (notebook, knowledge).
 - index: files the search index has not seen in their current form.
+- database: the index or the history damaged, a damaged index moved aside, a
+  history restarted and its damaged copy not yet salvaged (or kept after it was);
+  ``memdir doctor --repair`` mends what needs no judgement (``maintain/databases.py``).
 - file, link, name: a folder where a memory file should be, a layer file linking
   outside the folder, a file name that is not UTF-8 (``maintain/integrity.py``).
 - temp-file: a temp file an interrupted write left (its writer is gone), in any
   folder memdir writes; the file it was to replace is whole.
 
-Read-only: the doctor reads files and the index, and touches nothing.
+Read-only: the doctor reads files and the index, and touches nothing (it does not
+even open a damaged index, which would mend it).
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from memdir.files.temps import stale_temp_files
+from memdir.maintain.databases import database_problems, index_problem
 from memdir.maintain.graph import build_graph
 from memdir.maintain.integrity import file_problems
 from memdir.stores.base import read_text
@@ -53,6 +58,7 @@ class Finding:
 
 
 def diagnose(memory: Memory) -> list[Finding]:
+    index_damage = index_problem(memory)  # first: opening a damaged index would mend it
     findings = _hot_context(memory)
     if memory.has("vault"):
         findings += [
@@ -62,7 +68,8 @@ def diagnose(memory: Memory) -> list[Finding]:
         findings += _links(memory)
         findings += _dry(memory)
     findings += [Finding("cap", notice.store, notice.message) for notice in _cap_notices(memory)]
-    findings += _index(memory)
+    findings += _index(memory) if index_damage is None else []
+    findings += [Finding(*problem) for problem in database_problems(memory, index_damage)]
     findings += _temp_files(memory)
     findings += [Finding(*problem) for problem in file_problems(memory)]
     return findings
