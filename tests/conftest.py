@@ -6,9 +6,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 import memdir
 from memdir.testing import FakeClock
+
+# Hypothesis fails an example slower than 200 ms, and a test whose data comes slowly:
+# timing assertions that a loaded machine breaks. Speed is measured in bench/.
+settings.register_profile("memdir", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("memdir")
 
 
 @pytest.fixture(autouse=True)

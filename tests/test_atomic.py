@@ -111,11 +111,12 @@ def test_killed_store_writer_leaves_a_parseable_file_and_stale_temps_are_cleaned
     code = """
         import sys, memdir
         memory = memdir.open(sys.argv[1])
-        print("ready", flush=True)
         n = 0
         while True:
             memory.knowledge.save(f"observation {n} " + "x" * 2000)
             n += 1
+            if n == 1:  # ready once one save is on disk, however slow the machine
+                print("ready", flush=True)
     """
     writer = _python(code, str(folder))
     assert writer.stdout is not None and writer.stdout.readline() == b"ready\n"

@@ -366,7 +366,7 @@ class _WhileTheModelThinks:
 
         writer = threading.Thread(target=agent)
         writer.start()
-        writer.join(timeout=10)
+        writer.join(timeout=120)  # bounds a deadlock (the lock held by the planner), times nothing
         assert not writer.is_alive(), "a write waited for the dream's planner"
         return self._plan
 

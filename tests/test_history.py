@@ -155,7 +155,6 @@ from pathlib import Path
 from memdir.history import History
 from memdir.testing import FakeClock
 history = History(Path(sys.argv[1]), "writer", FakeClock())
-print("ready", flush=True)
 n = 0
 while True:
     activity_id = history.start_activity("task", f"activity {n}")
@@ -163,6 +162,8 @@ while True:
         history.log(activity_id, "text", "x" * 200)
     history.end_activity(activity_id)
     n += 1
+    if n == 1:  # ready once there is something to copy, however slow the machine
+        print("ready", flush=True)
 """
 
 

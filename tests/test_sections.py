@@ -303,7 +303,7 @@ def test_separation_reads_only_the_end_and_agrees(parts: list[str], newline: str
 _LONG_PIECES = st.sampled_from(["word ", "## x ", "```", "<!-- a: 1 -->", "\r", " ", "\t", "é"])
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=25)
 @given(
     piece=st.lists(_LONG_PIECES, min_size=1, max_size=4).map("".join),
     repeat=st.integers(min_value=5_000, max_value=60_000),

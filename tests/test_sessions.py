@@ -8,7 +8,6 @@ import re
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 from typing import Any
 
@@ -155,8 +154,8 @@ def test_a_store_notices_another_store_compacting(
 
 
 def test_compaction_at_the_real_2000(store: SessionStore) -> None:
+    """Every message kept across the real trigger (how long it takes: bench/sessions.py)."""
     sid = store.create()
-    started = time.perf_counter()
     assert not any("compacted" in note for note in _say(store, sid, 1999))
     notes = _say(store, sid, 1, start=1999)
     assert "compacted: the oldest 1000 messages" in notes[0]
@@ -164,7 +163,6 @@ def test_compaction_at_the_real_2000(store: SessionStore) -> None:
     assert _contents(store.export(sid, include_archived=True)) == [
         f"message {n}" for n in range(2000)
     ]
-    assert time.perf_counter() - started < 10
 
 
 @pytest.mark.parametrize("crash_at", [1, 2])

@@ -181,8 +181,11 @@ def _edit_front(front: str, old: Mapping[str, Any], new: Mapping[str, Any], newl
     seen: set[str] = set()
     blocks = _blocks(front)
     # One line a key, blanks and comments between: a key's lines are known for sure, so
-    # rewriting plain keys with plain scalars needs no verifying parse.
-    exact = all(_flat(key, text) for key, text in blocks)
+    # rewriting plain keys with plain scalars needs no verifying parse. Not if a key is
+    # seen twice: one of them may be a line inside a flow mapping (``k: {p: 1,`` then
+    # ``q: 2}``), or YAML keeps only the last.
+    keys = [key for key, _ in blocks if key is not None]
+    exact = len(keys) == len(set(keys)) and all(_flat(key, text) for key, text in blocks)
     for key, text in blocks:
         if key is None:
             out.append(text)
