@@ -21,7 +21,9 @@ which, when SQLite says so (``memdir.sqlite.damage_reason``), renames the file t
 ``history.db.corrupt-<UTC stamp>`` under the folder lock, starts a fresh history,
 records the restart in its ``history_restarts`` table, sends a ``Notice`` and runs
 the call again. A process whose file another process set aside follows it to the
-fresh one (a changed inode, or SQLite's "moved" error) and moves nothing. The rows
+fresh one and moves nothing (the inode at the path changed: checked before every
+write, since SQLite in WAL mode would write on to the old file, and before a read at
+most once a second). The rows
 of the damaged file are not lost with it: ``memdir doctor`` keeps reporting it and
 ``memdir doctor --repair`` reads them back (``memdir.salvage``). An activity being
 run across the restart is not in the fresh file: logging to it raises ``HistoryError``.
@@ -37,6 +39,7 @@ import secrets
 import sqlite3
 import tempfile
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
@@ -55,6 +58,7 @@ from memdir.timeutil import Clock, format_ts, parse_ts
 ACTIVITY_TYPES = ("task", "chat", "heartbeat", "a2a", "internal", "respond_in_session")
 LOG_TYPES = ("status", "text", "tool_start", "tool_end", "error", "llm_request")
 _WORD_RE = re.compile(r"\w+", re.UNICODE)
+FOLLOW_SECONDS = 1.0  # how stale a read may be after another process set the file aside
 P = ParamSpec("P")
 T = TypeVar("T")
 
@@ -276,11 +280,21 @@ def read_restarts(path: Path) -> list[Restart]:
 
 
 def _guarded(method: Callable[Concatenate[History, P], T]) -> Callable[Concatenate[History, P], T]:
-    """``History.guard`` around a method: a damaged file is set aside and the call run again."""
+    """``History.guard`` around a method that reads."""
 
     @functools.wraps(method)
     def wrapper(history: History, /, *args: P.args, **kwargs: P.kwargs) -> T:
         return history.guard(lambda: method(history, *args, **kwargs))
+
+    return wrapper
+
+
+def _writing(method: Callable[Concatenate[History, P], T]) -> Callable[Concatenate[History, P], T]:
+    """``History.guard`` around a method that writes."""
+
+    @functools.wraps(method)
+    def wrapper(history: History, /, *args: P.args, **kwargs: P.kwargs) -> T:
+        return history.guard(lambda: method(history, *args, **kwargs), writes=True)
 
     return wrapper
 
@@ -306,6 +320,7 @@ class History:
         self.on_notice = on_notice
         self._lock = threading.RLock()
         self._guards = threading.local()  # how deep in ``guard`` each thread is
+        self._follow_at = time.monotonic() + FOLLOW_SECONDS
         self._file_id = sqlite.file_id(path)
         try:
             self.db = sqlite.connect(path, MIGRATIONS)
@@ -319,15 +334,20 @@ class History:
 
     # -- a damaged file ----------------------------------------------------------
 
-    def guard(self, operation: Callable[[], T]) -> T:
+    def guard(self, operation: Callable[[], T], *, writes: bool = False) -> T:
         """Run ``operation``; if it finds the file damaged, set it aside, start a fresh
         history and run it once more. Every public method runs through here; only a
-        thread's outermost call mends."""
+        thread's outermost call mends. It first checks that the file is still the one it
+        opened (another process may have set it aside, and in WAL mode SQLite would go on
+        writing to the old file without a word): before every write, and before a read
+        at most once every ``FOLLOW_SECONDS``."""
         depth = getattr(self._guards, "depth", 0)
         self._guards.depth = depth + 1
         try:
-            if not depth and sqlite.file_id(self.path) != self._file_id:
-                self._recover(sqlite3.DatabaseError(sqlite.MOVED))  # another process did
+            if not depth and (writes or time.monotonic() >= self._follow_at):
+                self._follow_at = time.monotonic() + FOLLOW_SECONDS
+                if sqlite.file_id(self.path) != self._file_id:
+                    self._recover(sqlite3.DatabaseError(sqlite.MOVED))
             return operation()
         except sqlite3.DatabaseError as exc:
             if depth or not self._recover(exc):
@@ -384,7 +404,7 @@ class History:
 
     # -- writing ---------------------------------------------------------------
 
-    @_guarded
+    @_writing
     def start_activity(self, type: str, label: str, task_id: str | None = None) -> str:
         if type not in ACTIVITY_TYPES:
             raise HistoryError(f"activity type must be one of {', '.join(ACTIVITY_TYPES)}")
@@ -407,7 +427,7 @@ class History:
             )
         return activity_id
 
-    @_guarded
+    @_writing
     def log(
         self, activity_id: str, type: str, content: str, metadata: dict[str, Any] | None = None
     ) -> int:
@@ -440,7 +460,7 @@ class History:
             )
         return int(seq)
 
-    @_guarded
+    @_writing
     def end_activity(
         self,
         activity_id: str,
@@ -486,7 +506,7 @@ class History:
             raise
         self.end_activity(run.id, run.summary, run.keywords, success=True)
 
-    @_guarded
+    @_writing
     def receive(
         self,
         source: str,
@@ -506,7 +526,7 @@ class History:
             )  # fmt: skip
         return item_id
 
-    @_guarded
+    @_writing
     def decide(
         self, decision: str, reason: str | None = None, *, mailbox_item_id: str | None = None,
         activity_id: str | None = None, metadata: dict[str, Any] | None = None,
@@ -524,7 +544,7 @@ class History:
 
     # -- context usage (for the memory flush) ----------------------------------
 
-    @_guarded
+    @_writing
     def record_usage(self, session_id: str, used_tokens: int, window_tokens: int) -> None:
         """How full a session's context was on its last turn."""
         if window_tokens <= 0 or used_tokens < 0:
@@ -551,7 +571,7 @@ class History:
             return None, False
         return row[0] / row[1], row[2] is not None
 
-    @_guarded
+    @_writing
     def claim_flush(self, session_id: str) -> bool:
         """Mark the session flushed; False if it already was (one flush per session)."""
         with self._lock:

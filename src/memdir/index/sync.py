@@ -15,7 +15,8 @@
   the happy path: ``Index.guard`` (around every method here, and ``memory.search``)
   moves it aside to ``index.db.corrupt-<UTC stamp>`` under the folder lock, rebuilds
   it by a full scan, adds a ``Notice`` and runs the call again. Another process that
-  had it open follows to the fresh file (its inode changed) and moves nothing.
+  had it open follows to the fresh file at its next scan (the inode changed) and
+  moves nothing; what it wrote to the old file meanwhile that scan puts back.
 - A file belongs to the first layer in the manifest whose paths match it; it
   is indexed only if that layer is (a catch-all layer listed last never takes
   a file an earlier layer keeps out of the index). ``MEMORY.md`` is legacy:
