@@ -9,8 +9,8 @@ named near them, as a person would; the others sometimes stand alone.
 
 A shape is a template: ``{36}`` is 36 letters and digits (mixing upper, lower and
 digits, as real tokens do), ``{32:hex}`` 32 characters of another alphabet,
-``{AKIA|ASIA}`` one of the choices; a callable makes the shapes a template cannot
-(PEM blocks, JWTs, a service-account file).
+``{AKIA|ASIA}`` one of the choices, ``{24|99:alnum}`` one of two lengths; a callable
+makes the shapes a template cannot (PEM blocks, JWTs, a service-account file).
 
 The technical notes (ordinary memories that must not be refused) are made from
 ``NOTE_TEMPLATES`` by ``write_notes()`` into ``bench/data/secrets_notes.json``,
@@ -63,14 +63,15 @@ def pick(rng: random.Random, n: int, alphabet: str = ALNUM) -> str:
 
 
 def expand(rng: random.Random, shape: str) -> str:
-    """A value of ``shape``: ``{n}``, ``{n:alphabet}``, ``{n-m:alphabet}``, ``{a|b}``."""
+    """A value of ``shape``: ``{n}``, ``{n:alphabet}``, ``{n-m:alphabet}``, ``{n|m:alphabet}``
+    (one of these lengths), ``{a|b}`` (one of these strings)."""
 
     def one(match: re.Match[str]) -> str:
         body = match[1]
-        if "|" in body and not body.replace("|", "").isdigit() or not body[0].isdigit():
-            return rng.choice(body.split("|"))
-        body = rng.choice(body.split("|"))  # {24|99}: one of these lengths
+        if not re.fullmatch(r"\d+(?:-\d+)?(?::\w+)?|\d+(?:\|\d+)+:\w+", body):
+            return rng.choice(body.split("|"))  # {live|test}, {443|8443}: one of these
         size, _, alphabet = body.partition(":")
+        size = rng.choice(size.split("|"))  # {24|99:alnum}: one of these lengths
         low, _, high = size.partition("-")
         n = rng.randrange(int(low), int(high) + 1) if high else int(low)
         return pick(rng, n, ALPHABETS[alphabet or "alnum"])
@@ -147,9 +148,9 @@ KINDS: list[tuple[str, str, str, Shape, bool]] = [
      lambda r: _with_word(r, _PROJ), False),
     ("OpenAI legacy key", "OpenAI key", "OPENAI_API_KEY", "sk-{20}T3BlbkFJ{20}", False),
     ("Anthropic key", "Anthropic key", "ANTHROPIC_API_KEY", "sk-ant-api03-{93:url}AA", False),
-    ("Stripe secret key", "Stripe key", "STRIPE_SECRET_KEY", "sk_{live|test}_{24|99}", False),
+    ("Stripe secret key", "Stripe key", "STRIPE_SECRET_KEY", "sk_{live|test}_{24|99:alnum}", False),
     ("Stripe restricted key", "Stripe restricted key", "STRIPE_RESTRICTED_KEY",
-     "rk_live_{24|99}", False),
+     "rk_live_{24|99:alnum}", False),
     ("Stripe webhook secret", "Stripe webhook secret", "STRIPE_WEBHOOK_SECRET",
      "whsec_{32}", False),
     ("Google API key", "Google Maps key", "GOOGLE_API_KEY", "AIza{35:url}", False),
@@ -182,7 +183,7 @@ KINDS: list[tuple[str, str, str, Shape, bool]] = [
     ("Heroku key", "Heroku key", "HEROKU_API_KEY", "HRKU-AA{58:url}", False),
     ("Vault token", "Vault token", "VAULT_TOKEN", "hvs.{90:url}", False),
     ("age secret key", "age key", "AGE_SECRET_KEY", "AGE-SECRET-KEY-1{58:bech32}", False),
-    ("Atlassian token", "Jira token", "JIRA_API_TOKEN", "ATATT3xFfGF0{170:url}={8:HEX}", False),
+    ("Atlassian token", "Jira token", "JIRA_API_TOKEN", "ATATT3xFfGF0{171:url}={8:HEX}", False),
     ("Linear key", "Linear key", "LINEAR_API_KEY", "lin_api_{40}", False),
     ("Postman key", "Postman key", "POSTMAN_API_KEY", "PMAK-{24:hex}-{34:hex}", False),
     ("Doppler token", "Doppler token", "DOPPLER_TOKEN", "dp.pt.{43}", False),
@@ -196,7 +197,7 @@ KINDS: list[tuple[str, str, str, Shape, bool]] = [
     ("Datadog API key", "Datadog API key", "DD_API_KEY", "{32:hex}", True),
     ("password in a URL", "database URL", "DATABASE_URL", _URL, False),
     ("password assignment", "database password", "DB_PASSWORD", _password, True),
-    ("API key assignment", "API key", "PAYMENTS_API_KEY", "{32|40|48}", True),
+    ("API key assignment", "API key", "PAYMENTS_API_KEY", "{32|40|48:alnum}", True),
     ("bearer token", "bearer token", "API_TOKEN", "{32-64:url}", True),
 ]  # fmt: skip
 
