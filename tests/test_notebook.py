@@ -47,6 +47,24 @@ def test_fifth_agent_key_evicts_the_oldest_to_the_archive(
     assert "## k1" in _archive_text(folder) and "entry 1" in _archive_text(folder)
 
 
+def test_an_eviction_a_kill_cut_short_is_not_archived_twice(
+    memory: memdir.Memory, clock: FakeClock, folder: Path
+) -> None:
+    """Killed after the archive write and before NOTEBOOK.md's: the evicted entry is in
+    both; the next write evicts it again, and the archive keeps it once."""
+    for n in range(4):
+        memory.notebook.update(f"k{n}", f"entry {n}")
+        clock.advance(minutes=1)
+    before = (folder / "NOTEBOOK.md").read_bytes()
+    assert memory.notebook.update("k4", "entry 4").archived == ("k0",)
+    (folder / "NOTEBOOK.md").write_bytes(before)  # the rewrite the kill prevented
+    clock.advance(minutes=1)
+    assert memory.notebook.update("k5", "entry 5").archived == ("k0",)
+    assert _archive_text(folder).count("entry 0") == 1
+    assert memory.notebook.update("k6", "entry 6").archived == ("k1",)
+    assert _archive_text(folder).count("entry 1") == 1
+
+
 def test_system_and_cpp_entries_do_not_count(memory: memdir.Memory) -> None:
     memory.notebook.update("triage-decision", "route to billing", managed="system")
     memory.notebook.update("situation", "user is on mobile", managed="cpp")

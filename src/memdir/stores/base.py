@@ -130,7 +130,11 @@ class Archive:
         """Write ``items`` to the archive (caller holds the lock); return its relative path.
 
         New sections are rendered on their own and appended to the file's text
-        (no parse of what is there), then the whole is written atomically.
+        (no parse of what is there but its end), then the whole is written
+        atomically. An item already at the end of the file, as this same text from
+        this same source, is not kept twice: a kill after a keep and before the write
+        that took the text out leaves it in both places, and the next write of that
+        store takes the same text out again.
         """
         relpath = self.path_for(kind)
         path = self.root / relpath
@@ -146,10 +150,27 @@ class Archive:
                 if key not in meta and META_KEY_RE.fullmatch(key):
                     meta[key] = clean_meta_value(value)
             added.append(added.new_section(item.key, item.text, meta))
+        added.sections = _not_kept_yet(existing, added.sections)
+        if not added.sections:
+            return relpath
         text = separate(existing, added.newline) + added.render()
         write_text(path, text)
         self.on_write(relpath, text)
         return relpath
+
+
+def _kept_as(section: Section) -> tuple[str, str, tuple[tuple[str, str], ...]]:
+    meta = tuple(sorted((k, v) for k, v in section.meta.items() if k != "archived"))
+    return section.key, section.body, meta
+
+
+def _not_kept_yet(existing: str, sections: list[Section]) -> list[Section]:
+    """``sections`` less those the end of the archive file ``existing`` already holds
+    (a retried keep's are its last sections, so only a tail is parsed)."""
+    window = max(4 * sum(len(section.render()) for section in sections), 8192)
+    tail = SectionDocument.parse(existing[-window:]).sections
+    kept = {_kept_as(section) for section in tail}
+    return [section for section in sections if _kept_as(section) not in kept]
 
 
 @dataclass(frozen=True)
