@@ -148,3 +148,112 @@ def test_lock_held_by_another_process_times_out(folder: Path) -> None:
         _kill(holder)
     with FolderLock(folder / ".memdir" / "lock", timeout=5):
         pass  # free again once the holder is gone
+
+
+def _dead_pid() -> int:
+    """The pid of a process that has finished (and been reaped)."""
+    child = subprocess.Popen([sys.executable, "-c", ""])
+    child.wait()
+    return child.pid
+
+
+def _plant(folder: Path, relpath: str, *, age: float = 0.0) -> Path:
+    path = folder / relpath
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("half a file")
+    if age:
+        moment = time.time() - age
+        os.utime(path, (moment, moment))
+    return path
+
+
+def _temp_files(folder: Path) -> set[str]:
+    return {p.relative_to(folder).as_posix() for p in folder.rglob(f".*{TMP_SUFFIX}")}
+
+
+def test_atomic_write_names_its_temp_file_for_its_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen: list[str] = []
+    real = os.replace
+
+    def spy(source: str | Path, target: str | Path) -> None:
+        seen.append(Path(source).name)
+        real(source, target)
+
+    monkeypatch.setattr(os, "replace", spy)
+    atomic_write(tmp_path / "f.md", "text")
+    [name] = seen
+    assert name.startswith(f".f.md.{os.getpid()}.") and name.endswith(TMP_SUFFIX)
+
+
+def test_every_folder_is_swept_after_a_writer_died(tmp_path: Path) -> None:
+    """Temp files of a dead writer go at the next open, in every folder memdir writes
+    (vault subfolders, journal, archive, sessions, tool-outputs, .memdir); a live
+    writer's young one stays, its old one goes; nothing else is touched."""
+    root = tmp_path / "mem"
+    memdir.init(root, layout="default")
+    dead, alive = _dead_pid(), os.getpid()
+    stale = {
+        f"vault/crm/people/.alice.md.{dead}.0badf00d{TMP_SUFFIX}",
+        f"journal/.2026-11-30.md.{dead}.12345678{TMP_SUFFIX}",
+        f"archive/notebook/.2026-11.md.{dead}.abcdef01{TMP_SUFFIX}",
+        f"sessions/.sess_1_ab.jsonl.{dead}.00000000{TMP_SUFFIX}",
+        f"tool-outputs/.sess_1_ab-3.txt.{dead}.11111111{TMP_SUFFIX}",
+        f".memdir/.graph.json.{dead}.22222222{TMP_SUFFIX}",
+        f".knowledge.md.dead{TMP_SUFFIX}",  # an older memdir's name: no pid
+        f"journal/.2026-11-29.md.{alive}.33333333{TMP_SUFFIX}",  # live, but 10 minutes old
+    }
+    for relpath in stale:
+        _plant(root, relpath, age=600 if f".{alive}." in relpath else 0)
+    kept = _plant(root, f"journal/.2026-11-28.md.{alive}.44444444{TMP_SUFFIX}")
+    _plant(root, f".memdir/writers/{dead}{TMP_SUFFIX}")  # the marker the dead writer left
+    (root / "journal" / "2026-11-30.md").write_text("# 2026-11-30\n")
+    with memdir.open(root, embedder="none"):
+        assert _temp_files(root) == {kept.relative_to(root).as_posix()}
+        assert sorted(p.name for p in (root / ".memdir" / "writers").iterdir()) == [
+            f"{os.getpid()}{TMP_SUFFIX}"  # the dead writer's marker is gone, ours is there
+        ]
+    assert (root / "journal" / "2026-11-30.md").read_text() == "# 2026-11-30\n"
+
+
+def test_an_open_with_no_dead_writer_does_not_walk_the_folder(tmp_path: Path) -> None:
+    """No writer died since the last sweep: an open leaves even a stale temp file for
+    later (it does not walk every folder); a writer killed for real brings the sweep."""
+    root = tmp_path / "mem"
+    memdir.init(root)
+    memdir.open(root).close()  # the first open by this version sweeps once
+    planted = _plant(root, f"vault/.card.md.{_dead_pid()}.0badf00d{TMP_SUFFIX}")
+    memdir.open(root).close()
+    assert planted.exists()
+    code = """
+        import sys, time, memdir
+        memory = memdir.open(sys.argv[1])
+        print("opened", flush=True)
+        time.sleep(60)
+    """
+    writer = _python(code, str(root))
+    assert writer.stdout is not None and writer.stdout.readline() == b"opened\n"
+    _kill(writer)
+    memdir.open(root).close()
+    assert not planted.exists()
+
+
+def test_a_forked_child_leaves_its_own_marker(tmp_path: Path) -> None:
+    root = tmp_path / "mem"
+    memdir.init(root)
+    memdir.open(root).close()
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: its marker is there; then it dies without cleaning up
+        os.close(read)
+        found = (root / ".memdir" / "writers" / f"{os.getpid()}{TMP_SUFFIX}").exists()
+        os.write(write, b"1" if found else b"0")
+        os._exit(0)
+    os.close(write)
+    assert os.read(read, 1) == b"1"
+    os.close(read)
+    os.waitpid(pid, 0)
+    planted = _plant(root, f"journal/.day.md.{pid}.0badf00d{TMP_SUFFIX}")
+    memdir.open(root).close()
+    assert not planted.exists()

@@ -192,6 +192,36 @@ def test_doctor_reads_only(folder: Path, clock: FakeClock) -> None:
     assert snapshot(folder) == before
 
 
+def _dead_pid() -> int:
+    """The pid of a process that has finished (and been reaped)."""
+    child = subprocess.Popen([sys.executable, "-c", ""])
+    child.wait()
+    return child.pid
+
+
+def test_temp_file(memory: memdir.Memory) -> None:
+    """Temp files a killed writer left, in any folder memdir writes, are findings; one a
+    live writer may still rename is not; the doctor removes nothing."""
+    dead, here = _dead_pid(), os.getpid()
+    left = {
+        "vault/crm/.alice.md.{pid}.0badf00d.memdir-tmp": dead,
+        "journal/.2026-11-30.md.{pid}.12345678.memdir-tmp": dead,
+        "archive/knowledge/.2026-11.md.{pid}.abcdef01.memdir-tmp": dead,
+        ".memdir/.graph.json.{pid}.00000000.memdir-tmp": dead,
+        "journal/.2026-11-29.md.{pid}.87654321.memdir-tmp": here,  # a live writer's
+    }
+    for name, pid in left.items():
+        path = memory.root / name.format(pid=pid)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("half a file")
+    findings = found(memory, "temp-file")
+    assert [finding.path for finding in findings] == sorted(
+        name.format(pid=dead) for name, pid in left.items() if pid == dead
+    )
+    assert findings[0].message.startswith("left by a write that was interrupted")
+    assert all((memory.root / name.format(pid=pid)).exists() for name, pid in left.items())
+
+
 def test_doctor_reports_a_card_it_cannot_read(memory: memdir.Memory) -> None:
     broken = memory.root / "vault" / "crm" / "broken.md"
     broken.parent.mkdir(parents=True, exist_ok=True)

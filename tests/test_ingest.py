@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +15,9 @@ import pytest
 
 import memdir
 from memdir.ingest import IngestError
+from memdir.ingest.detect import parse_file
+from memdir.ingest.importer import session_id
+from memdir.sessions import SessionStore
 from memdir.testing import FakeClock
 
 KEY = "sk-proj-" + "Ab3" * 12
@@ -210,3 +218,123 @@ def test_credentials_in_messages_are_redacted(mem: memdir.Memory, tmp_path: Path
     journal = "".join(p.read_text() for p in (mem.root / "journal").glob("*.md"))
     assert KEY not in stored and KEY not in journal
     assert "[redacted: OpenAI API key]" in stored
+
+
+def _chat(n: int, size: int = 3, timed: bool = True) -> dict[str, Any]:
+    messages = []
+    for m in range(size):
+        message: dict[str, Any] = {"role": ("user", "assistant")[m % 2], "content": f"c{n} m{m}"}
+        if timed:
+            message["timestamp"] = f"2026-10-0{n + 1}T09:0{m}:00Z"
+        messages.append(message)
+    return {"title": f"Chat {n}", "id": f"chat-{n}", "messages": messages}
+
+
+def _sections(mem: memdir.Memory, sid: str) -> int:
+    return sum(
+        meta.get("session") == sid
+        for day in mem.journal.days()
+        for _, meta in mem.journal.sections(day)
+    )
+
+
+def _whole(mem: memdir.Memory, data: list[dict[str, Any]]) -> None:
+    """Every conversation is there whole: all its messages, one journal section."""
+    sessions = {s.id: s for s in mem.sessions.list()}
+    assert len(sessions) == len(data)
+    for sid in sessions:
+        assert _sections(mem, sid) == 1
+    contents = sorted(
+        [m["content"] for m in mem.sessions.export(sid, include_archived=True)["messages"]]
+        for sid in sessions
+    )
+    assert contents == sorted([m["content"] for m in chat["messages"]] for chat in data)
+
+
+KILLED_IMPORT = """
+    import sys, time, memdir
+    from memdir.sessions import SessionStore
+
+    real, calls = SessionStore.write_whole, []
+
+    def write_whole(self, *args, **kwargs):
+        calls.append(args[0])
+        if len(calls) == int(sys.argv[3]):  # its journal section is written; now the kill
+            print("journal written", flush=True)
+            time.sleep(60)
+        return real(self, *args, **kwargs)
+
+    SessionStore.write_whole = write_whole
+    memdir.open(sys.argv[1], embedder="hashing").ingest(sys.argv[2])
+"""
+
+
+@pytest.mark.parametrize("timed", [True, False], ids=["timed", "no-timestamps"])
+def test_a_killed_import_is_picked_up_by_the_next_run(
+    folder: Path, tmp_path: Path, timed: bool
+) -> None:
+    """SIGKILL after the second conversation's journal section, before its session:
+    the first is imported whole, the second is not marked, and the next run imports
+    it whole, replacing its section (the same day, even with no timestamps)."""
+    data = [_chat(n, timed=timed) for n in range(3)]
+    source = tmp_path / "chats.json"
+    source.write_text(json.dumps(data))
+    command = [sys.executable, "-c", textwrap.dedent(KILLED_IMPORT), str(folder), str(source), "2"]
+    child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert child.stdout is not None and child.stdout.readline() == b"journal written\n"
+    os.kill(child.pid, signal.SIGKILL)
+    child.communicate()
+    mem = memdir.open(folder, embedder="hashing")
+    [done] = mem.sessions.list()  # only the first is marked imported
+    assert mem.sessions.held(done.id) == 3 and _sections(mem, done.id) == 1
+    report = mem.ingest(source)
+    assert (report.imported, report.skipped, report.messages) == (2, 1, 6)
+    _whole(mem, data)
+    again = mem.ingest(source)
+    assert (again.imported, again.skipped) == (0, 3)
+    _whole(mem, data)
+
+
+def test_a_partial_session_an_older_memdir_left_is_redone(
+    mem: memdir.Memory, tmp_path: Path
+) -> None:
+    """Older versions created the session first: a kill left its header (and perhaps
+    some messages) and the next run said "already imported". Now it is redone."""
+    data = [_chat(0, size=4), _chat(1, size=4)]
+    source = tmp_path / "chats.json"
+    source.write_text(json.dumps(data))
+    conversations = parse_file(source).conversations
+    header_only, some = (session_id(c) for c in conversations)
+    mem.sessions.create(session_id=header_only)
+    mem.sessions.create(session_id=some)
+    assert mem.sessions.append_messages(some, [{"role": "user", "content": "c1 m0"}]).ok
+    assert (mem.sessions.held(header_only), mem.sessions.held(some)) == (0, 1)
+    report = mem.ingest(source)
+    assert (report.imported, report.skipped) == (2, 0)
+    _whole(mem, data)
+    assert mem.sessions.held(header_only) == 4
+
+
+def test_the_lock_is_taken_per_conversation(mem: memdir.Memory, tmp_path: Path) -> None:
+    """Between two conversations the folder lock is free: agents write meanwhile."""
+    source = tmp_path / "chats.json"
+    source.write_text(json.dumps([_chat(n) for n in range(3)]))
+    held: list[bool] = []
+    mem.ingest(source, progress=lambda done, total: held.append(mem.lock.is_held))
+    assert held == [False, False, False]
+
+
+def test_a_session_past_the_compaction_trigger_is_written_whole(
+    mem: memdir.Memory,
+) -> None:
+    """write_whole: the archive first, then the session file holding the newest."""
+    store = SessionStore(mem.sessions.ctx, compact_trigger=4, compact_keep=2)
+    messages = [{"role": "user", "content": f"m{n}"} for n in range(6)]
+    result = store.write_whole("sess_imp_abc", messages)
+    assert result.ok and result.archive == "archive/sessions/sess_imp_abc.jsonl"
+    assert [m["content"] for m in store.load("sess_imp_abc")["messages"]] == ["m4", "m5"]
+    exported = store.export("sess_imp_abc", include_archived=True)["messages"]
+    assert [m["content"] for m in exported] == [f"m{n}" for n in range(6)]
+    assert store.held("sess_imp_abc") == 6
+    assert store.write_whole("sess_imp_abc", [{"role": "bad", "content": "x"}]).ok is False
+    assert store.held("sess_imp_abc") == 6  # a refusal writes nothing
