@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 NOTES = Path(__file__).resolve().parent / "data" / "secrets_notes.json"
+FRESH = NOTES.with_name("secrets_fresh.json")
 LOCOMO = Path("/work/shared/bench/locomo10-dev.json")
 
 UPPER, LOWER, DIGITS = string.ascii_uppercase, string.ascii_lowercase, string.digits
@@ -257,6 +258,22 @@ def credentials(seed: int = 12, per_context: int = 2) -> list[Sample]:
                 assert in_text in text, (kind, context)
                 samples.append(Sample(kind, context, text, in_text))
     return samples
+
+
+def fresh_credentials(seed: int = 12) -> tuple[list[Sample], list[str]]:
+    """The held-out set of ``FRESH``: its kinds and all of KINDS in its contexts, and its
+    notes. Written after the detector was built from the rest, measured once."""
+    data = json.loads(FRESH.read_text(encoding="utf-8"))
+    rng = random.Random(seed)
+    kinds = [(k, n, e, s, False) for k, n, e, s in data["kinds"]] + KINDS
+    samples = []
+    for kind, name, env, shape, _ in kinds:
+        for context in data["contexts"]:
+            secret = shape(rng) if callable(shape) else expand(rng, shape)
+            fill = {"s": secret, "name": name, "env": env, "key": env.lower()}
+            text = context.format(key_section=env.split("_")[0].lower(), **fill)
+            samples.append(Sample(kind, "fresh", text, secret))
+    return samples, data["notes"]
 
 
 def locomo_turns(path: Path = LOCOMO) -> list[str]:

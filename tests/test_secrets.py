@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import random
 import string
+import subprocess
+import sys
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from memdir.secret_rules import Keywords, rules, translate
 from memdir.secrets import SecretFinding, find_secrets, secret_refusal
 
 _RNG = random.Random(20261130)
@@ -224,3 +227,140 @@ def test_a_large_ordinary_markdown_text_has_no_findings() -> None:
     text = (chunk * (100_000 // len(chunk) + 1))[:100_000]
     assert len(text) == 100_000
     assert find_secrets(text) == []
+
+
+# -- issue 12: what slipped through, and what must still pass ------------------------
+
+LETTERS = string.ascii_letters
+
+
+def with_word(body: str, word: str) -> str:
+    """``body`` with a placeholder word in its middle, as a random body can hold one."""
+    at = len(body) // 2
+    return body[:at] + word + body[at + len(word) :]
+
+
+GCP_KEY = pem("PRIVATE KEY", lines=12).replace("\n", "\\n")
+GCP_JSON = (
+    '{"type": "service_account", "project_id": "acme-prod", "private_key_id": "'
+    + rand(40, HEX)
+    + f'", "private_key": "{GCP_KEY}\\n", "client_email": "ci@acme-prod.iam.gserviceaccount.com"}}'
+)
+AZURE_KEY = rand(86, B64) + "=="
+AWS_SECRET = rand(40, B64)
+
+# (kind, text, the secret the finding must span)
+NEW_POSITIVES: list[tuple[str, str, str]] = [
+    ("npm access token", f"NPM_TOKEN={(k := 'npm_' + rand(36))}", k),
+    ("npm access token", f"publish with {(k := 'npm_' + rand(36))}.", k),  # ends a sentence
+    ("GitLab personal access token", f"use {(k := 'glpat-' + rand(20, URLSAFE))} for CI", k),
+    ("Hugging Face access token", f"HF_TOKEN={(k := 'hf_' + rand(34, LETTERS))}", k),
+    ("SendGrid API token", f"key {(k := f'SG.{rand(22, URLSAFE)}.{rand(43, URLSAFE)}')}, thanks",
+     k),
+    ("Twilio API key", f"twilio: {(k := 'SK' + rand(32, HEX))}", k),
+    ("Azure storage key", "AZURE_STORAGE=DefaultEndpointsProtocol=https;AccountName=acme;"
+     f"AccountKey={AZURE_KEY};EndpointSuffix=core.windows.net", AZURE_KEY),
+    ("private key", GCP_JSON, GCP_KEY),
+    ("AWS secret access key", f"the AWS secret key is {AWS_SECRET}", AWS_SECRET),
+    ("AWS secret access key", f"Our AWS secret key was {AWS_SECRET} until May.", AWS_SECRET),
+    ("OpenAI API key", "OPENAI_API_KEY=" + (k := "sk-proj-" + with_word(rand(74, URLSAFE), "your")
+                                            + "T3BlbkFJ" + rand(74, URLSAFE)), k),
+    ("GitHub token", (k := f"github_pat_{rand(22)}_{with_word(rand(59), 'todo')}"), k),
+    ("GitHub token", "token: " + (k := f"github_pat_{rand(22)}_{with_word(rand(59), 'Example')}"),
+     k),
+    ("Discord webhook URL", "https://discord.com/api/webhooks/123456789012345678/"
+     + (k := rand(68, URLSAFE)), k),
+    ("Groq API key", f"use {(k := 'gsk_' + rand(52))} for the evals", k),
+    ("Replicate API token", f"{(k := 'r8_' + rand(37))} works", k),
+    ("xAI API key", f"XAI={(k := 'xai-' + rand(80))}", k),
+    ("Telegram bot token", f"bot: {(k := '6484873401:AA' + rand(33, URLSAFE))} in the group", k),
+    ("Mailchimp API key", f"the Mailchimp key is {(k := rand(32, HEX) + '-us12')}", k),
+    ("generic secret assignment", f"Remember, the API key for staging: {(k := rand(40))}", k),
+    ("authorization header", f'headers = {{"Authorization": "token {(k := rand(40))}"}}', k),
+    ("npm access token", f"İstanbul office: {(k := 'npm_' + rand(36))}", k),  # İ lowers to 2
+]  # fmt: skip
+
+NEW_NEGATIVES = [
+    f"sha1 of the auth dataset: {rand(40, HEX)} (for dedup only)",
+    "DATABASE_URL=postgres://ci@api.acme.io:5432/scheduler (the password comes from the vault)",
+    f"Pinned ghcr.io/acme/auth@sha256:{rand(64, HEX)} after the scan.",
+    "Host key fingerprint: SHA256:nThbg6kXUpJWGl7E1IGOCspRomTxdCARLviKw6E5SY8 (ed25519).",
+    f"pk_live_{rand(24)} is the publishable Stripe key for the checkout page.",
+    "price_1MoBy5LkdIwHu7ixZhnattbh is the monthly plan; cus_Nk2hT6vYyJ4wQx the customer.",
+    "npm_ tokens are granular now; hf_ tokens are read or write; glpat- is GitLab's prefix.",
+    "SendGrid keys start with SG. and Twilio API keys with SK; neither goes in notes.",
+    "OPENAI_API_KEY=sk-your-key-here", "api_key: YOUR_API_KEY", "token = 'TODO'",
+    "HF_TOKEN=hf_EXAMPLEKEY", "export GITHUB_TOKEN=ghp_yourtokenhere",
+    "the token is expired", "my password is in 1Password", "the key is to be patient",
+    "the cache key is user:42:profile", "The secret is 42.",
+    "AWS documents AKIAIOSFODNN7EXAMPLE and wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY.",
+    'OAuth response: {"token_type": "Bearer", "expires_in": 3600, "scope": "read write"}',
+    'env:\n  NPM_TOKEN: ${{ secrets.NPM_TOKEN }}\n  HF_TOKEN: ${{ secrets.HF_TOKEN }}',
+    "curl -u bob https://api.acme.io/v1 (it prompts for the password)",
+    "We rotate the Twilio API key quarterly; API key rotation is owned by the platform team.",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("kind", "text", "secret"), NEW_POSITIVES, ids=lambda v: str(v)[:24])
+def test_newly_caught(kind: str, text: str, secret: str) -> None:
+    findings = find_secrets(text)
+    assert [f.kind for f in findings] == [kind]
+    assert text[findings[0].start : findings[0].end] == secret
+    assert secret not in findings[0].preview
+    reason = secret_refusal(text)
+    assert reason is not None and secret[5:-4] not in reason
+
+
+@pytest.mark.parametrize("text", NEW_NEGATIVES, ids=lambda v: str(v)[:30])
+def test_still_passes(text: str) -> None:
+    assert find_secrets(text) == []
+
+
+def test_a_placeholder_word_counts_only_as_a_clear_word() -> None:
+    body = rand(40)
+    for word in ("your", "todo", "example", "dummy"):
+        assert find_secrets(f"api_key = {with_word(body, word)}") != []  # chance, inside
+        for value in (f"{word}_api_key", f"{word.upper()}-KEY-HERE", f"{body}{word.upper()}"):
+            assert find_secrets(f"api_key = {value}") == [], value
+
+
+def test_a_match_longer_than_the_window_is_made_whole() -> None:
+    token = f"ey{rand(3000)}.ey{rand(40)}.{rand(43)}"  # gitleaks' jwt rule; memdir's wants eyJ
+    text = f"session {token} ends here"
+    hits = Keywords(rules().by_keyword).find(text)
+    spans = [(m.start, m.end) for m in rules().scan(text, hits) if m.rule == "jwt"]
+    assert spans == [(8, 8 + len(token))]
+
+
+def test_every_vendored_rule_compiles_under_python_re() -> None:
+    loaded = rules()
+    assert len(loaded.rules) > 200
+    for rule in loaded.rules:
+        assert rule.regex.pattern  # compiled (translated) without an error
+        assert rule.keywords, rule.id
+
+
+@pytest.mark.parametrize(
+    ("go", "python"),
+    [
+        (r"\b(p8e-(?i)[a-z0-9]{32})", r"\b(p8e-(?i:[a-z0-9]{32}))"),  # a flag mid-pattern
+        (r"a(?i)b|c", r"a(?i:b)|(?i:c)"),  # it scopes the rest of its group, past "|"
+        (r"(x(?i)y|z)w", r"(x(?i:y)|(?i:z))w"),
+        (r"(?i)abc", r"(?i)abc"),  # at the very start it stays global
+        (r"x(?:\s|\z)", r"x(?:\s|\Z)"),
+        (r"\b(pat[[:alnum:]]{14})", r"\b(pat[a-zA-Z0-9]{14})"),
+        (r"[^]a[]", r"[^\]a\[]"),
+    ],
+)
+def test_translate_go_regexes(go: str, python: str) -> None:
+    assert translate(go) == python
+
+
+def test_rules_load_on_the_first_check_not_at_import() -> None:
+    code = (
+        "import memdir, memdir.secrets, memdir.secret_rules as r\n"
+        "assert r.rules.cache_info().currsize == 0\n"
+        "memdir.secrets.find_secrets('x')\n"
+        "assert r.rules.cache_info().currsize == 1\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)

@@ -63,6 +63,7 @@ _OPERATOR = r"(?:=|>|:{1,3}=|\|\||:|=>|\?=|,)"
 _PROSE_OPERATOR = r"(?:=|>|:{1,3}=|\|\||:|=>|\?=|,|\bis\b|\bwas\b)"
 _IDENTIFIER_END = r"(?:[ \t\w.-]{0,20})"
 _WORD = re.compile(r"[\w.-]", re.ASCII)
+_SPACE = re.compile(r"\s")
 _WINDOW = 2048  # characters a match may span from its keyword before it is redone whole
 
 
@@ -229,10 +230,14 @@ class Rule:
                 if start < end or self.boundary and not at_boundary(text, start):
                     continue
                 # A window bounds the work per keyword (Python's engine backtracks where
-                # RE2 does not); a match that reaches its edge is made again in full.
+                # RE2 does not). A match that reaches its edge is made again in full, and
+                # so is a failed one if the edge cut a token: a secret has no spaces.
                 edge = start + _WINDOW
                 m = regex.match(text, start, edge)
-                if m is not None and m.end() == edge < len(text):
+                if edge < len(text) and (
+                    (m is not None and m.end() == edge)
+                    or (m is None and not _SPACE.search(text, start, edge))
+                ):
                     m = regex.match(text, start)
                 if m is not None:
                     end = max(m.end(), start + 1)

@@ -186,7 +186,7 @@ SHAPES = [
            r"(?P<pre>AccountKey=)(?P<secret>[A-Za-z0-9+/]{86}==)",
            f"the storage connection string {ENV}", before=None),
     _shape("authorization header", "authorization",
-           r"(?i:authorization)[\"']?[ \t]*[:=][ \t]*[\"']?(?P<pre>(?:Basic|Bearer|Token|Bot) +)"
+           r"(?i:authorization)[\"']?[ \t]*[:=][ \t]*[\"']?(?P<pre>(?i:Basic|Bearer|Token|Bot) +)"
            r"(?P<secret>[\w.~+/=-]{8,})", f"the API token {ENV}", _credentials, before=None),
     _shape("bearer token", "bearer", r"(?P<pre>Bearer +)(?P<secret>[\w.~+/-]{20,}=*)",
            f"the API token {ENV}", looks_random),
