@@ -10,11 +10,14 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tokenizers import BertWordPieceTokenizer, Tokenizer, models, pre_tokenizers, trainers
 
 import memdir
-from memdir.index.embedders import HashingEmbedder
+from memdir.context.tokens import TokenizerFileCounter, chunks
+from memdir.index.embedders import HashingEmbedder, _vocab_path
 from memdir.index.search import SNIPPET_CHARS, _stem, snippet
 from memdir.testing import FakeClock
 
@@ -64,6 +67,42 @@ def test_the_hashing_embedder_reads_a_bounded_prefix() -> None:
     long, longer, short = embedder.embed([text, text + " refunds" * 1000, "payments api"])
     assert (long == longer).all()
     assert not (long == short).all()
+
+
+def _byte_level_bpe() -> Tokenizer:
+    tokenizer = Tokenizer(models.BPE())
+    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    alphabet = pre_tokenizers.ByteLevel.alphabet()
+    trainer = trainers.BpeTrainer(vocab_size=400, initial_alphabet=alphabet)
+    tokenizer.train_from_iterator(["payments api webhook retries, idempotency key."] * 50, trainer)
+    return tokenizer
+
+
+@pytest.mark.parametrize("kind", ["wordpiece", "byte-level-bpe"])
+def test_a_long_text_counts_in_pieces_as_it_would_whole(kind: str, tmp_path: Path) -> None:
+    if kind == "wordpiece":
+        tokenizer: Tokenizer = BertWordPieceTokenizer(str(_vocab_path()), lowercase=True)
+    else:
+        tokenizer = _byte_level_bpe()
+    path = tmp_path / "tokenizer.json"
+    tokenizer.save(str(path))
+    counter = TokenizerFileCounter(path)
+    words = "payments api  webhook   retries, idempotency key.\n Über\t"
+    text = words * 2_000 + "x" * 50_000 + " " * 30_000 + words * 100  # runs with no cut
+    assert len(list(chunks(text, counter.CHUNK_CHARS))) > 5
+    assert counter.count(text) == len(tokenizer.encode(text, add_special_tokens=False).ids)
+
+
+@settings(max_examples=300)
+@given(text=st.lists(st.sampled_from(["a", "bc", " ", "  ", "\n", "\t"]), max_size=80).map("".join))
+def test_pieces_join_back_and_each_starts_at_a_word(text: str) -> None:
+    pieces = list(chunks(text, 7))
+    assert "".join(pieces) == text
+    for before, piece in zip(pieces, pieces[1:], strict=False):
+        assert piece[0] == " " and piece[1:2] and not piece[1].isspace()
+        if len(before) > 7:  # longer only where no word starts within the first 7
+            after = [before[i + 1 : i + 2] for i in range(1, 8) if before[i] == " "]
+            assert all(not nxt or nxt.isspace() for nxt in after)
 
 
 def _giant_observation(words: int) -> str:

@@ -5,10 +5,17 @@ arithmetic). ``TokenizerFileCounter`` counts with a ``tokenizer.json`` already
 on disk (the ``tokenizers`` library, installed with memdir): nothing is ever
 downloaded. Choose one in the manifest: ``[context] tokenizer = "bytes"`` or a
 path to a tokenizer.json.
+
+A long text is counted in pieces of about ``CHUNK_CHARS``, each cut just before
+a space that starts a word (where the BERT, byte-level BPE and SentencePiece
+pre-tokenizers split anyway, so the count is the same as for the whole text):
+the tokenizer would otherwise hold every token of a 5 MB file at once (about
+700 MB, measured).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -43,8 +50,53 @@ class TokenizerFileCounter:
         self._tokenizer: Any = Tokenizer.from_file(str(path))
         self.name = f"tokenizer:{path.name}"
 
+    CHUNK_CHARS = 20_000
+    BATCH = 8  # pieces encoded at once (in parallel, by the library)
+
     def count(self, text: str) -> int:
-        return len(self._tokenizer.encode(text, add_special_tokens=False).ids)
+        if len(text) <= self.CHUNK_CHARS:
+            return len(self._tokenizer.encode(text, add_special_tokens=False).ids)
+        pieces = list(chunks(text, self.CHUNK_CHARS))
+        total = 0
+        for start in range(0, len(pieces), self.BATCH):
+            batch = self._tokenizer.encode_batch(
+                pieces[start : start + self.BATCH], add_special_tokens=False
+            )
+            total += sum(len(encoding.ids) for encoding in batch)
+        return total
+
+
+def chunks(text: str, size: int) -> Iterator[str]:
+    """``text`` in pieces, each after the first starting at a space that is followed by
+    a non-space: the last such space within ``size`` chars, else the first one after
+    (a piece is longer than ``size`` only where a run holds no such space)."""
+    start = 0
+    while len(text) - start > size:
+        cut = _word_start(text, start + 1, start + size)
+        if cut is None:
+            break
+        yield text[start:cut]
+        start = cut
+    yield text[start:]
+
+
+def _word_start(text: str, low: int, high: int) -> int | None:
+    at = text.rfind(" ", low, high + 1)
+    while at >= low:
+        if _starts_word(text, at):
+            return at
+        at = text.rfind(" ", low, at)
+    at = text.find(" ", high + 1)
+    while at >= 0:
+        if _starts_word(text, at):
+            return at
+        at = text.find(" ", at + 1)
+    return None
+
+
+def _starts_word(text: str, at: int) -> bool:
+    following = text[at + 1 : at + 2]
+    return bool(following) and not following.isspace()
 
 
 def load_counter(setting: str, root: Path) -> TokenCounter:
