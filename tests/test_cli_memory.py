@@ -58,7 +58,7 @@ def test_save_json_with_tags(folder: Path) -> None:
         "action": "saved",
         "key": data["key"],
     }
-    assert "tags: billing, api -->" in (folder / "knowledge.md").read_text()
+    assert "tags: billing, api; by: cli -->" in (folder / "knowledge.md").read_text()
 
 
 def test_save_reads_stdin_for_a_dash(folder: Path) -> None:

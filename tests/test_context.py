@@ -12,6 +12,7 @@ from tokenizers import BertWordPieceTokenizer
 
 import memdir
 from memdir.context import FlushSession, TokenizerFileCounter, should_memory_flush
+from memdir.context.notes import NOTES_PREAMBLE
 from memdir.files.cards import Card
 from memdir.index.embedders import _vocab_path
 from memdir.testing import FakeClock
@@ -35,11 +36,14 @@ def _sources(ctx: memdir.Context, layer: str | None = None) -> list[str]:
 def test_default_profile_splits_stable_and_live(mem: memdir.Memory) -> None:
     ctx = mem.context()
     assert ctx.stable.startswith('<file path="identity/SOUL.md">')
-    assert "## Your Knowledge\n\n### conventions\n- Money is stored in integer cents." in ctx.stable
+    assert (
+        "## Your Knowledge\n\n" + NOTES_PREAMBLE + "\n\n### conventions (knowledge.md, by api, "
+        "2026-11-30)\n> - Money is stored in integer cents." in ctx.stable
+    )
     assert "## Notebook" not in ctx.stable and "Refactor the billing" not in ctx.stable
     assert ctx.live.startswith("[Live context]")
     assert ctx.live.index("journal/2026-11-30.md") < ctx.live.index("## Notebook")
-    assert "### current-task\nRefactor the billing module" in ctx.live
+    assert "### current-task (NOTEBOOK.md, by api, 2026-11-30)\n> Refactor the billing" in ctx.live
     assert ctx.text.index("[Live context]") > ctx.text.index("## Your Knowledge")
     # Observations are never loaded, and the report says so.
     assert "payments API allows 50" not in ctx.text
@@ -109,7 +113,8 @@ def test_the_query_slot_adds_hits_once(mem: memdir.Memory) -> None:
     hits = [b for b in ctx.blocks if b.layer == "query"]
     assert hits and hits[0].part == "live"
     assert (
-        hits[0].text.startswith("#### knowledge.md:") and "50 requests per second" in hits[0].text
+        hits[0].text.startswith("### knowledge.md:")
+        and "> The payments API allows 50" in hits[0].text
     )
     again = mem.context(query="Refactor the billing module")
     assert "NOTEBOOK.md#current-task" not in _sources(again, "query")

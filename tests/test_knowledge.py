@@ -33,7 +33,7 @@ def test_save_writes_one_observation(memory: memdir.Memory, folder: Path) -> Non
     )
     assert obs.date == memory.clock()
     text = (folder / "knowledge.md").read_text()
-    meta = "<!-- type: fact; date: 2026-11-30T10:00:00Z; tags: api, limits -->"
+    meta = "<!-- type: fact; date: 2026-11-30T10:00:00Z; tags: api, limits; by: api -->"
     assert f"### {result.key}\n{meta}\nThe API allows 50 req/s\n" in text
     assert text.index("## _observations") < text.index(f"### {result.key}")
 
@@ -201,7 +201,7 @@ def test_hand_edited_file_round_trips_where_unchanged(
     head = text[: text.index("## _observations")]
     assert after.startswith(head)  # preamble and untouched section byte for byte
     newline = "\r\n" if crlf else "\n"
-    assert f"## new{newline}<!-- updated: 2026-11-30T10:00:00Z -->{newline}fresh" in after
+    assert f"## new{newline}<!-- updated: 2026-11-30T10:00:00Z; by: api -->{newline}fresh" in after
     assert after.endswith(text[text.index("## _observations") :])
 
 

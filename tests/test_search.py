@@ -197,7 +197,7 @@ def test_memory_get_returns_exact_lines_and_refuses_escapes(
     whole = mem.get("knowledge.md")
     assert whole.ok and whole.from_line == 1 and whole.to_line == whole.total_lines
     part = mem.get("knowledge.md", 3, 4)
-    assert part.text == "## conventions\n<!-- updated: 2026-11-30T10:00:00Z -->"
+    assert part.text == "## conventions\n<!-- updated: 2026-11-30T10:00:00Z; by: api -->"
     outside = tmp_path / "secret.md"
     outside.write_text("secret")
     (folder / "link.md").symlink_to(outside)

@@ -79,6 +79,7 @@ def test_a_new_card_has_every_field(memory: memdir.Memory, folder: Path) -> None
         "relevance": 1.0,
         "tier": "active",
         "links": [],
+        "by": "api",
     }
     assert card.body == "# Alice Moreau\n\nHead of data at [[acme-corp]].\n"
 

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from memdir.answers import content_words, grounded, line_problem, parse_json, strip_reasoning
 from memdir.history import Activity
 from memdir.llm import ChatModel, LLMError, Message
+from memdir.provenance import writing_as
 from memdir.results import Notice
 
 if TYPE_CHECKING:
@@ -62,7 +63,8 @@ class Distilled:
 def distill_activity(memory: Memory, activity: Activity) -> Distilled:
     """Turn an ended activity into observations (see the module doc); never raises."""
     try:
-        return _distill(memory, activity)
+        with writing_as("distill"):
+            return _distill(memory, activity)
     except Exception as exc:  # the caller only ended an activity: it must not fail for this
         note = f"could not distill {activity.id}: {type(exc).__name__}: {exc}"
         memory.notices.append(Notice("distill", note))

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import random
+import sqlite3
 import time
 from collections.abc import Sequence
 from datetime import datetime
@@ -41,7 +42,7 @@ from memdir.context.flush import FlushRequest, FlushSession, flush_instruction, 
 from memdir.context.tokens import TokenCounter, load_counter
 from memdir.distill import distill_activity
 from memdir.dream import DreamReport, run_dream
-from memdir.errors import LayerNotConfigured, MemdirError, NotAMemoryFolder
+from memdir.errors import LayerNotConfigured, MemdirError, NotAMemoryFolder, StorageError
 from memdir.files.atomic import FolderLock, folder_lock
 from memdir.files.temps import sweep_after_crash
 from memdir.history import Activity, History
@@ -59,6 +60,7 @@ from memdir.maintain.graph import Graph, build_graph, write_mocs
 from memdir.maintain.jobs import MaintainReport, run_maintenance
 from memdir.migrate import MigrationReport, migrate_legacy
 from memdir.paths import FileSpace
+from memdir.provenance import writing_as
 from memdir.reader import GetResult, read_lines
 from memdir.readonly import private_index, remove_private_index
 from memdir.results import Notice, Progress, WriteResult
@@ -210,7 +212,18 @@ class Memory:
         index = self.index
         interval = self.manifest.index.rescan_seconds
         if index.scanned_at is None or time.monotonic() - index.scanned_at >= interval:
-            self.scan()
+            try:
+                self.scan()
+            except (StorageError, sqlite3.OperationalError) as exc:
+                if isinstance(exc, sqlite3.OperationalError) and not _disk_refused(exc):
+                    raise
+                # a full or read-only disk: answer from the index as it is, and say so
+                self.notices.append(
+                    Notice(
+                        "index", f"searching the index as it was: it could not be updated ({exc})"
+                    )
+                )
+                index.scanned_at = time.monotonic()
         return index
 
     def search(
@@ -405,7 +418,8 @@ class Memory:
     ) -> ImportReport:
         """Import a chat history (generic JSON/JSONL, ChatGPT, Claude, LoCoMo) into
         sessions, the journal and the index; idempotent, all or nothing."""
-        return import_file(self, Path(path), format, progress)
+        with writing_as("import"):
+            return import_file(self, Path(path), format, progress)
 
     # -- context -------------------------------------------------------------
 
@@ -529,6 +543,12 @@ class Memory:
         tb: TracebackType | None,
     ) -> None:
         self.close()
+
+
+def _disk_refused(exc: sqlite3.OperationalError) -> bool:
+    """SQLite's way of saying the disk is full or cannot be written."""
+    message = str(exc).lower()
+    return "full" in message or "readonly" in message or "read-only" in message
 
 
 def find_root(path: str | Path) -> Path:

@@ -37,6 +37,9 @@ class WriteResult:
     """keys or ids asked for that did not exist"""
     notes: tuple[str, ...] = ()
     """sentences about side effects: evictions, compression, repairs"""
+    warnings: tuple[str, ...] = ()
+    """sentences about what was saved but should be looked at: text that reads as
+    instructions to the model (saved, flagged, shown to the model as a quoted note)"""
 
     @classmethod
     def refused(cls, store: str, reason: str) -> WriteResult:
@@ -59,7 +62,7 @@ class WriteResult:
             value = getattr(self, name)
             if value is not None:
                 data[name] = value
-        for name in ("archived", "removed", "missing", "notes"):
+        for name in ("archived", "removed", "missing", "notes", "warnings"):
             value = getattr(self, name)
             if value:
                 data[name] = list(value)

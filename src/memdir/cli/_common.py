@@ -35,6 +35,7 @@ from memdir.errors import MemdirError
 from memdir.home import resolve_folder
 from memdir.index.search import Hit
 from memdir.memory import Memory, open_memory
+from memdir.provenance import writing_as
 from memdir.results import WriteResult
 
 app = typer.Typer(
@@ -88,12 +89,14 @@ JsonOption = Annotated[
 
 
 def reports_errors(command: Callable[P, None]) -> Callable[P, None]:
-    """Turn memdir's errors (and bad input the API rejects) into one line on stderr, exit 1."""
+    """Turn memdir's errors (and bad input the API rejects) into one line on stderr, exit 1.
+    What the command writes records ``by: cli``."""
 
     @functools.wraps(command)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> None:
         try:
-            command(*args, **kwargs)
+            with writing_as("cli"):
+                command(*args, **kwargs)
         except (MemdirError, ValueError, OSError) as exc:
             fail(str(exc) or type(exc).__name__, exc)
 

@@ -33,11 +33,13 @@ today's journal and the query's hits, core cards, older days.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from memdir.config import Layer, file_template
+from memdir.context.notes import NOTES_PREAMBLE, flag_line, note, quote
 from memdir.context.tokens import TokenCounter
+from memdir.files.encoding import clean
 from memdir.paths import outside_target
 from memdir.stores.base import read_text
 from memdir.stores.knowledge import prompt_text
@@ -63,6 +65,7 @@ _HEADINGS = {
     "knowledge": "## Your Knowledge",
     "notebook": "## Notebook",
     "state": "## State",
+    "journal": "## Journal",
     "vault": "## Core cards",
 }
 
@@ -76,6 +79,8 @@ class Block:
     tokens: int
     part: str
     priority: int
+    quoted: bool = False
+    """a memory, shown as a quoted note with its source (``context.notes``)"""
 
 
 @dataclass(frozen=True)
@@ -133,6 +138,7 @@ class Context:
     def _render(self, part: str) -> str:
         chunks: list[str] = []
         current = None
+        told = False  # the first memory of each part says how to read memories
         for block in self.blocks:
             if block.part != part:
                 continue
@@ -141,8 +147,11 @@ class Context:
                 heading = self.headings.get(block.layer)
                 if heading:
                     chunks.append(heading)
+            if block.quoted and not told:
+                chunks.append(NOTES_PREAMBLE)
+                told = True
             chunks.append(block.text)
-        return "\n\n".join(chunks)
+        return clean("\n\n".join(chunks))  # no surrogates reach a prompt
 
     @property
     def stable(self) -> str:
@@ -184,6 +193,7 @@ class _Candidate:
     priority: int
     tokens: int = 0
     whole_file: bool = False
+    quoted: bool = True
 
 
 def assemble(
@@ -218,6 +228,8 @@ def assemble(
             kept.append(candidate)
         if candidates and layer.store in _HEADINGS:
             headings[name] = _HEADINGS[layer.store]
+            if layer.store == "state":
+                headings[name] += f" ({memory.state.relpath}, short dated snapshots)"
     if query:
         hits, excluded = _query_slot(memory, query, profile, kept, counter, settings.query_tokens)
         kept += hits
@@ -228,7 +240,9 @@ def assemble(
     left += dropped
     order = {name: n for n, name in enumerate([*memory.manifest.layers, "query"])}
     kept.sort(key=lambda c: (c.part != "stable", order.get(c.layer, 99)))
-    blocks = tuple(Block(c.layer, c.source, c.text, c.tokens, c.part, c.priority) for c in kept)
+    blocks = tuple(
+        Block(c.layer, c.source, c.text, c.tokens, c.part, c.priority, c.quoted) for c in kept
+    )
     return Context(
         profile,
         query,
@@ -276,11 +290,12 @@ def _layer(
         return _knowledge(memory, name, part)
     if store == "notebook":
         entries = [e for e in memory.notebook.entries() if e.text.strip()]
+        source = memory.notebook.relpath
         items = [
             _Candidate(
                 name,
-                f"{memory.notebook.relpath}#{e.key}",
-                f"### {e.key}\n{e.text}",
+                f"{source}#{e.key}",
+                note(e.key, e.text, source, f"by {e.by}", _day(e.updated_at)),
                 part,
                 PRIORITY["working"],
             )
@@ -291,7 +306,7 @@ def _layer(
         lines = memory.state.reflex_lines()
         source = memory.state.relpath
         items = [
-            _Candidate(name, f"{source}#{n}", f"- {line}", part, PRIORITY["state"])
+            _Candidate(name, f"{source}#{n}", _state_line(line), part, PRIORITY["state"])
             for n, line in enumerate(lines, start=1)
         ]
         return items, []
@@ -309,7 +324,13 @@ def _file_block(
     if not text:
         return None
     return _Candidate(
-        name, relpath, f'<file path="{relpath}">\n{text}\n</file>', part, priority, whole_file=True
+        name,
+        relpath,
+        f'<file path="{relpath}">\n{text}\n</file>',
+        part,
+        priority,
+        whole_file=True,
+        quoted=False,  # identity and procedures: a person's instructions, as they are
     )
 
 
@@ -326,11 +347,12 @@ def _documents(memory: Memory, name: str, layer: Layer, part: str) -> list[_Cand
 
 
 def _knowledge(memory: Memory, name: str, part: str) -> tuple[list[_Candidate], list[LeftOut]]:
+    source = memory.knowledge.relpath
     items = [
         _Candidate(
             name,
-            f"{memory.knowledge.relpath}#{s.key}",
-            f"### {s.key}\n{prompt_text(s.text)}",
+            f"{source}#{s.key}",
+            note(s.key, prompt_text(s.text), source, f"by {s.by}", _day(s.updated_at)),
             part,
             PRIORITY["knowledge"],
         )
@@ -360,7 +382,7 @@ def _journal(
         if not text or not text.strip():
             continue
         label = "today" if back == 0 else ("yesterday" if back == 1 else day.strftime("%A"))
-        text = f'<file path="{relpath}" day="{label}">\n{text.strip()}\n</file>'
+        text = note(relpath, text.strip(), label)
         priority = PRIORITY["today" if back == 0 else "older"]
         items.append(_Candidate(name, relpath, text, part, priority, whole_file=True))
     return items, []
@@ -375,9 +397,7 @@ def _core_cards(memory: Memory, name: str, part: str) -> tuple[list[_Candidate],
             (name,),
         ).fetchall()
     return [
-        _Candidate(
-            name, path, f"### {title} ({path})\n{body}", part, PRIORITY["card"], whole_file=True
-        )
+        _Candidate(name, path, note(title, body, path), part, PRIORITY["card"], whole_file=True)
         for path, title, body in rows
     ], []
 
@@ -402,9 +422,8 @@ def _query_slot(
         opened = memory.get(hit.path, hit.line_start, hit.line_end)
         if not opened.ok:
             continue
-        text = (
-            f"#### {hit.path}:{hit.line_start}-{hit.line_end} ({hit.kind})\n{opened.text.strip()}"
-        )
+        where = f"{hit.path}:{hit.line_start}-{hit.line_end}"
+        text = note(where, opened.text.strip(), hit.kind, hit.tier)
         tokens = counter.count(text)
         if used + tokens > budget:
             left.append(LeftOut("query", source, "over the query budget", tokens))
@@ -412,6 +431,15 @@ def _query_slot(
         used += tokens
         hits.append(_Candidate("query", source, text, "live", PRIORITY["hit"], tokens))
     return hits, left
+
+
+def _day(moment: datetime | None) -> str | None:
+    return f"{moment:%Y-%m-%d}" if moment is not None else None
+
+
+def _state_line(line: str) -> str:
+    warning = flag_line(line)
+    return f"{warning}\n{quote(f'- {line}')}" if warning else quote(f"- {line}")
 
 
 def _fit(kept: list[_Candidate], total: int) -> tuple[list[_Candidate], list[LeftOut]]:

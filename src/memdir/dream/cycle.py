@@ -29,7 +29,9 @@ from memdir.dream.offline import OfflinePlanner
 from memdir.dream.plan import Entry, Plan, PlanError, conservative
 from memdir.errors import MemdirError
 from memdir.files.atomic import atomic_write
-from memdir.stores.base import Refusal
+from memdir.files.encoding import encode
+from memdir.provenance import writing_as
+from memdir.stores.base import Refusal, read_text
 from memdir.textutil import plural
 from memdir.timeutil import format_ts
 
@@ -200,7 +202,19 @@ def run_dream(
     dry_run: bool = False,
     planner: Planner | str | None = None,
 ) -> DreamReport:
-    """One dream (see the module docstring); ``force`` runs it even when not due."""
+    """One dream (see the module docstring); ``force`` runs it even when not due. What it
+    writes records ``by: dream``."""
+    with writing_as("dream"):
+        return _dream(memory, force=force, dry_run=dry_run, planner=planner)
+
+
+def _dream(
+    memory: Memory,
+    *,
+    force: bool,
+    dry_run: bool,
+    planner: Planner | str | None,
+) -> DreamReport:
     if not memory.has("knowledge"):
         raise MemdirError(
             f"nothing to dream over: {memory.root / MANIFEST_NAME} declares no knowledge layer "
@@ -230,8 +244,8 @@ def run_dream(
         report.rejected = f"no usable plan ({exc})"
         plan = Plan()
     with memory.lock:
-        original = store.path.read_text(encoding="utf-8") if store.path.exists() else ""
-        report.bytes_before = len(original.encode("utf-8"))
+        original = read_text(store.path) or ""  # bytes that are not UTF-8 kept as they are
+        report.bytes_before = len(encode(original))
         observations = store.observations()
         report.observations_before = len(observations)
         report.curated_chars_before = sum(len(s.text) for s in store.sections())
@@ -260,7 +274,7 @@ def run_dream(
                     raise
                 report.observations_after = len(edit.observations)
                 report.curated_chars_after = edit.curated_chars()
-                report.bytes_after = len(edit.text().encode("utf-8"))
+                report.bytes_after = len(encode(edit.text()))
                 if dry_run:
                     raise _DryRun("dry run")
             report.archive = edit.archive
@@ -271,7 +285,7 @@ def run_dream(
                 report.hygiene = edit.notes + hygiene.clean(memory, edit, dry_run=dry_run)
                 report.observations_after = len(edit.observations)
                 report.curated_chars_after = edit.curated_chars()
-                report.bytes_after = len(edit.text().encode("utf-8"))
+                report.bytes_after = len(encode(edit.text()))
             report.archive = edit.archive
         report.merged, report.promoted = applied.merged, applied.promoted
         report.refused, report.removed = applied.refused, applied.removed
@@ -292,7 +306,7 @@ def _snapshot(memory: Memory, text: str) -> str | None:
     folder = memory.root / memory.manifest.archive_dir() / "dreams"
     stamp = format_ts(memory.clock()).replace(":", "-")
     path = folder / f"{stamp}.knowledge.md.bak"
-    atomic_write(path, text.encode("utf-8"))
+    atomic_write(path, encode(text))
     for old in sorted(folder.glob("*.knowledge.md.bak"))[:-SNAPSHOTS_KEPT]:
         old.unlink(missing_ok=True)
     return path.relative_to(memory.root).as_posix()

@@ -41,6 +41,7 @@ from memdir.ingest.model import Conversation, IngestError, Message
 from memdir.results import Progress
 from memdir.secrets import find_secrets
 from memdir.stores.base import read_text, write_text
+from memdir.stores.validate import as_text
 from memdir.timeutil import format_ts
 
 if TYPE_CHECKING:
@@ -81,7 +82,9 @@ def session_id(conversation: Conversation) -> str:
 
 
 def redact(text: str) -> tuple[str, int]:
-    """``text`` with every credential replaced by a marker naming its kind."""
+    """``text`` with every credential replaced by a marker naming its kind (and any
+    character a memory file may not hold replaced by U+FFFD: ``as_text``)."""
+    text = as_text(text)
     findings = find_secrets(text)
     for finding in reversed(findings):
         text = f"{text[: finding.start]}[redacted: {finding.kind}]{text[finding.end :]}"

@@ -120,4 +120,4 @@ def content_hash(title: str, messages: tuple[Message, ...]) -> str:
         ],
     }
     text = json.dumps(canonical, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()

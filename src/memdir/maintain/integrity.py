@@ -5,8 +5,12 @@
 - link: a layer file that is a link leading outside the memory folder (or its
   mount): memdir never reads nor writes through it (``paths.outside_target``).
 - name: a file whose name is not UTF-8: kept, but left out of the index.
+- flagged: a memory that reads as instructions to the model (``memdir.poisoning``),
+  whoever wrote it (a hand edit too): it stays, shown to the model as a quoted note;
+  a person decides whether to remove it.
 
-Read-only, like the rest of the doctor: one ``lstat`` walk of each layer's folders.
+Read-only, like the rest of the doctor: one ``lstat`` walk of each layer's folders,
+and one pass over the index's items as the index holds them.
 """
 
 from __future__ import annotations
@@ -38,6 +42,36 @@ def file_problems(memory: Memory) -> list[Problem]:
                 if problem is not None:
                     found.setdefault(problem[1], problem)
     return [found[key] for key in sorted(found)]
+
+
+def flagged_items(memory: Memory) -> list[Problem]:
+    """Every indexed memory whose text reads as instructions to the model."""
+    from memdir.poisoning import find_instructions  # its rules load on first use
+
+    index = memory.index
+    with index.lock:
+        rows = index.db.execute(
+            "SELECT path, anchor, kind, title, body FROM items ORDER BY path, ordinal"
+        ).fetchall()
+    found: list[Problem] = []
+    for path, anchor, kind, title, body in rows:
+        findings = find_instructions(f"{title}\n{body}")
+        if not findings:
+            continue
+        seen = "; ".join(f"{f.kind}: {f.excerpt!r}" for f in findings[:3]) + (
+            "; ..." if len(findings) > 3 else ""
+        )
+        where = f"{path}#{anchor}" if anchor else path
+        found.append(
+            (
+                "flagged",
+                where,
+                f"this {kind} reads as instructions to the model ({seen}). It is kept and shown "
+                "to the model as a quoted note, not an instruction; remove it if nobody you "
+                "trust wrote it",
+            )
+        )
+    return found
 
 
 def _candidates(base: Path, pattern: str) -> Iterator[tuple[str, Path]]:

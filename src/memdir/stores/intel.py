@@ -40,6 +40,7 @@ from memdir.stores.base import (
     check_text,
     normalize_key,
 )
+from memdir.stores.validate import flag
 from memdir.stores.weeks import Week, parse_week, week_label, week_of
 from memdir.textutil import shorten
 
@@ -223,6 +224,8 @@ class IntelStore:
                     doc.preamble = f"# {_title(project)} Research Intel\n"
                 rotated, archive, section = self._rotate_doc(doc, file, now, summaries, said)
                 action = _add_bullet(section, topic, bullet)
+                flags = flag(bullet)
+                flags.add_to(section.meta)
         except Refusal as refusal:
             return WriteResult.refused(store, refusal.reason)
         notes = tuple(f"rotated week {label} into {PREVIOUS_KEY}" for label in rotated)
@@ -235,6 +238,7 @@ class IntelStore:
             archive=archive,
             notes=notes + tuple(said),
             archived=tuple(rotated),
+            warnings=flags.warnings,
         )
 
     def rotate(self, project: str | None = None, now: datetime | None = None) -> RotationReport:

@@ -48,6 +48,7 @@ from memdir.stores.base import (
     normalize_key,
     read_text,
 )
+from memdir.stores.validate import flag
 
 SECTIONS = {
     "decision": "Decisions",
@@ -142,6 +143,7 @@ class JournalStore:
             elif heading == "Milestones":
                 line = f"{moment:%H:%M} — {line}"
             check_text(line, "text")  # with its reason
+            flags = flag(line)
             with store._edit() as doc:
                 section = doc.get(heading)
                 if section is None:
@@ -150,10 +152,16 @@ class JournalStore:
                     positions = [p for p in later if p is not None]
                     doc.insert(min(positions) if positions else len(doc), section)
                 section.body = f"{section.body}\n- {line}" if section.body else f"- {line}"
+                flags.add_to(section.meta)  # the section holds many writers' lines
         except Refusal as refusal:
             return WriteResult.refused(store.store, refusal.reason)
         return WriteResult(
-            ok=True, store=store.store, action="updated", key=heading, notes=tuple(notes)
+            ok=True,
+            store=store.store,
+            action="updated",
+            key=heading,
+            notes=tuple(notes),
+            warnings=flags.warnings,
         )
 
     def add_section(
@@ -164,11 +172,16 @@ class JournalStore:
         try:
             key = normalize_key(key, "section")
             check_text(body, "body")
+            flags = flag(body)
+            meta = dict(meta or {})
+            flags.stamp(meta)
             with store._edit() as doc:
                 doc.append(doc.new_section(key, body, meta))
         except Refusal as refusal:
             return WriteResult.refused(store.store, refusal.reason)
-        return WriteResult(ok=True, store=store.store, action="updated", key=key)
+        return WriteResult(
+            ok=True, store=store.store, action="updated", key=key, warnings=flags.warnings
+        )
 
     def sections(self, day: date) -> list[tuple[str, dict[str, str]]]:
         """(key, metadata) of each section of a day, in order."""

@@ -39,7 +39,9 @@ from datetime import UTC, datetime
 from typing import Literal, get_args
 
 from memdir.config import Limits
+from memdir.files.encoding import encode
 from memdir.files.sections import Section, SectionDocument, sanitize_body, strip_think
+from memdir.provenance import written_by
 from memdir.results import Notice, WriteResult
 from memdir.stores.base import (
     ArchivedText,
@@ -51,6 +53,7 @@ from memdir.stores.base import (
     normalize_key,
 )
 from memdir.stores.knowledge_edit import KnowledgeEdit
+from memdir.stores.validate import Flags, flag
 from memdir.textutil import compress, cut_point, drop_comments
 from memdir.timeutil import format_ts, parse_ts
 
@@ -77,6 +80,8 @@ class KnowledgeSection:
     key: str
     text: str
     updated_at: datetime | None
+    by: str = "person"
+    """who wrote it (``memdir.provenance``)"""
 
 
 @dataclass(frozen=True)
@@ -159,7 +164,12 @@ class KnowledgeStore(SectionFileStore):
     def sections(self) -> list[KnowledgeSection]:
         """Curated sections in file order (everything but ``## _observations``)."""
         return [
-            KnowledgeSection(section.key, section.body, parse_ts(section.meta.get("updated")))
+            KnowledgeSection(
+                section.key,
+                section.body,
+                parse_ts(section.meta.get("updated")),
+                written_by(section.meta),
+            )
             for section in self._read()
             if section.key != OBSERVATIONS_KEY
         ]
@@ -168,7 +178,9 @@ class KnowledgeStore(SectionFileStore):
         found = _find_curated(self._read(), name)
         if found is None:
             return None
-        return KnowledgeSection(found.key, found.body, parse_ts(found.meta.get("updated")))
+        return KnowledgeSection(
+            found.key, found.body, parse_ts(found.meta.get("updated")), written_by(found.meta)
+        )
 
     def observations(self) -> list[Observation]:
         """Observations in file order (oldest first); empty ones are left out."""
@@ -308,8 +320,10 @@ class KnowledgeStore(SectionFileStore):
             tag_list = normalize_tags(tags)
             moment = date or self.ctx.clock()
             obs_id = new_observation_id()
+            flags = flag(text, *tag_list)
             with self._edit_parts() as (parts, archived, notes):
                 meta = observation_meta(type, moment, tag_list)
+                flags.stamp(meta)
                 parts.observations.append(Section(obs_id, text, meta, level=3))
                 trimmed = self._trim_observations(parts.observations, keep=obs_id)
                 if trimmed:
@@ -321,7 +335,7 @@ class KnowledgeStore(SectionFileStore):
                 archive = self._keep(ARCHIVE_KIND, archived)
         except Refusal as refusal:
             return WriteResult.refused(self.store, refusal.reason)
-        return _ok(self.store, "saved", obs_id, archived, archive, notes)
+        return _ok(self.store, "saved", obs_id, archived, archive, notes, flags.warnings)
 
     def update(
         self,
@@ -359,6 +373,7 @@ class KnowledgeStore(SectionFileStore):
                 raise Refusal(
                     "content is empty; nothing was written. To remove a section use remove_section"
                 )
+            flags = Flags()
             with self._edit_parts() as (parts, archived, notes):
                 doc = parts.doc
                 target = _find_curated(doc, key)
@@ -378,11 +393,13 @@ class KnowledgeStore(SectionFileStore):
                         action = "updated"
                     target.body = new
                     target.meta["updated"] = format_ts(self.ctx.clock())
+                    flags = flag(new)
+                    flags.stamp(target.meta)
                 archive = self._keep(ARCHIVE_KIND, archived)
         except Refusal as refusal:
             return WriteResult.refused(self.store, refusal.reason)
         key = target.key if target is not None else key
-        return _ok(self.store, action, key, archived, archive, notes)
+        return _ok(self.store, action, key, archived, archive, notes, flags.warnings)
 
     def delete_observations(self, ids: object) -> WriteResult:
         """Remove observations by id (memory_update mode 'delete'); they go to the archive."""
@@ -560,7 +577,7 @@ def prompt_text(body: str) -> str:
 
 
 def _tokens(text: str) -> int:
-    return (len(text.encode("utf-8")) + 3) // 4
+    return (len(encode(text)) + 3) // 4
 
 
 def _kind(value: object) -> str:
@@ -621,6 +638,7 @@ def _ok(
     archived: list[ArchivedText],
     archive: str | None,
     notes: list[str],
+    warnings: tuple[str, ...] = (),
 ) -> WriteResult:
     return WriteResult(
         ok=True,
@@ -630,4 +648,5 @@ def _ok(
         archived=tuple(item.key for item in archived),
         archive=archive,
         notes=tuple(notes),
+        warnings=warnings,
     )

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from memdir.files.sections import Section, sanitize_body, strip_think
 from memdir.stores.base import ArchivedText, Refusal, check_text, normalize_key
+from memdir.stores.validate import flag
 
 if TYPE_CHECKING:
     from memdir.stores.knowledge import KnowledgeStore, _Parts
@@ -75,7 +76,10 @@ class KnowledgeEdit:
         at = positions[0] if positions else len(sub.sections)
         self.take(ids, reason)
         at = min(at, len(sub.sections))
-        entry = Section(key, check_text(strip_think(text).strip(), "content"), meta, level=3)
+        body = check_text(strip_think(text).strip(), "content")
+        meta = dict(meta)
+        flag(body).stamp(meta)
+        entry = Section(key, body, meta, level=3)
         sub.sections.insert(at, entry)
         return entry
 
@@ -107,6 +111,7 @@ class KnowledgeEdit:
             action = "created"
         target.body = new
         target.meta["updated"] = format_ts(moment)
+        flag(new).stamp(target.meta)
         return target.key, action
 
     def pop_section(self, key: str) -> Section | None:

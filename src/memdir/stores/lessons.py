@@ -22,6 +22,7 @@ from memdir.config import OBSERVATION_MAX_CHARS
 from memdir.files.sections import strip_think
 from memdir.results import WriteResult
 from memdir.stores.base import Refusal, SectionFileStore, check_text, normalize_key
+from memdir.stores.validate import flag
 
 _FIELD_RE = re.compile(r"\*\*(Mistake|What happened|Rule|Learned):\*\*\s*(.*)")
 
@@ -99,6 +100,7 @@ class LessonsStore(SectionFileStore):
 
     def _append(self, category: str, entry: str, identity: str) -> WriteResult:
         key = normalize_key(category, "category")
+        flags = flag(entry)
         with self._edit() as doc:
             section = doc.get(key)
             if section is None:
@@ -113,4 +115,7 @@ class LessonsStore(SectionFileStore):
                     notes=("this lesson is already logged in that category",),
                 )
             section.body = f"{section.body}\n{entry}" if section.body else entry
-        return WriteResult(ok=True, store=self.store, action="updated", key=key)
+            flags.add_to(section.meta)
+        return WriteResult(
+            ok=True, store=self.store, action="updated", key=key, warnings=flags.warnings
+        )

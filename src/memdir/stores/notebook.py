@@ -19,11 +19,12 @@ Rules (notebook seed, "Notebook"):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Literal, get_args
 
 from memdir.files.sections import Section, SectionDocument, strip_think
+from memdir.provenance import written_by
 from memdir.results import Notice, WriteResult
 from memdir.stores.base import (
     ArchivedText,
@@ -32,6 +33,7 @@ from memdir.stores.base import (
     check_text,
     normalize_key,
 )
+from memdir.stores.validate import flag
 from memdir.textutil import cut_point
 from memdir.timeutil import format_ts, parse_ts
 
@@ -46,6 +48,8 @@ class NotebookEntry:
     text: str
     managed: Managed
     updated_at: datetime
+    by: str = "person"
+    """who wrote it (``memdir.provenance``)"""
 
 
 @dataclass(frozen=True)
@@ -153,6 +157,7 @@ class Notebook(SectionFileStore):
             )
             if not body:
                 raise Refusal("text is empty; to remove an entry use clear_notebook with its key")
+            flags = flag(body)
             with self._edit() as doc:
                 archived, notes = self._enforce(doc)
                 section = doc.get(key)
@@ -162,6 +167,7 @@ class Notebook(SectionFileStore):
                 section.body = body
                 section.meta["managed"] = managed
                 section.meta["updated"] = format_ts(self.ctx.clock())
+                flags.stamp(section.meta)
                 evicted = self._evict_over_cap(doc, keep=key)
                 if evicted:
                     archived = archived + evicted
@@ -180,6 +186,7 @@ class Notebook(SectionFileStore):
             archived=tuple(item.key for item in archived),
             archive=archive,
             notes=tuple(notes),
+            warnings=flags.warnings,
         )
 
     def clear(self, key: str | None = None) -> WriteResult:
@@ -218,7 +225,9 @@ class Notebook(SectionFileStore):
 
     def _entry(self, section: Section, fallback: datetime) -> NotebookEntry:
         updated = parse_ts(section.meta.get("updated")) or fallback
-        return NotebookEntry(section.key, section.body, _managed(section), updated)
+        return NotebookEntry(
+            section.key, section.body, _managed(section), updated, written_by(section.meta)
+        )
 
     def _plan(self, doc: SectionDocument) -> _Plan:
         limits = self.ctx.limits
@@ -238,9 +247,7 @@ class Notebook(SectionFileStore):
                 long.append(entry)
                 long_positions.add(pos)
                 cut = cut_point(entry.text, limits.notebook_entry_max_chars)
-                entry = NotebookEntry(
-                    entry.key, entry.text[:cut].rstrip(), entry.managed, entry.updated_at
-                )
+                entry = replace(entry, text=entry.text[:cut].rstrip())
             entries.append(entry)
         evicted = [all_entries[pos] for pos in sorted(evicted_positions)]
         return _Plan(

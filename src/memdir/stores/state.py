@@ -27,6 +27,7 @@ from memdir.stores.base import (
     check_text,
     normalize_key,
 )
+from memdir.stores.validate import flag
 from memdir.textutil import shorten
 from memdir.timeutil import format_ts, parse_ts
 
@@ -100,6 +101,7 @@ class StateStore(SectionFileStore):
             )
             if not body:
                 raise Refusal("text is empty; to drop a snapshot use remove with its key")
+            flags = flag(body)
             with self._edit() as doc:
                 section = doc.get(key)
                 action = "updated" if section is not None else "created"
@@ -107,9 +109,12 @@ class StateStore(SectionFileStore):
                     section = doc.append(doc.new_section(key))
                 section.body = body
                 section.meta["updated"] = format_ts(self.ctx.clock())
+                flags.stamp(section.meta)
         except Refusal as refusal:
             return WriteResult.refused(self.store, refusal.reason)
-        return WriteResult(ok=True, store=self.store, action=action, key=key)
+        return WriteResult(
+            ok=True, store=self.store, action=action, key=key, warnings=flags.warnings
+        )
 
     def remove(self, key: str) -> WriteResult:
         """Drop one snapshot; its text goes to the archive."""

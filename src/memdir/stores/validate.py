@@ -13,15 +13,20 @@ is refused without being scanned:
 4. it holds no credential (``memdir.secrets``).
 
 Each failure raises ``Refusal`` with one sentence a model can act on. Text that
-reads as instructions to the model is not refused here: it is flagged
-(``memdir.poisoning``) and saved.
+reads as instructions to the model is not refused: ``flag`` finds it
+(``memdir.poisoning``), the store saves it with ``flagged`` in its metadata and
+the write result carries the ``warnings``; the context shows it as a quoted note.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import MutableMapping
+from dataclasses import dataclass
+from typing import Any
 
-from memdir.files.encoding import has_surrogates
+from memdir.files.encoding import clean, has_surrogates
+from memdir.provenance import BY_KEY, FLAG_KEY, current_writer
 from memdir.secrets import secret_refusal
 
 
@@ -72,6 +77,58 @@ def check_text(
     return text
 
 
+def as_text(text: str) -> str:
+    """Outside text (an imported chat) made fit to write: each lone surrogate and each
+    control character ``check_text`` refuses becomes U+FFFD, one for one. For data
+    memdir converts; what an agent sends is refused instead, with a reason."""
+    text = clean(text)
+    return _CONTROL.sub("\ufffd", text) if _CONTROL.search(text) else text
+
+
 def _unit(what: str) -> str:
     """'content' -> 'memory', 'text' -> 'entry': how the limit's sentence names one."""
     return {"content": "memory", "text": "entry", "line": "entry", "body": "card"}.get(what, what)
+
+
+@dataclass(frozen=True)
+class Flags:
+    """What ``flag`` saw in a text about to be written."""
+
+    kinds: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.kinds)
+
+    def stamp(self, meta: MutableMapping[str, Any]) -> None:
+        """Record the writer and any flag in an item's metadata (a flag cleared when the
+        new text reads clean)."""
+        meta[BY_KEY] = current_writer()
+        self.mark(meta)
+
+    def mark(self, meta: MutableMapping[str, Any]) -> None:
+        """Record the flag alone (set, or cleared when the text reads clean)."""
+        if self.kinds:
+            meta[FLAG_KEY] = ", ".join(self.kinds)
+        else:
+            meta.pop(FLAG_KEY, None)
+
+    def add_to(self, meta: MutableMapping[str, Any]) -> None:
+        """Add any flag to a section that many writes append to (never cleared by one)."""
+        if self.kinds:
+            had = [k.strip() for k in str(meta.get(FLAG_KEY, "")).split(",") if k.strip()]
+            meta[FLAG_KEY] = ", ".join([*had, *(k for k in self.kinds if k not in had)])
+
+
+def flag(*texts: str) -> Flags:
+    """The instruction-like kinds in ``texts`` and the warnings a write result carries."""
+    from memdir.poisoning import find_instructions, instruction_warnings  # rules load once
+
+    kinds: list[str] = []
+    warnings: list[str] = []
+    for text in texts:
+        found = find_instructions(text)
+        if found:
+            kinds += [f.kind for f in found if f.kind not in kinds]
+            warnings += [w for w in instruction_warnings(text) if w not in warnings]
+    return Flags(tuple(kinds), tuple(warnings))

@@ -48,7 +48,7 @@ from memdir.files.sections import SectionDocument, strip_think
 from memdir.paths import FileSpace
 from memdir.results import WriteResult
 from memdir.stores.base import Refusal, StoreContext, confine, read_text, write_text
-from memdir.stores.validate import check_text
+from memdir.stores.validate import check_text, flag
 from memdir.tiers import TIERS, tier_for
 
 CARD_TYPES = ("person", "project", "company", "idea", "place", "topic", "other")
@@ -308,10 +308,19 @@ class VaultStore:
                 for key, value in (fields or {}).items():
                     card.meta[key] = value
                 card.meta["updated"] = today
+                flags = flag(card.body, " ".join(map(str, (fields or {}).values())))
+                if created or body is not None:
+                    flags.stamp(card.meta)
+                else:
+                    flags.add_to(card.meta)
         except Refusal as refusal:
             return WriteResult.refused(self._store(), refusal.reason)
         return WriteResult(
-            ok=True, store=path, action="created" if created else "updated", key=path
+            ok=True,
+            store=path,
+            action="created" if created else "updated",
+            key=path,
+            warnings=flags.warnings,
         )
 
     def append_history(self, ref: str, text: str) -> WriteResult:
@@ -329,9 +338,11 @@ class VaultStore:
                 card.body = add_history(card.body, f"- {stamp} ({self.ctx.manifest.agent}): {line}")
                 self._touch(card)
                 card.meta["updated"] = self.ctx.clock().date()
+                flags = flag(line)
+                flags.add_to(card.meta)
         except Refusal as refusal:
             return WriteResult.refused(self._store(), refusal.reason)
-        return WriteResult(ok=True, store=path, action="updated", key=path)
+        return WriteResult(ok=True, store=path, action="updated", key=path, warnings=flags.warnings)
 
     def _store(self) -> str:
         return f"{self.prefix}{self.folder}/".replace("//", "/") if self.folder else self.prefix

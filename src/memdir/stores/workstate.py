@@ -29,6 +29,7 @@ from memdir.files.sections import Section, SectionDocument, strip_think
 from memdir.results import WriteResult
 from memdir.stores.base import Refusal, SectionFileStore, check_text
 from memdir.stores.journal import JournalStore
+from memdir.stores.validate import flag
 
 # An operation: given the three lists (changed in place) and "YYYY-MM-DD HH:MM",
 # returns the milestones to log in the journal.
@@ -178,6 +179,7 @@ class WorkState:
 
     def _change(self, change: Change) -> WriteResult:
         clock = self.store.ctx.clock
+        warnings: list[str] = []
         try:
             with self.store._edit() as doc:
                 sections = {name: self._section(doc, key) for name, key in self.keys.items()}
@@ -198,7 +200,12 @@ class WorkState:
                         self.journal.append("milestone", line)
                 for name, section in sections.items():
                     bullet = "- [x] " if name == "done" else "- "
+                    before = section.body
                     section.body = "\n".join(bullet + item for item in lists[name])
+                    flags = flag(section.body)
+                    flags.mark(section.meta)  # a checklist: flagged or not, no writer
+                    if section.body != before:
+                        warnings += [w for w in flags.warnings if w not in warnings]
                     if self.managed:
                         section.meta["managed"] = self.managed
                         section.meta["updated"] = f"{today.isoformat()}T{clock():%H:%M:%S}Z"
@@ -209,7 +216,13 @@ class WorkState:
         notes = (
             (f"rolled {len(rolled)} done {items} into the journal of {done_day}",) if rolled else ()
         )
-        return WriteResult(ok=True, store=self.store.store, action="updated", notes=notes)
+        return WriteResult(
+            ok=True,
+            store=self.store.store,
+            action="updated",
+            notes=notes,
+            warnings=tuple(warnings),
+        )
 
     def _section(self, doc: SectionDocument, key: str) -> Section:
         section = doc.get(key)

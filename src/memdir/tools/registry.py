@@ -26,6 +26,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
 from memdir.errors import MemdirError
+from memdir.provenance import writing_as
 
 if TYPE_CHECKING:
     from memdir.memory import Memory
@@ -166,14 +167,18 @@ class Tools:
     # -- dispatch ---------------------------------------------------------------
 
     def call(self, name: str, arguments: Mapping[str, Any] | str | None = None) -> dict[str, Any]:
-        """Run one tool call; never raises (see the module docstring). A refused write
-        is also recorded in the activity history (``record_refusal``)."""
+        """Run one tool call; never raises (see the module docstring). A refused write,
+        and one saved but flagged as instructions, is also recorded in the activity
+        history (``record_refusal``, ``record_flagged``)."""
         tool = self._all.get(name) if isinstance(name, str) else None
         if tool is None:
             return error(self._unknown(name))
-        result = self._run(tool, arguments)
+        with writing_as("agent"):
+            result = self._run(tool, arguments)
         if not result.get("ok", False) and not tool.read_only:
             record_refusal(self.memory, tool.name, result)
+        elif result.get("warnings"):
+            record_flagged(self.memory, tool.name, result)
         return result
 
     def _run(self, tool: Tool, arguments: Mapping[str, Any] | str | None) -> dict[str, Any]:
@@ -257,19 +262,32 @@ def record_refusal(memory: Memory, tool: str, result: Mapping[str, Any]) -> str 
     activity, failed, whose one ``error`` log holds the reason and the file. Returns its
     id, or None where there is no history to write (none declared, a read-only folder,
     a full disk): recording never turns a refusal into a crash."""
+    reason = str(result.get("reason") or "refused").removeprefix(f"{tool}: ")
+    return _record(memory, tool, "refused", reason, success=False, store=result.get("store"))
+
+
+def record_flagged(memory: Memory, tool: str, result: Mapping[str, Any]) -> str | None:
+    """Put a write the poisoning check flagged in the activity history (it succeeded:
+    the text is saved, flagged, and quoted in the context), for whoever audits it."""
+    warning = "; ".join(str(w) for w in result.get("warnings") or ())
+    return _record(memory, tool, "flagged", warning, success=True, store=result.get("store"))
+
+
+def _record(
+    memory: Memory, tool: str, what: str, text: str, *, success: bool, store: object
+) -> str | None:
     if memory.read_only is not None or not memory.has("history"):
         return None
-    reason = str(result.get("reason") or "refused").removeprefix(f"{tool}: ")
-    store = result.get("store")
     try:
         history = memory.history
-        activity = history.start_activity("internal", f"{tool} refused")
-        history.log(activity, "error", reason, {"tool": tool, "store": store})
+        activity = history.start_activity("internal", f"{tool} {what}")
+        kind = "error" if not success else "status"
+        history.log(activity, kind, text, {"tool": tool, "store": store})
         history.end_activity(
-            activity, summary=f"{tool} was refused: {reason}", keywords=[tool], success=False
+            activity, summary=f"{tool} was {what}: {text}", keywords=[tool], success=success
         )
-    except Exception as exc:  # a history that cannot be written must not hide the refusal
-        log.warning("could not record the refusal of %s in the history: %s", tool, exc)
+    except Exception as exc:  # a history that cannot be written must not hide the result
+        log.warning("could not record in the history that %s was %s: %s", tool, what, exc)
         return None
     return activity
 
