@@ -511,3 +511,39 @@ def test_an_export_with_control_characters_and_lone_surrogates_imports(
     assert "color \ufffd[31mred\ufffd[0m and a lone \ufffd surrogate" in day
     assert "by: import" in day
     assert memory.ingest(export).skipped == 1  # idempotent, as before
+
+
+# -- budgets -------------------------------------------------------------------------
+
+
+def test_a_budget_that_cannot_hold_what_is_never_dropped_says_so(folder: Path) -> None:
+    with memdir.open(folder, embedder="hashing") as memory:
+        fits = memory.context()
+        assert fits.over_budget == 0 and fits.warnings == []
+        tight = memory.context(budget=300)
+        assert tight.tokens > 300 and tight.over_budget == tight.tokens - 300
+        assert "over the budget of 300" in tight.warnings[0]
+        assert tight.to_dict()["over_budget"] == tight.over_budget
+    code, out = cli("context", "--budget", "300", "--dir", folder)
+    assert code == 0 and "warning: the context is" in out and "over the budget of 300" in out
+    code, out = cli("context", "--budget", "300", "--json", "--dir", folder)
+    data = json.loads(out)
+    assert data["over_budget"] > 0 and data["warnings"]
+
+
+@needs_mount
+def test_a_read_only_folder_reads_its_history_and_records_nothing(folder: Path) -> None:
+    with memdir.open(folder, embedder="hashing") as memory:
+        with memory.history.activity("task", "Ship the release notes") as run:
+            run.log("text", "drafted them")
+    with _read_only_view(folder) as view:
+        memory = memdir.open(view, embedder="hashing")
+        tools = Tools(memory)
+        listed = tools.call("recall_activity", {"action": "list"})
+        assert listed["ok"], listed
+        assert "Ship the release notes" in json.dumps(listed)
+        refused = tools.call("memory_save", {"content": "not here"})
+        assert refused["ok"] is False and "read-only" in refused["reason"]
+        with pytest.raises(ReadOnlyFolder):
+            memory.history.start_activity("task", "not recorded")
+        memory.close()

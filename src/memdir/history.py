@@ -50,7 +50,8 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 from memdir import sqlite
 from memdir.digest import LogEvent, summarise
 from memdir.digest import keywords as find_keywords
-from memdir.errors import MemdirError
+from memdir.errors import MemdirError, ReadOnlyFolder
+from memdir.readonly import read_only_connection
 from memdir.results import Notice
 from memdir.sqlite import run_script, transaction
 from memdir.timeutil import Clock, format_ts, parse_ts
@@ -279,6 +280,21 @@ def read_restarts(path: Path) -> list[Restart]:
         return []
 
 
+def _read_only(path: Path) -> sqlite3.Connection:
+    """The history of a folder this process cannot write: the file through an immutable
+    connection, or an empty one in memory when there is none (or it cannot be read)."""
+    if path.is_file():
+        try:
+            db = read_only_connection(path)
+            db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            return db
+        except sqlite3.Error:
+            pass
+    db = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+    sqlite.migrate(db, MIGRATIONS)
+    return db
+
+
 def _guarded(method: Callable[Concatenate[History, P], T]) -> Callable[Concatenate[History, P], T]:
     """``History.guard`` around a method that reads."""
 
@@ -309,9 +325,13 @@ class History:
         *,
         lock: AbstractContextManager[object] | None = None,
         on_notice: Callable[[Notice], None] | None = None,
+        read_only: str | None = None,
     ) -> None:
         """``lock`` (the memory folder's) is taken to set a damaged file aside;
-        ``on_notice`` hears that it was."""
+        ``on_notice`` hears that it was. ``read_only`` (why the folder cannot be
+        written) opens the file without writing it: reads work, writes raise
+        ``ReadOnlyFolder``."""
+        self.read_only = read_only
         self.path = path
         self.agent_id = agent_id
         self.clock = clock
@@ -322,6 +342,9 @@ class History:
         self._guards = threading.local()  # how deep in ``guard`` each thread is
         self._follow_at = time.monotonic() + FOLLOW_SECONDS
         self._file_id = sqlite.file_id(path)
+        if read_only is not None:
+            self.db = _read_only(path)
+            return
         try:
             self.db = sqlite.connect(path, MIGRATIONS)
         except sqlite3.DatabaseError as exc:
@@ -341,6 +364,10 @@ class History:
         opened (another process may have set it aside, and in WAL mode SQLite would go on
         writing to the old file without a word): before every write, and before a read
         at most once every ``FOLLOW_SECONDS``."""
+        if writes and self.read_only is not None:
+            raise ReadOnlyFolder(self.read_only)
+        if self.read_only is not None:
+            return operation()
         depth = getattr(self._guards, "depth", 0)
         self._guards.depth = depth + 1
         try:

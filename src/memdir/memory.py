@@ -385,6 +385,7 @@ class Memory:
             on_end=self._audit,
             lock=self.lock,
             on_notice=self.notices.append,
+            read_only=self.read_only,
         )
 
     def _audit(self, activity: Activity) -> None:
