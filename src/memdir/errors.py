@@ -17,6 +17,7 @@ Every exception memdir raises on purpose derives from ``MemdirError``::
     ├── WriteRefused          raised by WriteResult.raise_for_refusal() on {ok: false}
     ├── EmbedderUnavailable   (index.embedders) the configured embedder cannot run here
     ├── HistoryError          (history) a bad call: unknown activity, bad type; also a ValueError
+    ├── DatabaseDamaged       (sqlite) a damaged index.db or history.db could not be moved aside
     ├── UnknownSession        (sessions) no such session; also a LookupError
     ├── IngestError           (ingest) a chat history file is malformed or of no known format
     ├── LLMError              (llm) the configured LLM could not be reached or its answer read
