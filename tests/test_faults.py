@@ -533,9 +533,11 @@ def test_a_budget_that_cannot_hold_what_is_never_dropped_says_so(folder: Path) -
 
 @needs_mount
 def test_a_read_only_folder_reads_its_history_and_records_nothing(folder: Path) -> None:
-    with memdir.open(folder, embedder="hashing") as memory:
-        with memory.history.activity("task", "Ship the release notes") as run:
-            run.log("text", "drafted them")
+    with (
+        memdir.open(folder, embedder="hashing") as memory,
+        memory.history.activity("task", "Ship the release notes") as run,
+    ):
+        run.log("text", "drafted them")
     with _read_only_view(folder) as view:
         memory = memdir.open(view, embedder="hashing")
         tools = Tools(memory)
@@ -547,3 +549,72 @@ def test_a_read_only_folder_reads_its_history_and_records_nothing(folder: Path) 
         with pytest.raises(ReadOnlyFolder):
             memory.history.start_activity("task", "not recorded")
         memory.close()
+
+
+# -- every refusal leaves every file as it was -------------------------------------------
+
+_HOSTILE = [
+    "\ud800",
+    "a\x00b",
+    "x" * 30_000,
+    "../../etc/passwd",
+    "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8",
+]
+_VALID = {
+    "key": "task",
+    "text": "a short note",
+    "content": "a short fact",
+    "section": "conventions",
+    "card": "alice",
+    "body": "Alice runs data.",
+    "kind": "context",
+    "why": "because",
+    "category": "ops",
+    "mistake": "m",
+    "what_happened": "w",
+    "rule": "r",
+    "task": "the task",
+    "label": "helper",
+    "summary": "done",
+    "id": "obs_1",
+}
+
+
+def _write_tools() -> list[str]:
+    with tempfile.TemporaryDirectory() as where:
+        memdir.init(Path(where) / "m")
+        with memdir.open(Path(where) / "m", embedder="none") as memory:
+            return [t.name for t in Tools(memory).available(legacy=True) if not t.read_only]
+
+
+@pytest.mark.parametrize("tool", _write_tools())
+def test_a_hostile_argument_is_refused_or_written_and_a_refusal_changes_nothing(
+    memory: memdir.Memory, tool: str
+) -> None:
+    tools = Tools(memory)
+    for n in range(4):  # a full notebook: the next new key would evict
+        tools.call("update_notebook", {"key": f"task-{n}", "text": f"step {n}"})
+    tools.call("card_write", {"card": "alice", "body": "Alice runs data."})
+    tools.call("memory_save", {"content": "an older fact"})
+    definition = tools.get(tool)
+    assert definition is not None
+    properties = definition.parameters.get("properties", {})
+    fields = [n for n, p in properties.items() if p.get("type") == "string" and "enum" not in p]
+    assert fields, tool
+    for field in fields:
+        for value in _HOSTILE:
+            arguments: dict[str, object] = {
+                name: _VALID[name]
+                for name in definition.parameters.get("required", [])
+                if name in _VALID
+            }
+            if tool == "working_state_result":
+                arguments["verified"] = True
+            arguments[field] = value
+            before = _snapshot(memory.root)
+            result = tools.call(tool, arguments)
+            assert isinstance(result.get("ok"), bool), result
+            json.dumps(result)  # what goes back to a model is JSON
+            if not result["ok"]:
+                assert "failed inside memdir" not in result["reason"], (field, result)
+                assert _snapshot(memory.root) == before, (field, value[:20], result)

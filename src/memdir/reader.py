@@ -61,9 +61,18 @@ def read_lines(
     if isinstance(resolved, str):
         return GetResult(False, path, reason=resolved)
     target, relpath = resolved
-    if relpath.split("/")[0] == STATE_DIR or not target.is_file():
-        return GetResult(False, relpath, reason=f"no file {relpath} in the memory folder")
-    lines = clean(decode(target.read_bytes())).splitlines()  # text for a model: no surrogates
+    missing = GetResult(
+        False, relpath[:200], reason=f"no file {relpath[:200]} in the memory folder"
+    )
+    if relpath.split("/")[0] == STATE_DIR:
+        return missing
+    try:
+        if not target.is_file():
+            return missing
+        data = target.read_bytes()
+    except OSError as exc:  # a name too long for the file system, no permission
+        return GetResult(False, relpath[:200], reason=f"{relpath[:200]}: {exc.strerror}")
+    lines = clean(decode(data)).splitlines()  # text for a model: no surrogates
     total = len(lines)
     first = 1 if from_line is None else from_line
     last = total if to_line is None else min(to_line, total)

@@ -53,6 +53,8 @@ from memdir.tiers import TIERS, tier_for
 
 CARD_TYPES = ("person", "project", "company", "idea", "place", "topic", "other")
 HISTORY = "History"
+CARD_NAME_MAX_CHARS = 120
+"""a card's file name (a file system holds 255 bytes a name)"""
 _LONG_CARD = "keep a card to what matters about its subject; put a long document in a file"
 MOC_FOLDER = "MOC"
 _LINK_RE = re.compile(r"\[\[([^\]|#\n]+)(?:#[^\]|\n]*)?(?:\|[^\]\n]*)?\]\]")
@@ -351,6 +353,11 @@ class VaultStore:
         name = slug(ref.strip().rsplit("/", 1)[-1])
         if not name:
             raise Refusal(f"{ref!r} has no letters or digits to name a file after")
+        if len(name) > CARD_NAME_MAX_CHARS:
+            raise Refusal(
+                f"the card's name is {len(name)} characters; name it in at most "
+                f"{CARD_NAME_MAX_CHARS} (such as 'alice-moreau') and put the rest in its body"
+            )
         inner = folder if folder is not None else ref.strip().rpartition("/")[0]
         parts = [p for p in (self.folder, *inner.strip("/").split("/")) if p]
         if any(part in ("..", ".") or part.startswith(".") for part in parts):
