@@ -278,6 +278,7 @@ NEW_POSITIVES: list[tuple[str, str, str]] = [
     ("generic secret assignment", f"Remember, the API key for staging: {(k := rand(40))}", k),
     ("authorization header", f'headers = {{"Authorization": "token {(k := rand(40))}"}}', k),
     ("npm access token", f"İstanbul office: {(k := 'npm_' + rand(36))}", k),  # İ lowers to 2
+    ("npm access token", f"caf\udce9 notes: {(k := 'npm_' + rand(36))}", k),  # a lone surrogate
 ]  # fmt: skip
 
 NEW_NEGATIVES = [

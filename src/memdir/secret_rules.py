@@ -19,15 +19,21 @@ allowlist allows it (regexes on the secret, the match or the line; stopwords con
 in the secret). Rules and allowlists that need a file path (``.php``, ``.tf``,
 ``nuget.config``) never apply: a memory has no path.
 
+Two prose adaptations, applied to the rules as they load: a secret may end a sentence
+or a clause (gitleaks' ``(?:[\\x60'"\\s;]|\\\\[nr]|$)`` after a secret also takes ``.,!?)]}>``),
+and between a name and its secret "is" or "was" counts as an operator (``the Mailchimp
+key is X``).
+
 Speed (this runs on every write): ``Keywords`` finds every keyword of every rule in one
-Aho-Corasick pass over the lowercased text (gitleaks' own prefilter), and only rules
-with a keyword present run. Two rewrites keep Python's backtracking engine off the
-slow paths RE2 does not have, without changing what matches: a leading ``\\b`` is
-checked by hand after the match (so the regex starts with a literal, which ``re``
-searches for fast), and the ``[\\w.-]{0,50}?`` that opens gitleaks' "semi-generic"
-rules (``name ... = secret``) is dropped, the match's start found afterwards by
-walking back over the same characters. A semi-generic rule whose keywords are all
-names it accepts is tried only where one of them occurs.
+Aho-Corasick pass over the lowercased text (gitleaks' own prefilter; ``ahocorasick-rs``),
+and only rules with a keyword present run. Python's engine backtracks where RE2 does
+not, so three rewrites keep it off the slow paths without changing what matches: a
+leading ``\\b`` is checked by hand; the ``[\\w.-]{0,50}?`` that opens gitleaks'
+"semi-generic" rules (``name ... = secret``) is dropped and the match's start found
+afterwards by walking back over the same characters; and a rule whose every match
+starts with one of its keywords (its names, or the literal its regex opens with) is
+tried only there, each try inside a 2,048-character window (a match that reaches the
+window's edge, or a try the edge cut in the middle of a token, is made again whole).
 """
 
 from __future__ import annotations
@@ -64,6 +70,7 @@ _PROSE_OPERATOR = r"(?:=|>|:{1,3}=|\|\||:|=>|\?=|,|\bis\b|\bwas\b)"
 _IDENTIFIER_END = r"(?:[ \t\w.-]{0,20})"
 _WORD = re.compile(r"[\w.-]", re.ASCII)
 _SPACE = re.compile(r"\s")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _WINDOW = 2048  # characters a match may span from its keyword before it is redone whole
 
 
@@ -144,9 +151,14 @@ class Keywords:
         low = text.lower()
         if len(low) != len(text):  # a few characters lowercase to two; keep offsets
             low = "".join(c if len(c.lower()) != 1 else c.lower() for c in text)
+        try:
+            matches = self._automaton.find_matches_as_indexes(low, overlapping=True)
+        except UnicodeEncodeError:  # a lone surrogate (bytes read with surrogateescape)
+            low = _SURROGATE.sub("\ufffd", low)
+            matches = self._automaton.find_matches_as_indexes(low, overlapping=True)
         found: dict[str, list[int]] = {}
         words = self.words
-        for index, start, _ in self._automaton.find_matches_as_indexes(low, overlapping=True):
+        for index, start, _ in matches:
             at = found.get(words[index])
             if at is None:
                 found[words[index]] = [start]
