@@ -26,6 +26,7 @@ from memdir.cli import app
 from memdir.errors import ReadOnlyFolder
 from memdir.files.atomic import TMP_SUFFIX
 from memdir.tools import Tools
+from memdir.tools.claude_memory import run_memory_command
 
 
 def cli(*args: str | Path) -> tuple[int, str]:
@@ -41,6 +42,15 @@ def _snapshot(root: Path) -> dict[str, bytes]:
         for path in sorted(root.rglob("*"))
         if path.is_file() and ".memdir" not in path.parts
     }
+
+
+def _restore(root: Path, snapshot: dict[str, bytes]) -> None:
+    """Put the folder's files back as ``_snapshot`` saw them."""
+    for path in set(_snapshot(root)) - set(snapshot):
+        (root / path).unlink()
+    for path, data in snapshot.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_bytes(data)
 
 
 def _can_mount() -> bool:
@@ -618,3 +628,30 @@ def test_a_hostile_argument_is_refused_or_written_and_a_refusal_changes_nothing(
             if not result["ok"]:
                 assert "failed inside memdir" not in result["reason"], (field, result)
                 assert _snapshot(memory.root) == before, (field, value[:20], result)
+
+
+def test_claudes_memory_tool_refuses_hostile_input_and_changes_nothing(
+    memory: memdir.Memory,
+) -> None:
+    memory.knowledge.update("conventions", "- cents, not floats", mode="replace")
+    valid = {
+        "create": {"path": "/memories/notes/a.md", "file_text": "hello\n"},
+        "str_replace": {"path": "/memories/knowledge.md", "old_str": "cents", "new_str": "c"},
+        "insert": {"path": "/memories/knowledge.md", "insert_line": 1, "insert_text": "x\n"},
+        "delete": {"path": "/memories/notes/none.md"},
+        "rename": {"old_path": "/memories/knowledge.md", "new_path": "/memories/k2.md"},
+    }
+    hostile = [*_HOSTILE, "/memories/../../etc/passwd", "/memories/.memdir/index.db"]
+    for command, arguments in valid.items():
+        for field, good in arguments.items():
+            if not isinstance(good, str):
+                continue
+            for value in hostile:
+                call = {"command": command, **arguments, field: value}
+                before = _snapshot(memory.root)
+                answer = run_memory_command(memory, call)
+                assert isinstance(answer, str) and "failed inside memdir" not in answer
+                if answer.startswith("Error"):
+                    assert _snapshot(memory.root) == before, (command, field, value[:20])
+                else:  # it was written: undo, so the next case starts alike
+                    _restore(memory.root, before)
