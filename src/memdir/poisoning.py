@@ -584,9 +584,9 @@ def _find(text: str, depth: int = 0) -> list[InstructionFinding]:
 
 def _without_overlaps(found: list[InstructionFinding]) -> list[InstructionFinding]:
     """In text order; of findings that overlap, the one starting first (then the
-    longer) is kept."""
+    longer, then hidden text, which a person reading the file cannot see) is kept."""
     kept: list[InstructionFinding] = []
-    for finding in sorted(found, key=lambda f: (f.start, -f.end)):
+    for finding in sorted(found, key=lambda f: (f.start, -f.end, f.kind != "hidden text")):
         if not kept or finding.start >= kept[-1].end:
             kept.append(finding)
     return kept

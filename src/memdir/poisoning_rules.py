@@ -12,6 +12,7 @@ its matches start at a word of the first group, and the regex is tried only wher
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -90,20 +91,26 @@ Check = Callable[[str, re.Match[str]], bool]
 @dataclass(frozen=True)
 class Rule:
     kind: str
-    pattern: re.Pattern[str]
+    regex: str
     needs: Needs
     check: Check | None = None
     anchored: bool = False
 
+    @functools.cached_property
+    def pattern(self) -> re.Pattern[str]:
+        """Compiled on first use: most rules never run in a process (their trigger
+        words are rare), and compiling them all costs a noticeable import."""
+        return re.compile(self.regex)
+
 
 def rule(kind: str, regex: str, check: Check | None, *needs: str) -> Rule:
     """A rule; each of ``needs`` is one group of space-separated trigger words."""
-    return Rule(kind, re.compile(regex), Needs.of(*needs), check)
+    return Rule(kind, regex, Needs.of(*needs), check)
 
 
 def anchored(kind: str, regex: str, check: Check | None, starts: str, *needs: str) -> Rule:
     """A rule whose matches start at one of ``starts``."""
-    return Rule(kind, re.compile(regex), Needs.of(starts, *needs), check, anchored=True)
+    return Rule(kind, regex, Needs.of(starts, *needs), check, anchored=True)
 
 
 OV, RP, EX, FT = "override", "role-play", "exfiltration", "fake tag"
