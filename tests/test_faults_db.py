@@ -21,6 +21,7 @@ import memdir
 from memdir.cli import app
 from memdir.history import History
 from memdir.maintain.graph import GRAPH_FILE
+from memdir.results import Notice
 from memdir.sqlite import moved_aside
 from memdir.testing import FakeClock
 
@@ -372,6 +373,24 @@ def test_a_history_opened_alone_keeps_its_api(tmp_path: Path, clock: FakeClock) 
     assert history.recent() == []
     assert [r.reason for r in history.restarts()] == ["file is not a database"]
     history.close()
+
+
+def test_a_damaged_history_in_a_read_only_folder_reads_as_empty(
+    lived: tuple[Path, list[str]], clock: FakeClock
+) -> None:
+    folder, _ = lived
+    path = folder / ".memdir" / "history.db"
+    zero_page(path, root_page(path, "agent_activities"))
+    before = path.read_bytes()
+    notices: list[Notice] = []
+    history = History(path, "agent", clock, on_notice=notices.append, read_only="read-only here")
+    assert history.recent(ACTIVITIES * 2) == []  # not set aside: it cannot be, here
+    [notice] = notices
+    assert "is damaged (database disk image is malformed) and the folder is read-only" in (
+        notice.message
+    )
+    history.close()
+    assert path.read_bytes() == before and moved_aside(path) == []
 
 
 # -- other state under .memdir --------------------------------------------------------

@@ -34,6 +34,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
+import os
 import re
 import secrets
 import sqlite3
@@ -367,6 +368,12 @@ class History:
         if writes and self.read_only is not None:
             raise ReadOnlyFolder(self.read_only)
         if self.read_only is not None:
+            try:
+                return operation()
+            except sqlite3.DatabaseError as exc:
+                if not sqlite.is_damage(exc):
+                    raise
+                self._read_as_empty(str(exc))
             return operation()
         depth = getattr(self._guards, "depth", 0)
         self._guards.depth = depth + 1
@@ -382,6 +389,23 @@ class History:
         finally:
             self._guards.depth = depth
         return operation()
+
+    def _read_as_empty(self, reason: str) -> None:
+        """A damaged file in a folder this process cannot write: it cannot be set aside,
+        so this process reads an empty history in memory instead."""
+        with self._lock:
+            with contextlib.suppress(sqlite3.Error):
+                self.db.close()
+            self.db = _read_only(Path(os.devnull) / "none")
+        if self.on_notice is not None:
+            where = f"{self.path.parent.name}/{self.path.name}"
+            self.on_notice(
+                Notice(
+                    "history",
+                    f"{where} is damaged ({reason}) and the folder is read-only: it reads as "
+                    "empty here; `memdir doctor --repair` where the folder can be written",
+                )
+            )
 
     def _recover(self, exc: sqlite3.DatabaseError, *, opening: bool = False) -> bool:
         """True if ``exc`` came from a damaged (or moved) file and a sound one is open now."""
