@@ -9,6 +9,8 @@ alternatives for ``any_of``, where ``_`` stands for a space; in needs, ``+`` doe
 
 from __future__ import annotations
 
+import re
+
 from memdir.poisoning_rules import (
     EX,
     FT,
@@ -16,6 +18,7 @@ from memdir.poisoning_rules import (
     OV,
     RP,
     TURN,
+    Needs,
     Rule,
     S,
     aimed_at_model,
@@ -481,4 +484,67 @@ RULES: tuple[Rule, ...] = (
     rule(FT, _SYSTEM_LINE, None, "system admin developer", ": ]"),
     rule(FT, _ASSISTANT_LINE, None, "assistant ai model", ":"),
     rule(FT, TURN.pattern, forged_turns, "human user", _N_ASSISTANT, ":"),
+)
+
+# ------------------------------------------------------------------ exfiltration's words
+# (the rule that uses them, a verb then a secret then a destination, is in memdir.poisoning)
+
+SECRET = (
+    r"(?:passwords?|passwd|passcodes?|passphrases?|credentials?|creds|secrets?|api[\s_-]?keys?"
+    r"|keys|access[\s_-]?keys?|(?:access\s+|auth\w*\s+|bearer\s+)?tokens?|private\s+keys?"
+    r"|ssh\s+keys?|keypairs?|~/\.ssh\S*|\.ssh\b|id_rsa|id_ed25519|id_ecdsa|\.env\b"
+    r"|env(?:ironment)?\s+var(?:iable)?s|\$env\b|~?/?\.aws\S*|aws\s+credentials|/etc/(?:passwd"
+    r"|shadow)|~?/?\.gnupg|\.netrc|\.npmrc|\.pypirc|keychain|cookies?|session\s+(?:cookies?"
+    r"|tokens?|ids?)|(?:bank\s+)?login\s+details|bank\s+details|card\s+numbers?|credit\s+cards?"
+    r"|seed\s+phrases?|recovery\s+phrases?|2fa\s+codes?|the\s+user'?s\s+(?:\w+\s+)?(?:files|data"
+    r"|documents|emails|messages|conversations?|history|chats|photos|contacts|notes|memories)"
+    r"|(?:conversation|chat)\s+history|all\s+(?:the\s+|of\s+the\s+)?files|every\s+file|~/\S+"
+    r"|\$home\S*|(?:full|entire|whole|complete|private|internal|confidential)\s+(?:customer|client"
+    r"|user|employee|patient)s?'?\s+(?:list|data|database|records|emails|details)"
+    r"|donn[ée]es\s+clients|kundendaten|datos\s+de\s+(?:los\s+)?clientes|dati\s+dei\s+clienti"
+    r"|mots\s+de\s+passe|identifiants|claves|contraseñas|credenciales|zugangsdaten|passw[öo]rter"
+    r"|schlüssel)"
+)
+NOT_SECRET = re.compile(  # "the credentials form", "password reset", ".env.example"
+    r"\s*(?:form|policy|policies|reset|manager|rotation|field|page|docs?|documentation|guide"
+    r"|template|example|names?|checker|scanner|section|setup|expiry|length|rules|\.example)\b"
+)
+_TLD = (
+    r"(?:test|com|net|org|io|xyz|ru|cn|info|biz|co|me|dev|app|site|online|top|example|invalid"
+    r"|onion|sh|ly|gg|cc|tk|pw|su|in|de|fr|uk|us|eu|cloud|link|click|zip|live|host)"
+)
+DEST = re.compile(
+    r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+|(?:https?|ftp|sftp|s3|wss?|scp|rsync)://\S+"
+    r"|\b\d{1,3}(?:\.\d{1,3}){3}\b|\b(?:to|at|on|into|via|à|an|a)\s+[a-z0-9-]+(?:\.[a-z0-9-]+)*"
+    rf"\.{_TLD}\b|\b(?:gists?|pastebin|paste\s*bin|webhooks?|(?:my|our|this|an\s+external|a\s+remote"
+    r"|the\s+attacker'?s)\s+(?:server|endpoint|address|url|bucket)|this\s+(?:address|url|link)"
+    r"|(?:a|the)\s+(?:markdown\s+)?(?:link|image|url|query)|(?:your|the)\s+(?:reply|answer"
+    r"|response))\b"
+)
+EXFIL_VERB = re.compile(
+    r"\b(?:send|e-?mail|mail|post|upload|forward|transmit|exfiltrate|leak|copy|paste|share|attach"
+    r"|submit|deliver|dump|export|push|include|encode|embed|append|sync|write|envoie[zs]?|envoyez"
+    r"|transmets|env[ií]a|manda|reenv[ií]a|schicke?|sende|übermittle)\b"
+)
+EXFIL_VERBS = Needs.of(  # where EXFIL_VERB may match
+    "send email e-mail mail post upload forward transmit exfiltrate leak copy paste share attach"
+    " submit deliver dump export push include encode embed append sync write envoie envoies"
+    " envoiez envoyez transmets envía envia manda reenvía reenvia schicke schick sende übermittle"
+)
+NEGATED = re.compile(
+    r"\b(?:never|not|don'?t|do\s+not|doesn'?t|won'?t|no\s+one|nobody)\s+(?:\w+\s+)?$"
+)
+HOST_HINT = re.compile(r"[a-z0-9]\.[a-z]{2}")  # a host name may be there
+EXFIL_NEEDS = Needs.of(
+    "password passwords passwd passcode passcodes passphrase passphrases credential credentials"
+    " creds secret secrets key keys apikey token tokens keypair keypairs keychain cookie cookies"
+    " session login bank card cards seed recovery 2fa user's history files file env environment"
+    " .ssh id_rsa id_ed id_ecdsa .env $env .aws /etc/ .gnupg .netrc .npmrc .pypirc ~/ $home mots"
+    " identifiants claves contraseñas credenciales zugangsdaten passwörter passworter schlüssel"
+    " customer customers client clients employee patient donnees données kundendaten datos dati",
+    "@ :// gist gists pastebin paste webhook webhooks server endpoint address url bucket link"
+    " image query reply answer response",
+)
+PRONOUN = re.compile(
+    r"-?(?:\s*(?:them|it|this|these|those|everything|all\s+of\s+(?:it|them))|les)\b"
 )
