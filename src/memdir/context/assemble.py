@@ -390,12 +390,17 @@ def _journal(
 
 def _core_cards(memory: Memory, name: str, part: str) -> tuple[list[_Candidate], list[LeftOut]]:
     index = memory._fresh_index()
-    with index.lock:
-        rows = index.db.execute(
-            "SELECT path, title, body FROM items WHERE kind = 'card' AND tier = 'core' "
-            "AND layer = ? ORDER BY path",
-            (name,),
-        ).fetchall()
+
+    def read() -> list[tuple[str, str, str]]:
+        with index.lock:
+            found: list[tuple[str, str, str]] = index.db.execute(
+                "SELECT path, title, body FROM items WHERE kind = 'card' AND tier = 'core' "
+                "AND layer = ? ORDER BY path",
+                (name,),
+            ).fetchall()
+        return found
+
+    rows = index.guard(read)  # a damaged index is rebuilt from the files, then read
     return [
         _Candidate(name, path, note(title, body, path), part, PRIORITY["card"], whole_file=True)
         for path, title, body in rows
