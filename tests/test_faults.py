@@ -655,3 +655,24 @@ def test_claudes_memory_tool_refuses_hostile_input_and_changes_nothing(
                     assert _snapshot(memory.root) == before, (command, field, value[:20])
                 else:  # it was written: undo, so the next case starts alike
                     _restore(memory.root, before)
+
+
+def test_the_doctor_reports_bytes_that_are_not_utf8_and_oversized_memories(
+    folder: Path,
+) -> None:
+    (folder / "journal" / "2025-01-01.md").write_bytes(b"# d\n\n- caf\xe9\n")
+    knowledge = folder / "knowledge.md"
+    knowledge.write_text(
+        knowledge.read_text() + "\n### obs_big\n<!-- type: note -->\n" + "word " * 2000 + "\n"
+    )
+    code, out = cli("doctor", "--dir", folder)
+    assert code == 1
+    assert "[encoding] journal/2025-01-01.md: holds bytes that are not UTF-8" in out, out
+    assert "[size] knowledge.md#obs_big: this observation is 10,000 characters" in out, out
+
+
+@needs_mount
+def test_the_doctor_says_a_folder_opened_read_only(folder: Path) -> None:
+    with _read_only_view(folder) as view:
+        code, out = cli("doctor", "--dir", view)
+        assert "[folder] .: opened read-only" in out, out

@@ -15,6 +15,8 @@
   ``memdir doctor --repair`` mends what needs no judgement (``maintain/databases.py``).
 - file, link, name: a folder where a memory file should be, a layer file linking
   outside the folder, a file name that is not UTF-8 (``maintain/integrity.py``).
+- folder, encoding, size: a folder opened read-only, a file with bytes that are not
+  UTF-8, one memory over its size limit.
 - flagged: every memory that reads as instructions to the model (poisoning).
 - temp-file: a temp file an interrupted write left (its writer is gone), in any
   folder memdir writes; the file it was to replace is whole.
@@ -33,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 from memdir.files.temps import stale_temp_files
 from memdir.maintain.databases import database_problems, index_problem
 from memdir.maintain.graph import build_graph
-from memdir.maintain.integrity import file_problems, flagged_items
+from memdir.maintain.integrity import file_problems, flagged_items, folder_problems
 from memdir.stores.base import read_text
 
 if TYPE_CHECKING:
@@ -73,6 +75,7 @@ def diagnose(memory: Memory) -> list[Finding]:
     findings += [Finding(*problem) for problem in database_problems(memory, index_damage)]
     findings += _temp_files(memory)
     findings += [Finding(*problem) for problem in file_problems(memory)]
+    findings += [Finding(*problem) for problem in folder_problems(memory)]
     if index_damage is None:  # it reads the index, which the next search rebuilds
         findings += [Finding(*problem) for problem in flagged_items(memory)]
     return findings

@@ -5,6 +5,11 @@
 - link: a layer file that is a link leading outside the memory folder (or its
   mount): memdir never reads nor writes through it (``paths.outside_target``).
 - name: a file whose name is not UTF-8: kept, but left out of the index.
+- folder: the folder cannot be written here (it opened read-only).
+- encoding: a file holding bytes that are not UTF-8: kept byte for byte, shown to
+  search, the context and tools as U+FFFD.
+- size: one memory over its manifest limit (an observation, a card): every write
+  of its file rewrites it; split it.
 - flagged: a memory that reads as instructions to the model (``memdir.poisoning``),
   whoever wrote it (a hand edit too): it stays, shown to the model as a quoted note;
   a person decides whether to remove it.
@@ -42,6 +47,55 @@ def file_problems(memory: Memory) -> list[Problem]:
                 if problem is not None:
                     found.setdefault(problem[1], problem)
     return [found[key] for key in sorted(found)]
+
+
+def folder_problems(memory: Memory) -> list[Problem]:
+    """The read-only folder, files that are not UTF-8, memories over their size limit."""
+    found: list[Problem] = []
+    if memory.read_only is not None:
+        found.append(("folder", ".", f"opened read-only: {memory.read_only}"))
+    for relpath in sorted(memory.index.files_on_disk()):
+        try:
+            data = memory.space.real(relpath).read_bytes()
+        except OSError:
+            continue
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            found.append(
+                (
+                    "encoding",
+                    relpath,
+                    f"holds bytes that are not UTF-8 (first at byte {exc.start}); memdir keeps "
+                    "them as they are and shows U+FFFD in their place; save the file as UTF-8 "
+                    "to fix it",
+                )
+            )
+    limits = memory.manifest.limits
+    if memory.has("knowledge"):
+        for obs in memory.knowledge.observations():
+            if len(obs.content) > limits.observation_max_chars:
+                found.append(
+                    (
+                        "size",
+                        f"{memory.knowledge.relpath}#{obs.id}",
+                        f"this observation is {len(obs.content):,} characters, over the "
+                        f"{limits.observation_max_chars:,} one may hold; split it into short ones",
+                    )
+                )
+    if memory.has("vault"):
+        for card in memory.vault.cards():
+            body = memory.space.real(card.path).stat().st_size
+            if body > limits.card_max_chars * 4:  # bytes: a cheap bound before reading
+                found.append(
+                    (
+                        "size",
+                        card.path,
+                        f"this card is {body:,} bytes, far over the {limits.card_max_chars:,}"
+                        "-character limit of a card; move the long part to a file of its own",
+                    )
+                )
+    return found
 
 
 def flagged_items(memory: Memory) -> list[Problem]:
