@@ -390,6 +390,8 @@ def test_on_a_full_disk_writes_are_refused_whole_and_search_still_answers() -> N
             assert "nothing was written" in result["reason"]
         assert _snapshot(disk / "mem") == before
         assert not [p for p in (disk / "mem").rglob(f"*{TMP_SUFFIX}") if ".memdir" not in p.parts]
+        code, out = cli("doctor", "--dir", disk / "mem")
+        assert "[disk] .: only 0 KB free on the disk holding the folder" in out, out
         memory.close()
         with memdir.open(disk / "mem", embedder="hashing") as again:  # a fresh process, too
             assert again.search("kettle")[0].path == "knowledge.md"

@@ -5,7 +5,8 @@
 - link: a layer file that is a link leading outside the memory folder (or its
   mount): memdir never reads nor writes through it (``paths.outside_target``).
 - name: a file whose name is not UTF-8: kept, but left out of the index.
-- folder: the folder cannot be written here (it opened read-only).
+- folder, disk: the folder cannot be written here (it opened read-only); the disk
+  holding it has under ``LOW_DISK_BYTES`` free.
 - encoding: a file holding bytes that are not UTF-8: kept byte for byte, shown to
   search, the context and tools as U+FFFD.
 - size: one memory over its manifest limit (an observation, a card): every write
@@ -21,6 +22,7 @@ and one pass over the index's items as the index holds them.
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -32,6 +34,7 @@ from memdir.paths import glob_regex, outside_target
 if TYPE_CHECKING:
     from memdir.memory import Memory
 
+LOW_DISK_BYTES = 64 * 1024 * 1024
 _FILE_SUFFIXES = (".md", ".markdown", ".txt", ".json", ".jsonl")
 Problem = tuple[str, str, str]
 """(check, path, message)"""
@@ -54,6 +57,16 @@ def folder_problems(memory: Memory) -> list[Problem]:
     found: list[Problem] = []
     if memory.read_only is not None:
         found.append(("folder", ".", f"opened read-only: {memory.read_only}"))
+    free = shutil.disk_usage(memory.root).free
+    if free < LOW_DISK_BYTES:
+        found.append(
+            (
+                "disk",
+                ".",
+                f"only {free // 1024:,} KB free on the disk holding the folder; writes will be "
+                "refused (nothing half-written) once it is full",
+            )
+        )
     for relpath in sorted(memory.index.files_on_disk()):
         try:
             data = memory.space.real(relpath).read_bytes()
