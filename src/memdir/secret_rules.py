@@ -71,6 +71,9 @@ _IDENTIFIER_END = r"(?:[ \t\w.-]{0,20})"
 _WORD = re.compile(r"[\w.-]", re.ASCII)
 _SPACE = re.compile(r"\s")
 _SURROGATE = re.compile("[\ud800-\udfff]")
+# "any character, any number of times" (curl ... -H, a PEM block): tried from each keyword
+# it could scan a whole window, so its window is shorter
+_WILDCARD = re.compile(r"\.\*|\.\+|\.\{\d+,\d*\}|\[\\s\\S[^\]]*\]|\(\?s:\.\)")
 _WINDOW = 2048  # characters a match may span from its keyword before it is redone whole
 
 
@@ -203,6 +206,7 @@ class Rule:
     boundary: bool = False
     anchors: tuple[str, ...] = ()
     """keywords where every match starts (then it is only tried there), or none"""
+    window: int = _WINDOW
     _regex: re.Pattern[str] | None = field(default=None, repr=False)
 
     @property
@@ -214,6 +218,8 @@ class Rule:
 
     def _compile(self) -> None:
         source = self.source.replace(_END, _PROSE_END).replace(_OPERATOR, _PROSE_OPERATOR)
+        if _WILDCARD.search(source):
+            self.window = _WINDOW // 4
         semi = _SEMI_GENERIC.match(source)
         if semi:  # (?i)[\w.-]{0,50}?(?:names)...: drop the lazy run, keep the flags
             opening = (semi[1] or "") + ("(?i:" if semi[2] else "")
@@ -237,19 +243,21 @@ class Rule:
     def matches(self, text: str, hits: dict[str, list[int]]) -> Iterator[re.Match[str]]:
         regex = self.regex
         if self.anchors:
-            end = 0
+            end = long_token = 0
             for start in sorted({p for k in self.anchors for p in hits.get(k, ())}):
                 if start < end or self.boundary and not at_boundary(text, start):
                     continue
                 # A window bounds the work per keyword (Python's engine backtracks where
                 # RE2 does not). A match that reaches its edge is made again in full, and
-                # so is a failed one if the edge cut a token: a secret has no spaces.
-                edge = start + _WINDOW
+                # so is a failed one if the edge cut a token (a secret has no spaces),
+                # once per token: a long run holding the keyword many times costs one.
+                edge = start + self.window
                 m = regex.match(text, start, edge)
-                if edge < len(text) and (
-                    (m is not None and m.end() == edge)
-                    or (m is None and not _SPACE.search(text, start, edge))
-                ):
+                cut = m is None and start >= long_token and not _SPACE.search(text, start, edge)
+                if edge < len(text) and (cut or (m is not None and m.end() == edge)):
+                    if cut:
+                        space = _SPACE.search(text, edge)
+                        long_token = space.start() if space else len(text)
                     m = regex.match(text, start)
                 if m is not None:
                     end = max(m.end(), start + 1)
