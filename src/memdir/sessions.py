@@ -231,6 +231,16 @@ class SessionStore:
             return None
         return int(header.get("archived", 0)) + sum(_loads(line) is not None for line in lines)
 
+    def check_messages(self, session_id: str, messages: list[dict[str, Any]]) -> str | None:
+        """Why ``write_whole`` or ``append_messages`` would refuse these messages, or None:
+        callers that write elsewhere first (an import's journal) ask before they do."""
+        try:
+            for message in messages:
+                self._check(session_id, message)
+        except ValueError as exc:
+            return str(exc)
+        return None
+
     def write_whole(
         self,
         session_id: str,

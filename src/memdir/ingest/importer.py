@@ -189,6 +189,9 @@ def _import_one(
         messages.append(record)
     started = _start(conversation)
     sid = session_id(conversation)
+    reason = memory.sessions.check_messages(sid, messages)
+    if reason is not None:  # before anything is written
+        raise IngestError(f"{title!r}: {reason}")
     with memory.lock:  # one conversation at a time: agents write between two
         if _imported(memory.sessions, conversation):  # another import got here first
             report.skipped += 1
