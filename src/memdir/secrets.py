@@ -59,7 +59,7 @@ its ``preview`` shows at most a quarter of it and never more than its first 5
 and last 4 characters, e.g. "sk-pr…9f2Q" (URL previews keep scheme, user and
 host; a private key's is its header). Speed: every rule of every layer has
 keywords; one Aho-Corasick pass finds them all (``secret_rules.Keywords``), and a
-rule runs only where one occurs, so a 2 KB memory costs about 0.1-0.3 ms
+rule runs only where one occurs, so a 2 KB memory costs about 0.1-0.5 ms
 (``bench/secrets.py``). The rules load on the first check, not at import.
 """
 
