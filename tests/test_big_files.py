@@ -144,3 +144,31 @@ def test_a_file_that_is_one_long_line_opens_and_takes_a_save(
         assert memory.knowledge.save("A small new fact.").ok
         assert [o.content for o in memory.knowledge.observations()] == ["A small new fact."]
     assert (folder / "knowledge.md").read_text(encoding="utf-8").startswith(text + "\n")
+
+
+def test_a_search_embeds_a_bounded_share_and_later_ones_catch_up(
+    folder: Path, clock: FakeClock
+) -> None:
+    """Thousands of items without vectors (an import, a big file edited by hand) do not
+    hold a search back: under a time budget one batch is embedded, and the next call
+    goes on from there until every item has its vector."""
+    blocks = "".join(
+        f"### obs_{1764496800000 + n}_{n:06x}\n<!-- type: fact; date: 2026-11-30T10:00:00Z -->\n"
+        f"Shipment {n} left dock {n % 7} on time.\n\n"
+        for n in range(300)
+    )
+    (folder / "knowledge.md").write_text(f"# Knowledge\n\n## _observations\n{blocks}")
+    with memdir.open(folder, clock=clock, embedder="hashing") as memory:
+        index = memory.index
+        index.scan()
+        first = index.ensure_vectors(seconds=0)
+        second = index.ensure_vectors(seconds=0)
+        assert first == second == 64  # one batch each
+        rest = index.ensure_vectors()
+        assert rest > 300 - 128
+        assert index.ensure_vectors() == 0
+        (missing,) = index.db.execute(
+            "SELECT count(*) FROM items AS i WHERE NOT EXISTS (SELECT 1 FROM vectors AS v "
+            "WHERE v.vector_key = i.vector_key)"
+        ).fetchone()
+        assert missing == 0

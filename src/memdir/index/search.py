@@ -57,6 +57,10 @@ DEFAULT_SIMILARITY_FLOOR = 0.2
 # A filter letting through at most this share of the items is applied before the
 # vector scan (score only its items) rather than after it.
 SELECTIVE_SHARE = 0.25
+# A search embeds items still without a vector for about this long, no longer: a folder
+# with thousands of new items answers at once (keyword hits for the rest) and later
+# searches catch up. ``memdir reindex`` embeds everything.
+EMBED_SECONDS = 1.0
 NARRATIVE_KINDS = frozenset({"journal", "archive", "intel", "lesson", "document", "workstate"})
 SNIPPET_CHARS = 240
 # bm25() weights for the FTS columns: heading, body, tags, metadata words.
@@ -272,7 +276,7 @@ def _semantic(
     if index.embedder is None or index.vectors is None:
         return []
     try:
-        index.ensure_vectors()
+        index.ensure_vectors(seconds=EMBED_SECONDS)
         index.vectors.refresh(index.db)
         if len(index.vectors) == 0:
             return []

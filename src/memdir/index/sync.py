@@ -9,7 +9,11 @@
 - ``reindex`` drops every row and rebuilds from the files (vectors for the
   current embedder are kept and reused by content; others are dropped).
 - Vectors are computed lazily (``ensure_vectors``, run by search), so a write
-  never waits for the model; keyword search sees a write at once.
+  never waits for the model; keyword search sees a write at once. A search
+  embeds for about ``seconds`` at most (a batch at least): thousands of new
+  items (an import, a huge file edited by hand) do not hold its answer back;
+  items without a vector yet are found by keyword, and later searches (or
+  ``reindex``, which embeds everything) catch up.
 - A damaged database (``file is not a database``, ``malformed``, a schema the
   migrations cannot read) is found where it is opened or used, never checked for on
   the happy path: ``Index.guard`` (around every method here, and ``memory.search``)
@@ -55,6 +59,7 @@ EXTRACTABLE = frozenset(
      "document", "vault"}
 )  # fmt: skip
 _EMBED_BATCH = 256
+_BUDGET_BATCH = 64  # under a time budget: small batches, so it is kept to closely
 _LOG_KEEP = 50_000
 _SCAN_BATCH = 500
 P = ParamSpec("P")
@@ -463,15 +468,21 @@ class Index:
     # -- vectors ---------------------------------------------------------------
 
     @_guarded
-    def ensure_vectors(self, progress: Progress | None = None) -> int:
+    def ensure_vectors(
+        self, progress: Progress | None = None, *, seconds: float | None = None
+    ) -> int:
         """Embed every item text that has no vector for the current embedder; return how many.
 
         After the first call only the items logged since the last one are checked,
-        so a search after no write costs one lookup of the log's end.
+        so a search after no write costs one lookup of the log's end. With
+        ``seconds``, stop after the batch that passes it (in batches of
+        ``_BUDGET_BATCH``); the next call goes on from there.
         """
         if self.embedder is None:
             return 0
         done = 0
+        began = time.monotonic()
+        batch = _EMBED_BATCH if seconds is None else _BUDGET_BATCH
         with self.lock:
             low, high = log_bounds(self.db)
             seen = self._vectors_seen
@@ -487,13 +498,15 @@ class Index:
             )
             total = self._count_missing() if progress is not None and whole else 0
             while True:
-                rows = self._missing_vectors(None if whole else seen)
+                rows = self._missing_vectors(None if whole else seen, batch)
                 if not rows:
                     break
                 self._store_vectors(rows)
                 done += len(rows)
                 if progress is not None:
                     progress(done, max(total, done))
+                if seconds is not None and time.monotonic() - began >= seconds:
+                    return done  # the log position stays: the next call looks again
             self._vectors_seen = log_bounds(self.db)[1]
         return done
 
@@ -506,7 +519,7 @@ class Index:
         ).fetchone()
         return int(row[0])
 
-    def _missing_vectors(self, since: int | None) -> list[tuple[str, int]]:
+    def _missing_vectors(self, since: int | None, limit: int) -> list[tuple[str, int]]:
         """Up to a batch of (vector key, an item id) with no vector for this embedder."""
         assert self.embedder is not None
         missing = (
@@ -515,13 +528,13 @@ class Index:
         )
         if since is None:
             sql = f"SELECT i.vector_key, min(i.id) FROM items AS i WHERE {missing} "
-            params: tuple[object, ...] = (self.embedder.id, _EMBED_BATCH)
+            params: tuple[object, ...] = (self.embedder.id, limit)
         else:
             sql = (
                 f"SELECT i.vector_key, min(i.id) FROM item_log AS l JOIN items AS i "
                 f"ON i.id = l.item_id WHERE l.seq > ? AND l.op = 'add' AND {missing} "
             )
-            params = (since, self.embedder.id, _EMBED_BATCH)
+            params = (since, self.embedder.id, limit)
         sql += "GROUP BY i.vector_key LIMIT ?"
         return [(str(key), int(item_id)) for key, item_id in self.db.execute(sql, params)]
 
