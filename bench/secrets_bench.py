@@ -19,8 +19,8 @@ Targets (issue 12): recall >= 95%, at most 0.5% false positives.
 from __future__ import annotations
 
 import argparse
-import sys
 import json
+import sys
 import tempfile
 import time
 from collections import defaultdict
