@@ -37,7 +37,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from memdir.config import Layer, file_template
-from memdir.context.notes import NOTES_PREAMBLE, flag_line, note, quote
+from memdir.context.notes import NOTES_PREAMBLE, note, quote, warned
 from memdir.context.tokens import TokenCounter
 from memdir.files.encoding import clean
 from memdir.paths import outside_target
@@ -194,6 +194,8 @@ class _Candidate:
     tokens: int = 0
     whole_file: bool = False
     quoted: bool = True
+    raw: str = ""
+    """a quoted memory's own text, checked for instructions once it fits (``warned``)"""
 
 
 def assemble(
@@ -238,6 +240,11 @@ def assemble(
         headings["query"] = f"## Found for: {query}"
     kept, dropped = _fit(kept, total)
     left += dropped
+    for candidate in kept:  # only what fits is checked: linear in the context, not the folder
+        if candidate.quoted and candidate.raw:
+            marked = warned(candidate.text, candidate.raw)
+            if marked is not candidate.text:
+                candidate.text, candidate.tokens = marked, counter.count(marked)
     order = {name: n for n, name in enumerate([*memory.manifest.layers, "query"])}
     kept.sort(key=lambda c: (c.part != "stable", order.get(c.layer, 99)))
     blocks = tuple(
@@ -298,6 +305,7 @@ def _layer(
                 note(e.key, e.text, source, f"by {e.by}", _day(e.updated_at)),
                 part,
                 PRIORITY["working"],
+                raw=e.text,
             )
             for e in entries
         ]
@@ -306,7 +314,7 @@ def _layer(
         lines = memory.state.reflex_lines()
         source = memory.state.relpath
         items = [
-            _Candidate(name, f"{source}#{n}", _state_line(line), part, PRIORITY["state"])
+            _Candidate(name, f"{source}#{n}", quote(f"- {line}"), part, PRIORITY["state"], raw=line)
             for n, line in enumerate(lines, start=1)
         ]
         return items, []
@@ -355,6 +363,7 @@ def _knowledge(memory: Memory, name: str, part: str) -> tuple[list[_Candidate], 
             note(s.key, prompt_text(s.text), source, f"by {s.by}", _day(s.updated_at)),
             part,
             PRIORITY["knowledge"],
+            raw=prompt_text(s.text),
         )
         for s in memory.knowledge.sections()
         if s.text.strip()
@@ -382,9 +391,9 @@ def _journal(
         if not text or not text.strip():
             continue
         label = "today" if back == 0 else ("yesterday" if back == 1 else day.strftime("%A"))
-        text = note(relpath, text.strip(), label)
+        rendered = note(relpath, text.strip(), label)
         priority = PRIORITY["today" if back == 0 else "older"]
-        items.append(_Candidate(name, relpath, text, part, priority, whole_file=True))
+        items.append(_Candidate(name, relpath, rendered, part, priority, whole_file=True, raw=text))
     return items, []
 
 
@@ -402,7 +411,15 @@ def _core_cards(memory: Memory, name: str, part: str) -> tuple[list[_Candidate],
 
     rows = index.guard(read)  # a damaged index is rebuilt from the files, then read
     return [
-        _Candidate(name, path, note(title, body, path), part, PRIORITY["card"], whole_file=True)
+        _Candidate(
+            name,
+            path,
+            note(title, body, path),
+            part,
+            PRIORITY["card"],
+            whole_file=True,
+            raw=f"{title}\n{body}",
+        )
         for path, title, body in rows
     ], []
 
@@ -428,23 +445,19 @@ def _query_slot(
         if not opened.ok:
             continue
         where = f"{hit.path}:{hit.line_start}-{hit.line_end}"
-        text = note(where, opened.text.strip(), hit.kind, hit.tier)
+        raw = opened.text.strip()
+        text = note(where, raw, hit.kind, hit.tier)
         tokens = counter.count(text)
         if used + tokens > budget:
             left.append(LeftOut("query", source, "over the query budget", tokens))
             continue
         used += tokens
-        hits.append(_Candidate("query", source, text, "live", PRIORITY["hit"], tokens))
+        hits.append(_Candidate("query", source, text, "live", PRIORITY["hit"], tokens, raw=raw))
     return hits, left
 
 
 def _day(moment: datetime | None) -> str | None:
     return f"{moment:%Y-%m-%d}" if moment is not None else None
-
-
-def _state_line(line: str) -> str:
-    warning = flag_line(line)
-    return f"{warning}\n{quote(f'- {line}')}" if warning else quote(f"- {line}")
 
 
 def _fit(kept: list[_Candidate], total: int) -> tuple[list[_Candidate], list[LeftOut]]:

@@ -51,8 +51,17 @@ def flag_line(text: str) -> str | None:
 
 
 def note(title: str, text: str, *source: str | None) -> str:
-    """One memory as a prompt shows it: heading with its source, warning, quoted text."""
+    """One memory as a prompt shows it: a heading with its source, the text quoted."""
     head = f"### {title} {source_line(*source)}".rstrip()
+    return f"{head}\n{quote(text)}"
+
+
+def warned(rendered: str, text: str) -> str:
+    """``rendered`` (a ``note`` or a quoted line of ``text``) with memdir's warning
+    above its quote when ``text`` reads as instructions. The context adds it only to
+    what fits its budget: checking a 5 MB journal day it leaves out would cost seconds."""
     warning = flag_line(text)
-    body = quote(text)
-    return f"{head}\n{warning}\n{body}" if warning else f"{head}\n{body}"
+    if warning is None:
+        return rendered
+    head, quoted = rendered.split("\n", 1) if rendered.startswith("### ") else ("", rendered)
+    return f"{head}\n{warning}\n{quoted}" if head else f"{warning}\n{quoted}"
