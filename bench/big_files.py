@@ -51,15 +51,10 @@ from collections.abc import Callable
 from datetime import UTC, date, datetime
 from pathlib import Path
 
-# The script's folder goes last on the path: a bench script named like a standard
-# module (bench/secrets.py) must not shadow it for memdir.
-if sys.path and Path(sys.path[0]).resolve() == Path(__file__).resolve().parent:
-    sys.path.append(sys.path.pop(0))
+from timing import once
 
-from timing import once  # noqa: E402
-
-import memdir  # noqa: E402
-from memdir.memory import Memory  # noqa: E402
+import memdir
+from memdir.memory import Memory
 
 MB = 1_000_000
 STEPS = ("open", "read", "search", "context", "doctor", "dream", "save")

@@ -19,19 +19,13 @@ markdown table of p50 / p95 in milliseconds (real files, folder lock, fsync):
 from __future__ import annotations
 
 import argparse
-import sys
 import tempfile
 from pathlib import Path
 
-# The script's folder goes last on the path: a bench script named like a standard
-# module (bench/secrets.py) must not shadow it for memdir.
-if sys.path and Path(sys.path[0]).resolve() == Path(__file__).resolve().parent:
-    sys.path.append(sys.path.pop(0))
+from timing import measure
 
-from timing import measure  # noqa: E402
-
-import memdir  # noqa: E402
-from memdir.sessions import SessionStore  # noqa: E402
+import memdir
+from memdir.sessions import SessionStore
 
 TEXT = (
     "Checked the payments API logs: 50 requests per second per key, retries need an "
