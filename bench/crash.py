@@ -12,9 +12,10 @@ without timestamps).
 Each trial copies the scenario's prepared folder and starts a child, ``bench/crash.py
 --child SCENARIO DIR``, which writes and appends one fsynced line to ``ledger.jsonl``
 beside DIR per write the API acknowledged (after it returned ok). The parent kills it
-with SIGKILL after a delay drawn (seeded) uniformly over the child's whole run, start
-up included (its length is measured by one run left alone first, and by any child that
-finished before its kill), then checks:
+with SIGKILL after a delay drawn (seeded): a fifth of them uniformly over the child's
+start up (the interpreter, imports, the open: about a second), the others uniformly
+over the rest of its run, mid-write (both measured by one run left alone first; any
+child that finished before its kill shortens the span), then checks:
 - the lock is free: a fresh ``FolderLock`` is taken within a second, and a fresh open
   and a write to the store the child wrote (a new notebook key evicts again) succeed
   within a second;
@@ -73,11 +74,12 @@ FILLER = ("the deploy pipeline for the billing service waits on the schema migra
           "retry budgets and latency targets were agreed with the platform team. ")  # fmt: skip
 WORDS = ["renewal", "budget", "pipeline", "migration", "contract", "invoice", "roadmap",
          "launch", "review", "pricing", "onboarding", "forecast", "vendor", "latency"]  # fmt: skip
-DECAY_START, DECAY_STEP_DAYS, DECAY_PASSES = datetime(2026, 1, 1, 9), 20, 6
-SAVES, NOTES, ACTIVITIES = 50, 60, 60  # per child: a run of a few seconds
+DECAY_START, DECAY_STEP_DAYS, DECAY_PASSES = datetime(2026, 1, 1, 9), 20, 10
+SAVES, NOTES, ACTIVITIES = 100, 100, 100  # per child: a run of a few seconds
 CARDS = 200
 SAMPLE = 3  # acknowledged writes looked up after the rebuild, per trial
 SECOND = 1.0
+STARTUP_SHARE = 0.2  # of the kills, drawn over the start up (imports, the open)
 
 
 def token(kind: str, n: int) -> str:
@@ -101,6 +103,7 @@ def child(scenario: str, folder: Path) -> None:
     ledger = Ledger(folder.parent / LEDGER)
     clock = FakeClock(DECAY_START) if scenario == "decay" else None
     memory = memdir.open(folder, clock=clock, embedder="hashing")
+    ledger.ack(opened=time.time())  # not a write: when the start up (imports, open) ended
     CHILDREN[scenario](memory, ledger, clock)
 
 
@@ -158,7 +161,7 @@ def child_reindex(memory: memdir.Memory, ledger: Ledger, _: FakeClock | None) ->
     for n in range(SAVES):
         if memory.knowledge.save(_save_text(n), tags=["crash"]).ok:
             ledger.ack(n=n)
-        if n % 10 == 0:
+        if n % 20 == 0:
             memory.reindex()
             ledger.ack(reindex=n)
 
@@ -226,7 +229,7 @@ def _card_text(n: int) -> str:
 
 def _chats() -> list[dict[str, Any]]:
     chats = []
-    for c, size in enumerate([150, 150, 2100, 150, 150, 150, 150, 150]):
+    for c, size in enumerate([300, 300, 2100, 300, 300, 300, 300, 300]):
         start = 1764496800 + c * 86400 * 3
         timed = c not in (3, 6)  # two conversations carry no time at all
         messages = []
@@ -251,6 +254,10 @@ class Trial:
     delay: float | None
     """seconds before the SIGKILL; None: leave the child alone (the calibration run)"""
     killed: bool = False
+    opened: bool = False
+    """the child had opened the folder when it was killed"""
+    startup: float = 0.0
+    """seconds from the start to the folder opened (imports included)"""
     seconds: float = 0.0
     checking: float = 0.0
     acks: int = 0
@@ -265,7 +272,7 @@ def run_trial(scenario: str, template: Path, workdir: Path, delay: float | None)
     if (template.parent / CHAT_FILE).exists():
         shutil.copy(template.parent / CHAT_FILE, workdir / CHAT_FILE)
     env = {**os.environ, "MEMDIR_EMBEDDER": "hashing", "MEMDIR_HOME": str(workdir / "home")}
-    started = time.perf_counter()
+    started, wall = time.perf_counter(), time.time()
     with (workdir / "child.err").open("wb") as err:
         process = subprocess.Popen(
             [sys.executable, __file__, "--child", scenario, str(folder)],
@@ -285,6 +292,9 @@ def run_trial(scenario: str, template: Path, workdir: Path, delay: float | None)
         trial.lost.append(f"child failed ({process.returncode}): {' | '.join(tail)}")
         return trial
     acks = read_ledger(workdir / LEDGER)
+    opened = [ack["opened"] for ack in acks if "opened" in ack]
+    trial.opened, trial.startup = bool(opened), opened[0] - wall if opened else trial.seconds
+    acks = [ack for ack in acks if "opened" not in ack]
     trial.acks = len(acks)
     began = time.perf_counter()
     try:
@@ -586,6 +596,7 @@ def main() -> int:
         "--scenario", choices=SCENARIOS, action="append", help="only this one (repeatable)"
     )
     parser.add_argument("--jobs", type=int, default=2, help="trials at once (default 2)")
+    parser.add_argument("--trials", action="store_true", help="print every trial too")
     parser.add_argument("--child", nargs=2, metavar=("SCENARIO", "DIR"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -605,19 +616,34 @@ def main() -> int:
                 place = work / "trials" / f"{name}-{next(counter)}"
                 return pool.submit(run_trial, name, templates[name], place, delay)
 
-            calibration = {name: submit(name, None) for name in scenarios}
-            lengths = {name: job.result() for name, job in calibration.items()}
+            # Runs left alone, as many at once as trials will be: how long a run takes
+            # and how long its start up, with the machine as busy as in the campaign.
+            calibration = {
+                name: [submit(name, None) for _ in range(args.jobs)] for name in scenarios
+            }
+            lengths: dict[str, Trial] = {}
             trials: dict[str, list[Trial]] = {name: [] for name in scenarios}
-            for name, first in lengths.items():
-                if first.lost:
-                    print(f"{name}: the run left alone already fails: {first.lost[:3]}")
-                    trials[name].append(first)
+            for name, jobs in calibration.items():
+                runs = [job.result() for job in jobs]
+                lengths[name] = max(runs, key=lambda run: run.seconds)
+                lengths[name].startup = max(run.startup for run in runs)
+                for run in runs:
+                    if run.lost:
+                        print(f"{name}: the run left alone already fails: {run.lost[:3]}")
+                        trials[name].append(run)
             per = -(-args.kills // len(scenarios))
             for name in scenarios:
                 wanted, tries, span = per, 0, lengths[name].seconds
+                startup = min(lengths[name].startup, span)
                 while wanted > 0 and tries < 3 * per:
                     batch = min(wanted, 4 * args.jobs)  # small batches: the span adapts
-                    jobs = [submit(name, rng.uniform(0.02, span)) for _ in range(batch)]
+                    delays = [
+                        rng.uniform(0.02, startup)
+                        if rng.random() < STARTUP_SHARE
+                        else rng.uniform(startup, span)
+                        for _ in range(batch)
+                    ]
+                    jobs = [submit(name, delay) for delay in delays]
                     tries += batch
                     done = [job.result() for job in jobs]
                     trials[name] += done
@@ -625,6 +651,7 @@ def main() -> int:
                     # A child that finished before its kill ran shorter than the first run
                     # left alone (measured while the machine was busier): spread less wide.
                     span = min([span, *(t.seconds for t in done if not t.killed and not t.lost)])
+                    startup = min(span, max([startup, *(t.startup for t in done if t.opened)]))
     seconds = time.perf_counter() - began
     return summarise(trials, lengths, seconds, args)
 
@@ -634,11 +661,13 @@ def summarise(
 ) -> int:
     """The table: per scenario the length of a run left alone, kills (tried), those
     after which every check held (survived) and the others (lost), acknowledged
-    writes checked, and the mean seconds a trial's checks took."""
+    writes checked, and the mean seconds a trial's checks took. "after open": kills that
+    came after the child had opened the folder (the others hit the interpreter's start)."""
     kills = sum(t.killed for runs in trials.values() for t in runs)
     print(f"Crash campaign: {kills} kills, seed {args.seed}, {args.jobs} at once, {seconds:.0f} s")
-    row = "{:10} {:>6} {:>6} {:>9} {:>5} {:>13} {:>8}"
-    print(row.format("scenario", "run", "tried", "survived", "lost", "acks checked", "check"))
+    row = "{:10} {:>6} {:>6} {:>11} {:>9} {:>5} {:>13} {:>8}"
+    heads = ("run", "tried", "after open", "survived", "lost", "acks checked", "check")
+    print(row.format("scenario", *heads))
     total = Counter[str]()
     failures = []
     for name, runs in trials.items():
@@ -647,11 +676,19 @@ def summarise(
         acks = sum(t.acks for t in killed)
         check = sum(t.checking for t in killed) / max(len(killed), 1)
         run = f"{lengths[name].seconds:.1f}s"
-        print(row.format(name, run, len(killed), len(killed) - bad, bad, acks, f"{check:.2f}s"))
-        total.update(tried=len(killed), lost=bad, acks=acks)
+        opened = sum(t.opened for t in killed)
+        cells = (len(killed), opened, len(killed) - bad, bad, acks, f"{check:.2f}s")
+        print(row.format(name, run, *cells))
+        total.update(tried=len(killed), opened=opened, lost=bad, acks=acks)
         failures += [(name, t) for t in runs if t.lost]
+    if args.trials:
+        for name, runs in trials.items():
+            for t in runs:
+                delay = "none" if t.delay is None else f"{t.delay:.2f}s"
+                print(f"  {name}: kill after {delay}, ran {t.seconds:.2f}s, killed {t.killed}, "
+                      f"opened {t.opened}, {t.acks} acks, {len(t.lost)} problems")  # fmt: skip
     tried, lost = total["tried"], total["lost"]
-    print(row.format("total", "", tried, tried - lost, lost, total["acks"], ""))
+    print(row.format("total", "", tried, total["opened"], tried - lost, lost, total["acks"], ""))
     for name, trial in failures:
         when = f"killed after {trial.delay:.2f}s" if trial.killed else "not killed"
         print(f"  {name} ({when}): {'; '.join(trial.lost[:4])}")
