@@ -321,7 +321,8 @@ def test_the_lock_is_taken_per_conversation(mem: memdir.Memory, tmp_path: Path) 
     source.write_text(json.dumps([_chat(n) for n in range(3)]))
     held: list[bool] = []
     mem.ingest(source, progress=lambda done, total: held.append(mem.lock.is_held))
-    assert held == [False, False, False]
+    assert held[:3] == [False, False, False]  # then the embedding of what was imported
+    assert not any(held)
 
 
 def test_a_session_past_the_compaction_trigger_is_written_whole(
@@ -338,3 +339,10 @@ def test_a_session_past_the_compaction_trigger_is_written_whole(
     assert store.held("sess_imp_abc") == 6
     assert store.write_whole("sess_imp_abc", [{"role": "bad", "content": "x"}]).ok is False
     assert store.held("sess_imp_abc") == 6  # a refusal writes nothing
+
+
+def test_an_import_is_embedded_before_it_returns(mem: memdir.Memory, tmp_path: Path) -> None:
+    source = tmp_path / "chats.json"
+    source.write_text(json.dumps([_chat(n) for n in range(3)]))
+    mem.ingest(source)
+    assert mem.index.ensure_vectors() == 0  # nothing left for a search to embed

@@ -418,9 +418,14 @@ class Memory:
         self, path: str | Path, format: str | None = None, progress: Progress | None = None
     ) -> ImportReport:
         """Import a chat history (generic JSON/JSONL, ChatGPT, Claude, LoCoMo) into
-        sessions, the journal and the index; idempotent, all or nothing."""
+        sessions, the journal and the index; idempotent, all or nothing per
+        conversation. ``progress(done, total)`` follows the conversations, then the
+        texts embedded (a search embeds for about a second only)."""
         with writing_as("import"):
-            return import_file(self, Path(path), format, progress)
+            report = import_file(self, Path(path), format, progress)
+        if report.imported:  # embed now, so the next search is semantic over all of it
+            self.index.ensure_vectors(progress)
+        return report
 
     # -- context -------------------------------------------------------------
 
