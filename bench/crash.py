@@ -14,8 +14,8 @@ Each trial copies the scenario's prepared folder and starts a child, ``bench/cra
 beside DIR per write the API acknowledged (after it returned ok). The parent kills it
 with SIGKILL after a delay drawn (seeded): a fifth of them uniformly over the child's
 start up (the interpreter, imports, the open: about a second), the others uniformly
-over the rest of its run, mid-write (both measured by one run left alone first; any
-child that finished before its kill shortens the span), then checks:
+over the rest of its run, mid-write (the medians of the start ups and whole runs seen:
+runs left alone first, as many at once as trials, then the trials'), then checks:
 - the lock is free: a fresh ``FolderLock`` is taken within a second, and a fresh open
   and a write to the store the child wrote (a new notebook key evicts again) succeed
   within a second;
@@ -40,6 +40,7 @@ import random
 import shutil
 import signal
 import sqlite3
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -623,20 +624,27 @@ def main() -> int:
             }
             lengths: dict[str, Trial] = {}
             trials: dict[str, list[Trial]] = {name: [] for name in scenarios}
-            for name, jobs in calibration.items():
-                runs = [job.result() for job in jobs]
+            calibration_runs = {
+                name: [job.result() for job in jobs] for name, jobs in calibration.items()
+            }
+            for name, runs in calibration_runs.items():
                 lengths[name] = max(runs, key=lambda run: run.seconds)
-                lengths[name].startup = max(run.startup for run in runs)
                 for run in runs:
                     if run.lost:
                         print(f"{name}: the run left alone already fails: {run.lost[:3]}")
                         trials[name].append(run)
             per = -(-args.kills // len(scenarios))
             for name in scenarios:
-                wanted, tries, span = per, 0, lengths[name].seconds
-                startup = min(lengths[name].startup, span)
+                # Start ups and whole runs seen so far (the runs left alone, then every
+                # child that opened the folder, or finished before its kill): the kill
+                # delays follow their medians as the machine gets busier or quieter.
+                starts = [run.startup for run in calibration_runs[name]]
+                whole = [run.seconds for run in calibration_runs[name]]
+                wanted, tries = per, 0
                 while wanted > 0 and tries < 3 * per:
-                    batch = min(wanted, 4 * args.jobs)  # small batches: the span adapts
+                    startup = statistics.median(starts)
+                    span = max(statistics.median(whole), startup + 0.2)
+                    batch = min(wanted, 4 * args.jobs)  # small batches: the spread adapts
                     delays = [
                         rng.uniform(0.02, startup)
                         if rng.random() < STARTUP_SHARE
@@ -648,10 +656,8 @@ def main() -> int:
                     done = [job.result() for job in jobs]
                     trials[name] += done
                     wanted -= sum(trial.killed for trial in done)
-                    # A child that finished before its kill ran shorter than the first run
-                    # left alone (measured while the machine was busier): spread less wide.
-                    span = min([span, *(t.seconds for t in done if not t.killed and not t.lost)])
-                    startup = min(span, max([startup, *(t.startup for t in done if t.opened)]))
+                    starts += [t.startup for t in done if t.opened]
+                    whole += [t.seconds for t in done if not t.killed and not t.lost]
     seconds = time.perf_counter() - began
     return summarise(trials, lengths, seconds, args)
 
