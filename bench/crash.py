@@ -54,19 +54,14 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
-# Run as a script, bench/ comes first on sys.path, and bench/secrets.py would shadow the
-# standard library's secrets module that memdir imports.
-_HERE = Path(__file__).resolve().parent
-sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != _HERE]
-
-import memdir  # noqa: E402
-from memdir.files.atomic import TMP_SUFFIX, FolderLock  # noqa: E402
-from memdir.files.cards import Card  # noqa: E402
-from memdir.ingest.detect import parse_file  # noqa: E402
-from memdir.ingest.importer import session_id  # noqa: E402
-from memdir.maintain.decay import decayed  # noqa: E402
-from memdir.testing import FakeClock  # noqa: E402
-from memdir.tools import Tools  # noqa: E402
+import memdir
+from memdir.files.atomic import TMP_SUFFIX, FolderLock
+from memdir.files.cards import Card
+from memdir.ingest.detect import parse_file
+from memdir.ingest.importer import session_id
+from memdir.maintain.decay import decayed
+from memdir.testing import FakeClock
+from memdir.tools import Tools
 
 SCENARIOS = ("save", "notebook", "history", "dream", "decay", "reindex", "ingest")
 LAYOUTS = {"history": "notebook", "decay": "vault"}
