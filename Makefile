@@ -28,7 +28,8 @@ pytest: $(STAMP)
 	$(BIN)/pytest -q
 
 # Benchmarks (not part of the tests): LoCoMo retrieval beside its baselines, scale, stores,
-# then the dream's quality checks.
+# the dream's quality checks, then the edges (issue 12): secrets, the poisoning flagger,
+# damaged databases, big files and the kill -9 campaign.
 bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[dev,bench]'
 	$(BIN)/python bench/locomo.py
@@ -37,6 +38,11 @@ bench: $(STAMP)
 	$(BIN)/python bench/dream.py
 	$(BIN)/python bench/dream_pairs.py
 	$(BIN)/python bench/dream_pairs.py --data bench/data/dream_pairs_fresh.json
+	$(BIN)/python bench/secrets.py
+	$(BIN)/python bench/poisoning.py
+	$(BIN)/python bench/db_guard.py
+	$(BIN)/python bench/big_files.py
+	$(BIN)/python bench/crash.py
 
 clean:
 	rm -rf $(VENV) build dist .mypy_cache .pytest_cache .ruff_cache .hypothesis
