@@ -1,19 +1,7 @@
-"""The body of ``bench/secrets.py``: credential detection (memdir.secrets), recall per
-kind, false positives, cost per call.
+"""The body of ``bench/secrets.py`` (run that; its docstring says what is measured).
 
-    .venv/bin/python bench/secrets.py [--seed N] [--per-context N] [--runs N] [--show]
-
-Positives: every kind of ``bench/secrets_corpus.py`` (generated with a seeded
-generator, never stored) in five contexts (prose, assignment, JSON, .env, code),
-``--per-context`` fresh bodies each. A sample is caught when a finding of
-``find_secrets`` overlaps the secret (what the importer redacts; the stores refuse
-on any finding). Ordinary memories: every turn of the LoCoMo dev conversations
-plus the technical notes of ``bench/data/secrets_notes.json``; one finding in one
-is a false positive. Cost: ``find_secrets`` on 2 KB memories (chat and technical),
-p50 / p95 in microseconds, set against one ``knowledge.save`` measured in the same
-run. Then every positive goes through the real write path once
-(``memory.knowledge.save`` on a temp folder, hashing embedder): refused or stored.
-Targets (issue 12): recall >= 95%, at most 0.5% false positives.
+Kept apart so that ``bench/secrets.py`` can hand an ``import secrets`` from another
+bench script the standard library's module.
 """
 
 from __future__ import annotations
