@@ -52,13 +52,16 @@ from memdir import sqlite
 from memdir.digest import LogEvent, summarise
 from memdir.digest import keywords as find_keywords
 from memdir.errors import MemdirError, ReadOnlyFolder
-from memdir.readonly import read_only_connection
+from memdir.history_schema import ACTIVITY_TYPES as ACTIVITY_TYPES
+from memdir.history_schema import LOG_TYPES as LOG_TYPES
+from memdir.history_schema import MIGRATIONS as MIGRATIONS
+from memdir.history_schema import Restart as Restart
+from memdir.history_schema import read_only_history, restarts_in
+from memdir.history_schema import read_restarts as read_restarts
 from memdir.results import Notice
-from memdir.sqlite import run_script, transaction
+from memdir.sqlite import transaction
 from memdir.timeutil import Clock, format_ts, parse_ts
 
-ACTIVITY_TYPES = ("task", "chat", "heartbeat", "a2a", "internal", "respond_in_session")
-LOG_TYPES = ("status", "text", "tool_start", "tool_end", "error", "llm_request")
 _WORD_RE = re.compile(r"\w+", re.UNICODE)
 FOLLOW_SECONDS = 1.0  # how stale a read may be after another process set the file aside
 P = ParamSpec("P")
@@ -68,101 +71,6 @@ T = TypeVar("T")
 class HistoryError(MemdirError, ValueError):
     """A bad call on the history: unknown activity, bad type, an activity ended twice."""
 
-
-def _m001_activities(db: sqlite3.Connection) -> None:
-    types = ", ".join(f"'{t}'" for t in ACTIVITY_TYPES)
-    log_types = ", ".join(f"'{t}'" for t in LOG_TYPES)
-    run_script(
-        db,
-        f"""
-        CREATE TABLE agent_activities (
-            id TEXT PRIMARY KEY,
-            agent_id TEXT NOT NULL,
-            type TEXT NOT NULL CHECK (type IN ({types})),
-            label TEXT NOT NULL,
-            task_id TEXT,
-            summary TEXT,
-            keywords TEXT,
-            started_at TEXT NOT NULL,
-            ended_at TEXT,
-            total_tokens INTEGER NOT NULL DEFAULT 0,
-            total_tools INTEGER NOT NULL DEFAULT 0,
-            success INTEGER
-        );
-        CREATE INDEX activities_by_time ON agent_activities (started_at);
-        CREATE INDEX activities_by_type ON agent_activities (type, started_at);
-        CREATE INDEX activities_by_task ON agent_activities (task_id, started_at);
-        CREATE TABLE agent_activity_logs (
-            activity_id TEXT NOT NULL REFERENCES agent_activities (id),
-            seq INTEGER NOT NULL,
-            type TEXT NOT NULL CHECK (type IN ({log_types})),
-            content TEXT NOT NULL,
-            metadata TEXT NOT NULL DEFAULT '{{}}',
-            created_at TEXT NOT NULL,
-            PRIMARY KEY (activity_id, seq)
-        );
-        CREATE VIRTUAL TABLE activities_fts USING fts5 (
-            label, summary, keywords,
-            content = 'agent_activities', content_rowid = 'rowid',
-            tokenize = 'porter unicode61 remove_diacritics 2'
-        );
-        CREATE TRIGGER activities_ai AFTER INSERT ON agent_activities BEGIN
-            INSERT INTO activities_fts (rowid, label, summary, keywords)
-            VALUES (new.rowid, new.label, coalesce(new.summary, ''), coalesce(new.keywords, ''));
-        END;
-        CREATE TRIGGER activities_au AFTER UPDATE OF label, summary, keywords
-        ON agent_activities BEGIN
-            INSERT INTO activities_fts (activities_fts, rowid, label, summary, keywords)
-            VALUES ('delete', old.rowid, old.label, coalesce(old.summary, ''),
-                    coalesce(old.keywords, ''));
-            INSERT INTO activities_fts (rowid, label, summary, keywords)
-            VALUES (new.rowid, new.label, coalesce(new.summary, ''), coalesce(new.keywords, ''));
-        END;
-        CREATE TABLE mailbox_items (
-            id TEXT PRIMARY KEY,
-            agent_id TEXT NOT NULL,
-            source TEXT NOT NULL,
-            kind TEXT NOT NULL,
-            content TEXT NOT NULL,
-            metadata TEXT NOT NULL DEFAULT '{{}}',
-            received_at TEXT NOT NULL,
-            activity_id TEXT REFERENCES agent_activities (id)
-        );
-        CREATE INDEX mailbox_by_time ON mailbox_items (received_at);
-        CREATE TABLE agent_decisions (
-            id TEXT PRIMARY KEY,
-            agent_id TEXT NOT NULL,
-            mailbox_item_id TEXT REFERENCES mailbox_items (id),
-            activity_id TEXT REFERENCES agent_activities (id),
-            decision TEXT NOT NULL,
-            reason TEXT,
-            metadata TEXT NOT NULL DEFAULT '{{}}',
-            decided_at TEXT NOT NULL
-        );
-        CREATE INDEX decisions_by_time ON agent_decisions (decided_at);
-        """,
-    )
-
-
-def _m002_context_usage(db: sqlite3.Connection) -> None:
-    db.execute(
-        "CREATE TABLE context_usage (session_id TEXT PRIMARY KEY, used_tokens INTEGER NOT NULL, "
-        "window_tokens INTEGER NOT NULL, recorded_at TEXT NOT NULL, flushed_at TEXT)"
-    )
-
-
-def _m003_restarts(db: sqlite3.Connection) -> None:
-    db.execute(
-        "CREATE TABLE history_restarts (moved_to TEXT PRIMARY KEY, reason TEXT NOT NULL, "
-        "restarted_at TEXT NOT NULL, salvaged_at TEXT, salvage TEXT)"
-    )
-
-
-MIGRATIONS: list[tuple[str, sqlite.Migration]] = [
-    ("001_activities", _m001_activities),
-    ("002_context_usage", _m002_context_usage),
-    ("003_restarts", _m003_restarts),
-]
 
 _ACTIVITY_COLUMNS = (
     "id, agent_id, type, label, task_id, summary, keywords, started_at, ended_at, "
@@ -241,61 +149,6 @@ class ActivityRun:
         return self.history.log(self.id, type, content, metadata)
 
 
-@dataclass(frozen=True)
-class Restart:
-    """A damaged history moved aside and a fresh one started in its place."""
-
-    moved_to: str
-    """the damaged file's name, beside the history (``history.db.corrupt-<stamp>``)"""
-    reason: str
-    restarted_at: datetime
-    salvaged_at: datetime | None
-    salvage: dict[str, Any] | None
-    """what ``memdir doctor --repair`` recovered from it, table by table"""
-
-
-def _restarts(db: sqlite3.Connection) -> list[Restart]:
-    rows = db.execute(
-        "SELECT moved_to, reason, restarted_at, salvaged_at, salvage "
-        "FROM history_restarts ORDER BY restarted_at, moved_to"
-    ).fetchall()
-    found = []
-    for moved_to, reason, restarted, salvaged, salvage in rows:
-        started = parse_ts(restarted)
-        assert started is not None
-        report = json.loads(salvage) if salvage else None
-        found.append(Restart(moved_to, reason, started, parse_ts(salvaged), report))
-    return found
-
-
-def read_restarts(path: Path) -> list[Restart]:
-    """``History.restarts`` of the file at ``path``, read without writing anything (and
-    without creating it); none if it cannot be read."""
-    if not path.is_file():
-        return []
-    try:
-        db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=30.0)
-        with contextlib.closing(db):
-            return _restarts(db)
-    except sqlite3.Error:
-        return []
-
-
-def _read_only(path: Path) -> sqlite3.Connection:
-    """The history of a folder this process cannot write: the file through an immutable
-    connection, or an empty one in memory when there is none (or it cannot be read)."""
-    if path.is_file():
-        try:
-            db = read_only_connection(path)
-            db.execute("SELECT count(*) FROM sqlite_master").fetchone()
-            return db
-        except sqlite3.Error:
-            pass
-    db = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
-    sqlite.migrate(db, MIGRATIONS)
-    return db
-
-
 def _guarded(method: Callable[Concatenate[History, P], T]) -> Callable[Concatenate[History, P], T]:
     """``History.guard`` around a method that reads."""
 
@@ -344,7 +197,7 @@ class History:
         self._follow_at = time.monotonic() + FOLLOW_SECONDS
         self._file_id = sqlite.file_id(path)
         if read_only is not None:
-            self.db = _read_only(path)
+            self.db = read_only_history(path)
             return
         try:
             self.db = sqlite.connect(path, MIGRATIONS)
@@ -396,7 +249,7 @@ class History:
         with self._lock:
             with contextlib.suppress(sqlite3.Error):
                 self.db.close()
-            self.db = _read_only(Path(os.devnull) / "none")
+            self.db = read_only_history(Path(os.devnull) / "none")
         if self.on_notice is not None:
             where = f"{self.path.parent.name}/{self.path.name}"
             self.on_notice(
@@ -451,7 +304,7 @@ class History:
     def restarts(self) -> list[Restart]:
         """Every time a damaged history was set aside for this one, oldest first."""
         with self._lock:
-            return _restarts(self.db)
+            return restarts_in(self.db)
 
     # -- writing ---------------------------------------------------------------
 
