@@ -8,6 +8,7 @@ a ``WriteResult``; every error memdir raises derives from ``MemdirError``.
 from memdir.backup import BackupError, BackupResult
 from memdir.config import Manifest, load_manifest, memdir_home
 from memdir.errors import (
+    DiskFull,
     FileShapeError,
     FolderExistsError,
     LayerNotConfigured,
@@ -16,6 +17,8 @@ from memdir.errors import (
     MemdirError,
     MigrationError,
     NotAMemoryFolder,
+    ReadOnlyFolder,
+    StorageError,
     WriteRefused,
 )
 from memdir.history import Activity, ActivityDetail, History, HistoryError
@@ -57,6 +60,7 @@ __all__ = [
     "BackupError",
     "BackupResult",
     "ChatModel",
+    "DiskFull",
     "Embedder",
     "EmbedderUnavailable",
     "FileShapeError",
@@ -87,11 +91,13 @@ __all__ = [
     "Notice",
     "Observation",
     "OpenAIChat",
+    "ReadOnlyFolder",
     "ScanReport",
     "SessionInfo",
     "SessionStore",
     "StateEntry",
     "StateStore",
+    "StorageError",
     "UnknownSession",
     "WriteRefused",
     "WriteResult",
