@@ -5,12 +5,15 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 from tokenizers import BertWordPieceTokenizer
 
 import memdir
+from memdir import layouts
+from memdir.config import parse_manifest
 from memdir.context import FlushSession, TokenizerFileCounter, should_memory_flush
 from memdir.context.notes import NOTES_PREAMBLE
 from memdir.files.cards import Card
@@ -238,3 +241,39 @@ def test_a_fresh_process_knows_who_what_and_when_after_a_crash(tmp_path: Path) -
     assert "Migrating the invoices table to integer cents" in text  # what it was doing
     assert "Keep the old column a week because rollback needs it" in text  # today
     assert "Deployed v2.0 to staging" in text  # yesterday
+
+
+@pytest.mark.parametrize(
+    ("layout", "logs", "days"),
+    [("default", "journal", 2), ("workspace", "memory", 2), ("vault", "daily", 8)],
+)
+def test_each_layout_loads_the_journal_days_its_specification_says(
+    tmp_path: Path, clock: FakeClock, layout: str, logs: str, days: int
+) -> None:
+    """Workspace: today and yesterday (boot sequence steps 4-5). Vault: the active tier,
+    days 0-7, "loaded at session start". The number is the layer's ``days``."""
+    root = tmp_path / layout
+    memdir.init(root, layout=layout)
+    today = clock.now.date()
+    written = []
+    for back in range(12):
+        day = today - timedelta(days=back)
+        (root / logs / f"{day.isoformat()}.md").write_text(f"# {day}\n\n- note {back}\n")
+        written.append(f"{logs}/{day.isoformat()}.md")
+    memory = memdir.open(root, clock=clock, embedder="none")
+    journal = [s for s in _sources(memory.context()) if s.startswith(f"{logs}/2")]
+    assert journal == written[:days]
+    deep = [s for s in _sources(memory.context(profile="deep")) if s.startswith(f"{logs}/2")]
+    assert deep == written[: max(days, 7)]
+    if days > 7:  # a week ago shares today's weekday: the label says how long ago
+        assert f"7 days ago, {today - timedelta(days=7):%A}" in memory.context().live
+
+
+def test_days_belongs_to_a_recent_journal_layer() -> None:
+    text = layouts.manifest_text("default").replace(
+        'paths = ["lessons.md"]\n', 'paths = ["lessons.md"]\ndays = 3\n'
+    )
+    with pytest.raises(memdir.ManifestError, match=r"layers\.lessons: days is for a journal"):
+        parse_manifest(text)
+    assert layouts.manifest("default").layers["journal"].recent_days == 2
+    assert layouts.manifest("vault").layers["daily"].recent_days == 8

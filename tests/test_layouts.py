@@ -27,9 +27,13 @@ FILES = {
         "CONFIG.md",
         "RULES.md",
         "STATE.md",
+        # The vault seed's directory structure: empty folders, kept in git by a placeholder.
         "vault/MOC/.gitkeep",
-        "vault/crm/.gitkeep",
+        "vault/crm/clients/.gitkeep",
+        "vault/crm/leads/.gitkeep",
+        "vault/crm/personal/.gitkeep",
         "vault/projects/.gitkeep",
+        "vault/.graph/.gitkeep",
     },
     "workspace": {
         *(f"{n}.md" for n in ("SOUL", "USER", "IDENTITY", "AGENTS", "TOOLS", "HEARTBEAT")),
@@ -91,6 +95,56 @@ def test_workspace_agents_md_has_crash_recovery(tmp_path: Path) -> None:
         .read_text(encoding="utf-8")
         .startswith("# Working State\n")
     )
+
+
+def test_the_vault_layout_has_the_specifications_folders(tmp_path: Path) -> None:
+    """vault/crm/{clients,leads,personal}/, projects/, MOC/ and .graph/ (vault seed,
+    "Directory structure"), each with a placeholder so git keeps it while it is empty."""
+    memdir.init(tmp_path, layout="vault")
+    for folder in ("crm/clients", "crm/leads", "crm/personal", "projects", "MOC", ".graph"):
+        assert (tmp_path / "vault" / folder).is_dir(), folder
+        assert (tmp_path / "vault" / folder / ".gitkeep").read_bytes() == b"", folder
+    memory = memdir.open(tmp_path, embedder="none")
+    assert memory.vault.cards() == []  # placeholders are not cards
+    written = memory.vault.write("alice", "Client.", folder="crm/clients")
+    assert written.store == "vault/crm/clients/alice.md"
+
+
+@pytest.mark.parametrize(("layout", "lessons"), [("workspace", "memory/lessons-learned.md"),
+                                                 ("default", "lessons.md")])  # fmt: skip
+def test_the_lessons_file_starts_with_categories(tmp_path: Path, layout: str, lessons: str) -> None:
+    """The workspace seed's checklist: "Create memory/lessons-learned.md with initial
+    categories"; AGENTS.md's Self-Learning block names them (its "Categories" line)."""
+    memdir.init(tmp_path, layout=layout)
+    text = (tmp_path / lessons).read_text(encoding="utf-8")
+    categories = [line[3:] for line in text.splitlines() if line.startswith("## ")]
+    assert categories == ["API", "File Operations", "Sub-agents", "Cron Jobs"]
+    agents = tmp_path / ("AGENTS.md" if layout == "workspace" else "identity/AGENTS.md")
+    block = agents.read_text(encoding="utf-8").split("## Self-Learning System (MANDATORY)")[1]
+    block = block.split("\n## ")[0]
+    assert (
+        "- **Categories:** use categories relevant to your work (API, File Operations, "
+        "Sub-agents, Cron Jobs ...): one `##` heading each; add one when none fits"
+    ) in block.splitlines()
+    # A category with no lesson yet is searched like any other file (nothing to find in it),
+    # and the first lesson in it lands under its heading.
+    memory = memdir.open(tmp_path, embedder="none")
+    assert memory.lessons_check("cron") == []
+    assert memory.lessons.add("Cron Jobs", "Left a test cron", "288 messages", "Expire it").ok
+    assert [(x.category, x.rule) for x in memory.lessons.entries()] == [("Cron Jobs", "Expire it")]
+    assert [line[3:] for line in memory.lessons.path.read_text().splitlines()
+            if line.startswith("## ")] == categories  # fmt: skip
+
+
+def test_agents_md_names_the_categories_of_a_lessons_file_already_there(tmp_path: Path) -> None:
+    (tmp_path / "memory").mkdir()
+    (tmp_path / "memory" / "lessons-learned.md").write_text("# Lessons\n\n## Discord API\n")
+    memdir.init(tmp_path, layout="workspace")
+    agents = (tmp_path / "AGENTS.md").read_text(encoding="utf-8")
+    assert "relevant to your work (Discord API ...)" in agents
+    assert (
+        tmp_path / "memory" / "lessons-learned.md"
+    ).read_text() == "# Lessons\n\n## Discord API\n"
 
 
 def test_state_dir_gitignore(folder: Path) -> None:

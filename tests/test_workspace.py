@@ -267,13 +267,13 @@ CRON = ("Cron Jobs", "Left a 5-minute test cron on", "288 messages in a day", "E
 def test_lessons_are_written_in_the_spec_format_once(mem: Memory) -> None:
     assert mem.lessons.add(*DISCORD).action == "updated"
     assert mem.lessons.add(*CRON).key == "Cron Jobs"
-    expected = (
-        "# Lessons Learned\n\n## Discord API\n"
+    expected = (  # the starter's categories first: Cron Jobs is one, Discord API is new
+        "# Lessons Learned\n\n## API\n\n## File Operations\n\n## Sub-agents\n\n## Cron Jobs\n"
+        "- **Mistake:** Left a 5-minute test cron on\n  **What happened:** 288 messages in a day\n"
+        "  **Rule:** Expire test crons\n\n## Discord API\n"
         "- **Mistake:** Tried to send an embed with an empty field value\n"
         "  **What happened:** The API returned 400; field values must be non-empty\n"
-        "  **Rule:** Validate embed fields are non-empty before sending\n\n## Cron Jobs\n"
-        "- **Mistake:** Left a 5-minute test cron on\n  **What happened:** 288 messages in a day\n"
-        "  **Rule:** Expire test crons\n"
+        "  **Rule:** Validate embed fields are non-empty before sending\n"
     )
     assert read(mem, LESSONS) == expected
     assert mem.lessons.add(*DISCORD[:2], "a different account", "a new rule").action == "unchanged"

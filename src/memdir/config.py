@@ -14,6 +14,7 @@
     decay = "none"               # none | access | date
     indexed = true
     budget = 2000                # tokens this layer may spend in a prompt
+    days = 2                     # a ``recent`` layer: the days it loads, today included
 
 Invariants:
 - Validated on load; every error names the file, the line and the key.
@@ -64,6 +65,10 @@ QUERY_SLOT_TOKENS = 1000
 HOT_MAX_BYTES = 4096
 HOT_MAX_LINES = 80
 CONFIG_MAX_BYTES = 15 * 1024
+# Journal days loaded at boot by a ``recent`` layer, today included: the workspace seed's
+# "today + yesterday" unless the layer's ``days`` says otherwise; the deep profile, a week.
+RECENT_DAYS = 2
+DEEP_DAYS = 7
 
 StoreKind = Literal[
     "document",  # a whole markdown file loaded as is (identity files, HEARTBEAT.md, STATE.md)
@@ -177,6 +182,9 @@ class Layer(_Strict):
     audit: bool = False
     """a journal written for humans only (one line per ended activity): never
     indexed, never loaded into a prompt"""
+    days: Annotated[int, Field(ge=1)] | None = None
+    """a ``recent`` layer: how many days it loads at boot, today included (unset:
+    ``RECENT_DAYS``, today and yesterday; the deep profile loads at least ``DEEP_DAYS``)"""
 
     @field_validator("paths")
     @classmethod
@@ -201,7 +209,14 @@ class Layer(_Strict):
             raise ValueError("mount must name a folder")
         if self.audit and (self.store != "journal" or self.indexed or self.boot != "never"):
             raise ValueError('an audit layer is a journal with indexed = false and boot = "never"')
+        if self.days is not None and (self.store != "journal" or self.boot != "recent"):
+            raise ValueError('days is for a journal layer with boot = "recent"')
         return self
+
+    @property
+    def recent_days(self) -> int:
+        """The days a ``recent`` layer loads at boot, today included."""
+        return RECENT_DAYS if self.days is None else self.days
 
 
 class LLMSettings(_Strict):

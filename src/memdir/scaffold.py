@@ -35,6 +35,9 @@ STATE_GITIGNORE = "# memdir's derived and transient files\n" + "".join(
     f"{p}\n" for p in STATE_IGNORES
 )
 _SKIP_DIRS = {".git", STATE_DIR, "node_modules", ".venv"}
+# The workspace seed's AGENTS.md block: "Use categories relevant to your work (API, File
+# Ops, Discord, Cron, etc.)".
+SEED_CATEGORIES = ("API", "File Ops", "Discord", "Cron")
 
 
 @dataclass
@@ -59,7 +62,7 @@ def init_folder(
     memory = open_memory(root)
     report.migration = memory.migration
     with memory.lock:
-        values = starter_values(manifest)
+        values = starter_values(manifest, root)
         for relpath, content in layouts.starter_files(layout).items():
             target = root / relpath
             if not target.exists():
@@ -94,8 +97,10 @@ def adopt_folder(
     return report
 
 
-def starter_values(manifest: Manifest) -> dict[str, str]:
-    """Paths the starter files name (``$journal``, ``$lessons`` ...), from the manifest."""
+def starter_values(manifest: Manifest, root: Path | None = None) -> dict[str, str]:
+    """What the starter files name (``$journal``, ``$lessons`` ...): paths from the
+    manifest, and the lesson categories (``lesson_categories``) from ``root``'s lessons
+    file if it has one, else the layout's starter."""
 
     def path(store: str, field: str | None = None, default: str = "") -> str:
         found = manifest.layer_for(store)
@@ -119,7 +124,28 @@ def starter_values(manifest: Manifest) -> dict[str, str]:
         "working_state": working,
         "journal": path("journal", "date", "journal/YYYY-MM-DD.md"),
         "lessons": path("lessons", default="lessons.md"),
+        "lesson_categories": ", ".join(lesson_categories(manifest, root)),
     }
+
+
+def lesson_categories(manifest: Manifest, root: Path | None = None) -> list[str]:
+    """The categories (``##`` headings) the lessons file starts with: the folder's own
+    file when it has one, else the layout's starter; the workspace seed's examples when
+    neither names any."""
+    text = ""
+    found = manifest.layer_for("lessons")
+    if found is not None and root is not None and not is_glob(found[1].paths[0]):
+        try:
+            text = (root / found[1].paths[0]).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            text = ""
+    if not text.strip() and manifest.layout in layouts.LAYOUTS:
+        preset = layouts.manifest(manifest.layout).layer_for("lessons")
+        if preset is not None:
+            starter = layouts.starter_files(manifest.layout).get(preset[1].paths[0], b"")
+            text = starter.decode("utf-8")
+    headings = [m.group(1).strip() for m in re.finditer(r"(?m)^## +(.+)$", text)]
+    return [h for h in headings if not h.startswith("_")] or list(SEED_CATEGORIES)
 
 
 def uncovered_files(root: Path, manifest: Manifest) -> list[str]:

@@ -7,13 +7,14 @@ The manifest's layers, in their order, each by its boot policy:
 | always      | documents whole; knowledge's curated sections (never         |
 |             | observations); the notebook's entries; the working state     |
 | reflex      | only in the reflex profile: state as short lines             |
-| recent      | journals: today and yesterday (deep: the last week)          |
+| recent      | journals: the layer's ``days``, today included (unset: today |
+|             | and yesterday; the deep profile: at least a week)            |
 | core        | vault cards whose tier is core                                |
 | heartbeat   | only in the heartbeat profile                                 |
 | never       | not at boot (searched; a query can still bring it in)        |
 
 Profiles: ``reflex`` (no knowledge, a few state lines, no journal, no cards),
-``default``, ``deep`` (a week of journals), ``heartbeat`` (adds HEARTBEAT.md).
+``default``, ``deep`` (at least a week of journals), ``heartbeat`` (adds HEARTBEAT.md).
 
 The text has two parts. The stable part (identity, procedures, curated
 knowledge, core cards) changes rarely: a prompt cache can keep it. The live part
@@ -33,10 +34,10 @@ today's journal and the query's hits, core cards, older days.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from memdir.config import Layer, file_template
+from memdir.config import DEEP_DAYS, Layer, file_template
 from memdir.context.notes import NOTES_PREAMBLE, note, quote, warned
 from memdir.context.tokens import TokenCounter
 from memdir.files.encoding import clean
@@ -378,7 +379,7 @@ def _journal(
     memory: Memory, name: str, layer: Layer, part: str, profile: str
 ) -> tuple[list[_Candidate], list[LeftOut]]:
     today = memory.clock().date()
-    days = 7 if profile == "deep" else 2
+    days = max(layer.recent_days, DEEP_DAYS) if profile == "deep" else layer.recent_days
     template = file_template(layer.paths[0], "date")
     items = []
     for back in range(days):
@@ -390,11 +391,18 @@ def _journal(
         text = read_text(real)
         if not text or not text.strip():
             continue
-        label = "today" if back == 0 else ("yesterday" if back == 1 else day.strftime("%A"))
+        label = _day_label(back, day)
         rendered = note(relpath, text.strip(), label)
         priority = PRIORITY["today" if back == 0 else "older"]
         items.append(_Candidate(name, relpath, rendered, part, priority, whole_file=True, raw=text))
     return items, []
+
+
+def _day_label(back: int, day: date) -> str:
+    if back < 2:
+        return "yesterday" if back else "today"
+    # a weekday names one day only within the week (a week ago is today's weekday too)
+    return day.strftime("%A") if back < 7 else f"{back} days ago, {day:%A}"
 
 
 def _core_cards(memory: Memory, name: str, part: str) -> tuple[list[_Candidate], list[LeftOut]]:

@@ -248,7 +248,8 @@ def _lessons(relpath: str, text: str) -> list[Item]:
             if line.startswith("- "):
                 starts.append(cursor)
             cursor += len(line)
-        bounds = zip(starts, [*starts[1:], cursor], strict=True)
+        ends = [*starts[1:], cursor] if starts else []  # a category with no lesson yet
+        bounds = zip(starts, ends, strict=True)
         for number, (piece_start, piece_end) in enumerate(bounds, start=1):
             first, last = lines.span(piece_start, piece_end)
             items.append(
