@@ -212,3 +212,16 @@ def test_the_notebook_layout_keeps_an_audit_trail_out_of_search(
     default = memdir.open(memdir.init(tmp_path / "plain").root, clock=clock, embedder="none")
     default.history.end_activity(default.history.start_activity("chat", "hello"))
     assert not (tmp_path / "plain" / "daily-logs").exists()
+
+
+def test_two_activities_in_one_millisecond_with_the_same_suffix_get_two_ids(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    frozen = FakeClock("2026-11-30T10:00:00Z")  # the clock never moves: one millisecond
+    history = History(tmp_path / "history.db", "agent", frozen)
+    drawn = iter(["aaaaaa", "aaaaaa", "bbbbbb"])  # the second draw repeats the first
+    monkeypatch.setattr("memdir.history.secrets.token_hex", lambda n: next(drawn))
+    first = history.start_activity("task", "one")
+    second = history.start_activity("task", "two")
+    assert first.endswith("-aaaaaa") and second.endswith("-bbbbbb")
+    history.close()

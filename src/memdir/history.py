@@ -315,21 +315,23 @@ class History:
         if not isinstance(label, str) or not label.strip():
             raise HistoryError("an activity needs a label saying what it is")
         now = self.clock()
-        activity_id = f"act-{self.agent_id}-{int(now.timestamp() * 1000)}-{secrets.token_hex(3)}"
+        stamp = f"act-{self.agent_id}-{int(now.timestamp() * 1000)}-"
         with self._lock:
-            self.db.execute(
-                "INSERT INTO agent_activities (id, agent_id, type, label, task_id, started_at) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
-                (
-                    activity_id,
-                    self.agent_id,
-                    type,
-                    " ".join(label.split()),
-                    task_id,
-                    format_ts(now),
-                ),
-            )
-        return activity_id
+            for attempt in range(8):  # many in one millisecond: draw the suffix again
+                activity_id = stamp + secrets.token_hex(3)
+                try:
+                    self.db.execute(
+                        "INSERT INTO agent_activities (id, agent_id, type, label, task_id, "
+                        "started_at) VALUES (?, ?, ?, ?, ?, ?)",
+                        (activity_id, self.agent_id, type, " ".join(label.split()), task_id,
+                         format_ts(now)),
+                    )  # fmt: skip
+                except sqlite3.IntegrityError:
+                    if attempt == 7:
+                        raise
+                    continue
+                return activity_id
+        raise AssertionError("unreachable")
 
     @_writing
     def log(
