@@ -258,16 +258,14 @@ def _robot(export: Any) -> None:
 
 
 EXPORT_REFUSALS: list[tuple[Any, Any, str]] = [
-    (chatgpt_export, _bad_part, "conversations[1].mapping.sys.message.content.parts[0]: "
-     "expected a string or an object, found a number"),  # the valid conversation 0 is not kept
-    (chatgpt_export, _gone, "conversations[0].current_node: 'gone' is not a node of mapping"),
-    (chatgpt_export, lambda e: e[1].pop("mapping"), "conversations[1].mapping: required key"),
+    (chatgpt_export, _gone, "conversations[0].current_node: 'gone' is not a node of mapping "
+     "(conversation #1 'Memdir'; nothing to import; 1 empty)"),  # the other one is empty
     (claude_export, _robot, "conversations[0].chat_messages[2].sender: unknown role 'robot'"),
 ]  # fmt: skip
 
 
 @pytest.mark.parametrize(("export", "damage", "expected"), EXPORT_REFUSALS)
-def test_export_refusals_name_json_path(
+def test_a_file_that_keeps_no_conversation_is_refused_naming_the_first_fault(
     tmp_path: Path, export: Any, damage: Any, expected: str
 ) -> None:
     data = export()
@@ -275,6 +273,48 @@ def test_export_refusals_name_json_path(
     with pytest.raises(IngestError) as caught:
         parse_file(write(tmp_path, "conversations.json", data))
     assert expected in str(caught.value)
+
+
+LEFT_OUT: list[tuple[Any, str]] = [
+    (_bad_part, "conversations[1].mapping.sys.message.content.parts[0]: "
+     "expected a string or an object, found a number"),
+    (lambda e: e[1].pop("mapping"), "conversations[1].mapping: required key is missing"),
+    (lambda e: e[1]["mapping"]["sys"].update(parent="nowhere"),
+     "conversations[1].mapping.sys.parent: 'nowhere' is not a node of mapping"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("damage", "expected"), LEFT_OUT)
+def test_one_malformed_conversation_is_left_out_and_the_others_kept(
+    tmp_path: Path, damage: Any, expected: str
+) -> None:
+    data = chatgpt_export()
+    damage(data)
+    parsed = parse_file(write(tmp_path, "conversations.json", data))
+    [kept] = parsed.conversations
+    assert (kept.title, kept.position) == ("Memdir", 1)
+    [left] = parsed.left_out
+    assert (left.position, left.title, left.kind) == (2, "Empty", "malformed")
+    assert f"{left.at}: {left.reason}" == expected
+    assert left.describe() == f'#2 "Empty": malformed: {expected}'
+
+
+def test_empty_conversations_are_reported(tmp_path: Path) -> None:
+    gpt = parse_file(write(tmp_path, "gpt.json", chatgpt_export()))
+    assert [item.to_dict() for item in gpt.left_out] == [
+        {"position": 2, "title": "Empty", "kind": "empty", "reason": "no message with text",
+         "at": ""},
+    ]  # fmt: skip
+    claude = parse_file(write(tmp_path, "claude.json", claude_export()))
+    assert [item.describe() for item in claude.left_out] == [
+        "#2 (no title): empty: no message with text"
+    ]
+    conversations = [{"title": "A", "messages": GENERIC_MESSAGES}, {"title": "B", "messages": []}]
+    generic = parse_file(write(tmp_path, "generic.json", conversations))
+    assert [(c.title, c.position) for c in generic.conversations] == [("A", 1)]
+    assert [(item.position, item.title, item.kind) for item in generic.left_out] == [
+        (2, "B", "empty")
+    ]
 
 
 def test_explicit_format_and_bad_bytes(tmp_path: Path) -> None:
@@ -316,3 +356,108 @@ def test_message_model_validates() -> None:
         Message("narrator", "hi", None)
     with pytest.raises(ValueError, match="timezone-aware"):
         Message("user", "hi", datetime(2024, 1, 1))
+
+
+# -- real exports' quirks (tests/data/exports) --------------------------------------------
+
+EXPORTS = Path(__file__).parent / "data" / "exports"
+
+
+def _load(name: str) -> Any:
+    return json.loads((EXPORTS / name).read_text(encoding="utf-8"))
+
+
+def test_chatgpt_export_quirks(tmp_path: Path) -> None:
+    parsed = parse_file(EXPORTS / "chatgpt" / "conversations.json")
+    sourdough, kayak = parsed.conversations
+    assert [(m.role, m.name, m.content[:24]) for m in sourdough.messages] == [
+        ("user", None, "My levain smells like na"),  # the image part skipped
+        ("assistant", None, "Not dead: the grey liqui"),  # not the older answer
+        ("user", None, "And how warm should the "),  # the voice message's words
+        ("assistant", None, "print(round((24 - 21) * "),  # code it ran
+        ("tool", "python", "4.5"),
+        ("assistant", None, "Keep the kitchen at 24 t"),
+    ]  # custom instructions, system, reasoning and the empty browsing display are dropped
+    assert sourdough.started_at == datetime(2023, 3, 14, 10, 33, 20, tzinfo=UTC)
+    assert [m.content[:24] for m in kayak.messages] == [
+        "Plan three days of sea k",
+        "Day 1: Svolvaer to Skrov",  # no current_node: the newest leaf's thread, not the draft
+        "What if the wind is from",
+        "Then stay in the lee of ",
+    ]
+    assert [item.describe() for item in parsed.left_out] == [
+        '#3 "New chat": empty: no message with text',
+        '#4 "Half-synced chat": malformed: conversations[3].mapping.x1.message.author: '
+        "expected an object, found null",
+    ]
+
+
+def test_claude_export_quirks() -> None:
+    parsed = parse_file(EXPORTS / "claude" / "conversations.json")
+    bees, sundial = parsed.conversations
+    assert [(m.role, m.content) for m in bees.messages] == [
+        ("user", "My varroa count after the sugar roll was 9 mites per 300 bees. Treat now?"),
+        ("assistant", "3 per 100 is above the autumn threshold: treat with oxalic acid while "
+         "the colony is broodless."),  # text blocks only: no thinking, tool use or result
+        ("user", "Thanks, dribbling method it is."),  # the file-only message has no text
+    ]  # fmt: skip
+    assert sundial.messages[1].content.startswith("Horas non numero nisi serenas")
+    assert [item.describe() for item in parsed.left_out] == [
+        "#3 (no title): empty: no message with text",
+        '#4 "Odd sender": malformed: conversations[3].chat_messages[0].sender: '
+        "unknown role 'narrator': expected one of assistant, human",
+    ]
+
+
+def test_a_public_exporter_fixture_without_current_node_reads_the_same_thread(
+    tmp_path: Path,
+) -> None:
+    """mitkury/chatgpt-export-parser's example (MIT): its current_node is the newest leaf,
+    so removing it, as some exporters' files do, changes nothing."""
+    data = _load("public/mitkury-example-conversation.json")
+    [with_node] = parse_file(write(tmp_path, "a.json", data)).conversations
+    del data[0]["current_node"]
+    [without] = parse_file(write(tmp_path, "b.json", data)).conversations
+    assert without == with_node
+    assert [m.content[:20] for m in without.messages] == [
+        "Hello! Can you help ",
+        "Of course! I'd be ha",
+        "How do I write a fun",  # not the later edit "Actually, can you help me with Python"
+        "Here's how to write ",
+    ]
+    data[0]["mapping"]["msg-5"]["message"]["create_time"] = 1704067600  # now the newest leaf
+    [edited] = parse_file(write(tmp_path, "c.json", data)).conversations
+    assert edited.messages[-1].content == "Actually, can you help me with Python instead?"
+
+
+def _tree(**parents: str | None) -> dict[str, Any]:
+    """A ChatGPT conversation whose nodes have these parents and no times."""
+    mapping = {
+        node_id: {"parent": parent, "message": {"author": {"role": "user"},
+                  "content": {"content_type": "text", "parts": [node_id]}}}
+        for node_id, parent in parents.items()
+    }  # fmt: skip
+    return {"title": "T", "mapping": mapping}
+
+
+@pytest.mark.parametrize(
+    ("conversation", "expected"),
+    [
+        (_tree(a=None, b="a", c="a"), ["a", "c"]),  # no times: the later leaf in the mapping
+        (_tree(a="b", b="a"), "mapping: no leaf: every node is another's parent"),
+        (_tree(a="b", b="c", c="b"), "mapping.c.parent: 'b' is its own ancestor"),
+        (_tree(a="gone", b="a"), "mapping.a.parent: 'gone' is not a node of mapping"),
+        ({"title": "T", "mapping": {}}, "empty"),
+    ],
+    ids=["untimed", "loop", "cycle-above-leaf", "missing-parent", "no-nodes"],
+)
+def test_newest_leaf_on_odd_trees_ends(tmp_path: Path, conversation: Any, expected: Any) -> None:
+    """Links that loop or lead nowhere make the conversation malformed; the walk ends."""
+    fine = _tree(x=None)
+    parsed = parse_file(write(tmp_path, "t.json", [conversation, fine]))
+    assert parsed.conversations[-1].messages[0].content == "x"
+    if isinstance(expected, list):
+        assert [m.content for m in parsed.conversations[0].messages] == expected
+        return
+    [left] = parsed.left_out
+    assert left.kind == "empty" if expected == "empty" else expected in f"{left.at}: {left.reason}"

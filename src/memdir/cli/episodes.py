@@ -24,7 +24,7 @@ from memdir.cli._common import (
     reports_errors,
 )
 from memdir.history import Activity, ActivityDetail
-from memdir.ingest import FORMATS
+from memdir.ingest import FORMATS, LeftOut
 from memdir.textutil import plural
 from memdir.timeutil import format_ts, parse_ts
 
@@ -255,7 +255,10 @@ def sessions_export(
 @app.command(rich_help_panel=EPISODES)
 @reports_errors
 def ingest(
-    file: Annotated[Path, typer.Argument(metavar="FILE", help="The chat history to import.")],
+    file: Annotated[
+        Path,
+        typer.Argument(metavar="FILE", help="The chat history, or the export .zip, to import."),
+    ],
     folder: FolderOption = None,
     agent: AgentOption = None,
     format: Annotated[
@@ -286,3 +289,18 @@ def ingest(
         + (f" {report.redacted} credentials redacted." if report.redacted else ""),
         markup=False,
     )
+    _print_left_out(report.left_out)
+
+
+LEFT_OUT_SHOWN = 20
+"""Conversations left out that the text report lists one a line (--json has them all)."""
+
+
+def _print_left_out(left_out: list[LeftOut]) -> None:
+    if not left_out:
+        return
+    lines = [f"Left out {plural(len(left_out), 'conversation')}:"]
+    lines += [f"  {item.describe()}" for item in left_out[:LEFT_OUT_SHOWN]]
+    if len(left_out) > LEFT_OUT_SHOWN:
+        lines.append(f"  ... and {len(left_out) - LEFT_OUT_SHOWN} more (--json lists them all)")
+    console.print("\n".join(lines), markup=False)

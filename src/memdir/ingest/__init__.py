@@ -1,13 +1,24 @@
-"""Parsing exported chat histories into a normalized model (no storage here).
+"""Importing exported chat histories: parsing into a normalized model, then storing.
 
-``parse_file(path)`` detects the format by content and returns a ``ParsedFile``
-of ``Conversation`` objects, or raises ``IngestError`` naming the line or JSON
-path at fault; a partly valid file is refused whole. Formats: ``FORMATS``.
+``parse_file(path)`` reads a file or an export archive (.zip), detects the
+format by content and returns a ``ParsedFile`` of ``Conversation`` objects and
+the ``LeftOut`` ones (malformed or empty, with position and title), or raises
+``IngestError`` naming the line or JSON path at fault when the file is
+unreadable or keeps no conversation. ``import_file`` stores them. Formats:
+``FORMATS``.
 """
 
 from memdir.ingest.detect import FORMATS, detect_format, parse_file
 from memdir.ingest.importer import ImportReport, import_file
-from memdir.ingest.model import ROLES, Conversation, IngestError, Message, ParsedFile, content_hash
+from memdir.ingest.model import (
+    ROLES,
+    Conversation,
+    IngestError,
+    LeftOut,
+    Message,
+    ParsedFile,
+    content_hash,
+)
 
 __all__ = [
     "FORMATS",
@@ -15,6 +26,7 @@ __all__ = [
     "ROLES",
     "Conversation",
     "IngestError",
+    "LeftOut",
     "Message",
     "ParsedFile",
     "content_hash",

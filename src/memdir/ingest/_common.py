@@ -1,15 +1,21 @@
-"""Checked access to parsed JSON: every failure is an IngestError naming its JSON path."""
+"""Checked access to parsed JSON: every failure is an IngestError naming its JSON path.
+
+``each_conversation`` runs a format's parser over a file's list of conversations
+one at a time: a conversation that raises IngestError, or keeps no message, is
+a ``LeftOut`` with its position and title, and the others are kept.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from typing import Any
 
-from memdir.ingest.model import Conversation, IngestError, Message
+from memdir.ingest.model import Conversation, IngestError, LeftOut, Message
 from memdir.textutil import shorten
 from memdir.timeutil import parse_ts
 
@@ -167,6 +173,41 @@ def text_parts(value: object, at: str) -> str:
         if part_obj.get("type") == "text":
             pieces.append(as_str(required(part_obj, "text", part_at), key_path(part_at, "text")))
     return join_text(pieces)
+
+
+Parsed = Conversation | LeftOut
+"""What a format's parser gives for each conversation of the file."""
+
+
+def each_conversation(
+    items: list[Any],
+    root: str,
+    parse: Callable[[object, str], Conversation | None],
+    title_key: str,
+) -> list[Parsed]:
+    """``parse(item, "root[i]")`` for each item, positions from 1; failures left out."""
+    found: list[Parsed] = []
+    for index, item in enumerate(items):
+        position, title = index + 1, raw_title(item, title_key)
+        try:
+            parsed = parse(item, item_path(root, index))
+        except IngestError as err:
+            found.append(LeftOut(position, title, "malformed", err.reason, err.at))
+            continue
+        if parsed is None:
+            found.append(LeftOut(position, title, "empty", "no message with text"))
+        else:
+            found.append(dataclasses.replace(parsed, position=position))
+    return found
+
+
+def raw_title(item: object, key: str) -> str | None:
+    """The title a conversation gives itself, if it is a readable string (for reports)."""
+    value = item.get(key) if isinstance(item, dict) else None
+    if not isinstance(value, str) or not value.strip():
+        return None
+    printable = "".join(ch if ch.isprintable() else " " for ch in value)  # no terminal escapes
+    return shorten(printable, TITLE_LIMIT) or None
 
 
 def conversation(

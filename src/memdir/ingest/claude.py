@@ -3,8 +3,10 @@
 Each chat message is ``{uuid, text, sender: "human"|"assistant", created_at,
 content?, attachments?, files?}``. Its text is the ``text`` parts of
 ``content`` when there are any (tool use, tool results and thinking blocks are
-skipped), else ``text``. Attachments and files are not read. Conversations
-whose messages are all empty (claude.ai exports many) are dropped.
+skipped), else ``text``. Attachments and files are not read (a message that
+only attached a file has no text). Conversations whose messages are all empty
+(claude.ai exports many) are left out as empty, and a malformed one is left out
+on its own; both are reported with their position and name.
 """
 
 from __future__ import annotations
@@ -15,11 +17,9 @@ from memdir.ingest.model import Conversation, IngestError, Message
 _SENDERS = {"human": "user", "assistant": "assistant"}
 
 
-def parse_claude(value: object) -> list[Conversation | None]:
+def parse_claude(value: object) -> list[c.Parsed]:
     items = c.root_list(value, "a list of conversations (claude.ai conversations.json)")
-    return [
-        _conversation(item, c.item_path("conversations", index)) for index, item in enumerate(items)
-    ]
+    return c.each_conversation(items, "conversations", _conversation, "name")
 
 
 def _conversation(value: object, at: str) -> Conversation | None:

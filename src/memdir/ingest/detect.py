@@ -1,4 +1,12 @@
-"""Reading a chat-history file: which format it is (by content) and parsing it whole."""
+"""Reading a chat-history file (or an export archive): which format it is, by
+content, and every conversation in it.
+
+A file whose structure is unreadable (not JSON, no known shape, an archive that
+is not an export) is refused whole. In a file of several conversations, each is
+parsed on its own: one that is malformed or empty is left out, reported in
+``ParsedFile.left_out`` with its position and title, and the others are kept. A
+file that keeps no conversation is refused, naming the first fault.
+"""
 
 from __future__ import annotations
 
@@ -7,16 +15,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from memdir.ingest._common import kind
+from memdir.ingest._common import Parsed, kind
+from memdir.ingest.archive import is_archive, read_conversations
 from memdir.ingest.chatgpt import parse_chatgpt
 from memdir.ingest.claude import parse_claude
 from memdir.ingest.generic import is_conversation_list, parse_generic, parse_jsonl
 from memdir.ingest.locomo import parse_locomo
-from memdir.ingest.model import Conversation, IngestError, ParsedFile
+from memdir.ingest.model import Conversation, IngestError, LeftOut, ParsedFile
 
 FORMATS: tuple[str, ...] = ("generic-json", "jsonl", "chatgpt", "claude", "locomo")
 
-_JSON_PARSERS: dict[str, Callable[[object], list[Conversation | None]]] = {
+_JSON_PARSERS: dict[str, Callable[[object], list[Parsed]]] = {
     "generic-json": parse_generic,
     "chatgpt": parse_chatgpt,
     "claude": parse_claude,
@@ -25,40 +34,90 @@ _JSON_PARSERS: dict[str, Callable[[object], list[Conversation | None]]] = {
 
 _EXPECTED = (
     "expected a list of messages {role, content}, an object with 'messages' or a list of them, "
-    "JSON Lines of messages, a ChatGPT or claude.ai conversations.json, or a LoCoMo file"
+    "JSON Lines of messages, a ChatGPT or claude.ai conversations.json (or the export's .zip), "
+    "or a LoCoMo file"
 )
 
 
 def detect_format(path: Path) -> str:
     """The format of the file at ``path``, judged by its content; IngestError if none fits."""
     try:
+        if is_archive(path):
+            return _archive(path, None, detect_only=True)[0]
         return _detect(_read(path))[0]
     except IngestError as err:
         raise err.located(path=path) from None
 
 
 def parse_file(path: Path, format: str | None = None) -> ParsedFile:
-    """Every conversation in the file, or IngestError naming what is wrong and where.
-
-    ``format`` None means detect it. Conversations left without messages are
-    dropped; a file with no message at all is refused. Nothing is returned for a
-    file that is only partly valid.
-    """
+    """Every conversation in the file or export archive, or IngestError naming what is
+    wrong and where; see the module docstring. ``format`` None means detect it."""
     try:
         if format is not None and format not in FORMATS:
             raise IngestError(f"unknown format {format!r}: expected one of {', '.join(FORMATS)}")
-        text = _read(path)
-        if format is None:
-            format, value = _detect(text)
-        elif format != "jsonl":
-            value = _load_json(text, "not JSON")
-        found = parse_jsonl(text) if format == "jsonl" else _JSON_PARSERS[format](value)
-        conversations = tuple(conversation for conversation in found if conversation is not None)
+        if is_archive(path):
+            format, found = _archive(path, format)
+        else:
+            format, found = _parse_text(_read(path), format)
+        conversations = tuple(item for item in found if isinstance(item, Conversation))
+        left_out = tuple(item for item in found if isinstance(item, LeftOut))
         if not conversations:
-            raise IngestError("no messages: every conversation in the file is empty")
+            raise _nothing_kept(left_out)
     except IngestError as err:
         raise err.located(path=path) from None
-    return ParsedFile(format=format, conversations=conversations)
+    return ParsedFile(format=format, conversations=conversations, left_out=left_out)
+
+
+def _parse_text(text: str, format: str | None) -> tuple[str, list[Parsed]]:
+    value = None
+    if format is None:
+        format, value = _detect(text)
+    elif format != "jsonl":
+        value = _load_json(text, "not JSON")
+    found = parse_jsonl(text) if format == "jsonl" else _JSON_PARSERS[format](value)
+    return format, found
+
+
+def _archive(
+    path: Path, format: str | None, *, detect_only: bool = False
+) -> tuple[str, list[Parsed]]:
+    """The archive's conversations file parsed as a file would be, or its shards joined."""
+    members = read_conversations(path)
+    if len(members) == 1:
+        name, text = members[0]
+        try:
+            if detect_only:
+                return _detect(text)[0], []
+            return _parse_text(text, format)
+        except IngestError as err:
+            if err.at or err.line is not None:
+                raise
+            raise IngestError(f"{name} in the archive: {err.reason}") from None
+    value: list[Any] = []
+    for name, text in members:
+        shard = _load_json(text, f"{name} in the archive is not JSON")
+        if not isinstance(shard, list):
+            raise IngestError(f"{name} in the archive: expected a list of conversations, "
+                              f"found {_describe(shard)}")  # fmt: skip
+        value.extend(shard)
+    if format == "jsonl":
+        raise IngestError("the archive's conversations are JSON shards, not JSON Lines")
+    format = format or _shape(value, "")
+    return format, [] if detect_only else _JSON_PARSERS[format](value)
+
+
+def _nothing_kept(left_out: tuple[LeftOut, ...]) -> IngestError:
+    """The refusal of a file that kept no conversation: its first malformed one, else empty."""
+    malformed = [item for item in left_out if item.kind == "malformed"]
+    if not malformed:
+        return IngestError("no messages: every conversation in the file is empty")
+    first = malformed[0]
+    empty = len(left_out) - len(malformed)
+    also = f"; {len(malformed) - 1} more malformed" if len(malformed) > 1 else ""
+    also += f"; {empty} empty" if empty else ""
+    title = f" {first.title!r}" if first.title else ""
+    reason = f"{first.reason} (conversation #{first.position}{title}; nothing to import{also})"
+    return IngestError(reason, at=first.at)
 
 
 def _read(path: Path) -> str:

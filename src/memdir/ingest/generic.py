@@ -3,7 +3,8 @@
 Generic JSON comes in three shapes: a list of messages, one conversation object
 ``{"messages": [...], "title"?, "created_at"?, "id"?}``, or a list of such
 objects. JSON Lines is one message object per line; blank lines are skipped and
-all the lines make one conversation.
+all the lines make one conversation. In a list of conversation objects, one that
+is malformed or empty is left out and reported, and the others are kept.
 """
 
 from __future__ import annotations
@@ -53,19 +54,21 @@ def is_conversation_list(value: list[Any]) -> bool:
     return bool(value) and isinstance(value[0], dict) and "messages" in value[0]
 
 
-def parse_generic(value: object) -> list[Conversation | None]:
+def parse_generic(value: object) -> list[c.Parsed]:
     if isinstance(value, dict):
-        return [_conversation_object(value, "")]
+        return _whole(_conversation_object(value, ""))
     items = c.root_list(value, "a list of messages or conversations, or an object with 'messages'")
     if is_conversation_list(items):
-        return [
-            _conversation_object(item, c.item_path("conversations", index))
-            for index, item in enumerate(items)
-        ]
-    return [c.conversation(None, _messages(items, "messages"), None)]
+        return c.each_conversation(items, "conversations", _conversation_object, "title")
+    return _whole(c.conversation(None, _messages(items, "messages"), None))
 
 
-def parse_jsonl(text: str) -> list[Conversation | None]:
+def _whole(conversation: Conversation | None) -> list[c.Parsed]:
+    """A file that is one conversation: malformed means the file is (the error rises)."""
+    return [] if conversation is None else [conversation]
+
+
+def parse_jsonl(text: str) -> list[c.Parsed]:
     messages: list[Message] = []
     # Split on "\n" only: JSON strings may hold a raw U+2028, which splitlines() would cut at.
     for number, line in enumerate(text.split("\n"), start=1):
@@ -84,4 +87,4 @@ def parse_jsonl(text: str) -> list[Conversation | None]:
             raise err.located(line=number) from None
         if message is not None:
             messages.append(message)
-    return [c.conversation(None, messages, None)]
+    return _whole(c.conversation(None, messages, None))

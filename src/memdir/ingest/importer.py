@@ -16,6 +16,12 @@ idempotent: a section already there for the same session (a killed run's) is
 replaced, never doubled. A session file holding fewer messages than its
 conversation (an older memdir's interrupted import) is redone the same way.
 
+What is not imported is reported, never silently dropped: ``ImportReport.left_out``
+lists each conversation of the file that was malformed or empty (from the
+parse) or that the session store refused (checked before anything of it is
+written), with its position and title. A file where no conversation is
+imported now or was before (all left out) is refused with IngestError.
+
 Idempotent: the session id comes from the conversation's content hash, so a
 second import of the same file finds every session and adds nothing. The whole
 file is parsed and checked before anything is written; the folder lock is taken
@@ -37,7 +43,7 @@ from typing import TYPE_CHECKING, Any
 
 from memdir.files.sections import SectionDocument
 from memdir.ingest.detect import parse_file
-from memdir.ingest.model import Conversation, IngestError, Message
+from memdir.ingest.model import Conversation, IngestError, LeftOut, Message
 from memdir.results import Progress
 from memdir.secrets import find_secrets
 from memdir.stores.base import read_text, write_text
@@ -55,6 +61,9 @@ _SESSION_META_RE = re.compile(r"<!--[^\n]*?\bsession: (sess_imp_[0-9a-f]+)")
 
 @dataclass
 class ImportReport:
+    """What an import did. ``conversations`` counts the file's (left out included);
+    ``skipped`` those imported before; ``left_out`` the rest that were not, and why."""
+
     format: str
     conversations: int = 0
     imported: int = 0
@@ -63,6 +72,7 @@ class ImportReport:
     redacted: int = 0
     sessions: list[str] = field(default_factory=list)
     journal: list[str] = field(default_factory=list)
+    left_out: list[LeftOut] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -74,6 +84,7 @@ class ImportReport:
             "redacted": self.redacted,
             "sessions": self.sessions,
             "journal": sorted(set(self.journal)),
+            "left_out": [item.to_dict() for item in self.left_out],
         }
 
 
@@ -96,7 +107,8 @@ def import_file(
 ) -> ImportReport:
     """Import ``path`` (format detected unless given); see the module docstring."""
     parsed = parse_file(path, format)
-    report = ImportReport(parsed.format, conversations=len(parsed.conversations))
+    total = len(parsed.conversations) + len(parsed.left_out)
+    report = ImportReport(parsed.format, conversations=total, left_out=list(parsed.left_out))
     store = memory.sessions
     todo = []
     for conversation in parsed.conversations:  # a first look; each is checked again locked
@@ -115,6 +127,11 @@ def import_file(
         with memory.lock:
             run.roll_back(memory)
         raise
+    report.left_out.sort(key=lambda item: item.position)
+    if not report.imported and not report.skipped:  # every one refused: nothing was written
+        more = len(report.left_out) - 1
+        also = f" (and {more} more left out)" if more else ""
+        raise IngestError(f"nothing imported: {report.left_out[0].describe()}{also}", path=path)
     return report
 
 
@@ -190,8 +207,9 @@ def _import_one(
     started = _start(conversation)
     sid = session_id(conversation)
     reason = memory.sessions.check_messages(sid, messages)
-    if reason is not None:  # before anything is written
-        raise IngestError(f"{title!r}: {reason}")
+    if reason is not None:  # before anything of it is written: left out, the others go on
+        report.left_out.append(LeftOut(conversation.position, title, "refused", reason))
+        return
     with memory.lock:  # one conversation at a time: agents write between two
         if _imported(memory.sessions, conversation):  # another import got here first
             report.skipped += 1

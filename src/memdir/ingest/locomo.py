@@ -6,16 +6,18 @@ session_N_date_time: "1:56 pm on 8 May, 2023"}, qa, ...}``; everything but
 have no turn list. Each turn ``{speaker, dia_id, text, blip_caption?}`` becomes a
 ``user`` message named after its speaker, its text followed by ``[image:
 caption]`` when it shares a photo; all turns of a session carry the session's
-time, read as UTC.
+time, read as UTC. A malformed sample is left out whole (its position is the
+sample's), and a session without a turn of text is left out as empty.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from datetime import UTC, datetime
 
 from memdir.ingest import _common as c
-from memdir.ingest.model import Conversation, IngestError, Message
+from memdir.ingest.model import Conversation, IngestError, LeftOut, Message
 from memdir.timeutil import MONTHS
 
 _SESSION_RE = re.compile(r"^session_(\d+)$")
@@ -25,12 +27,23 @@ _WHEN_RE = re.compile(
 )
 
 
-def parse_locomo(value: object) -> list[Conversation | None]:
+def parse_locomo(value: object) -> list[c.Parsed]:
     items = c.root_list(value, "a list of LoCoMo samples")
-    conversations: list[Conversation | None] = []
+    found: list[c.Parsed] = []
     for index, item in enumerate(items):
-        conversations.extend(_sample(item, c.item_path("samples", index)))
-    return conversations
+        position = index + 1
+        try:
+            sessions = _sample(item, c.item_path("samples", index))
+        except IngestError as err:
+            title = c.raw_title(item, "sample_id")
+            found.append(LeftOut(position, title, "malformed", err.reason, err.at))
+            continue
+        for title, session in sessions:
+            if session is None:
+                found.append(LeftOut(position, title, "empty", "no turn with text"))
+            else:
+                found.append(dataclasses.replace(session, position=position))
+    return found
 
 
 def session_time(value: object, at: str) -> datetime:
@@ -56,7 +69,7 @@ def _month(name: str) -> int | None:
     return None
 
 
-def _sample(value: object, at: str) -> list[Conversation | None]:
+def _sample(value: object, at: str) -> list[tuple[str, Conversation | None]]:
     obj = c.as_object(value, at)
     sample_at = c.key_path(at, "sample_id")
     sample_id = c.as_str(c.required(obj, "sample_id", at), sample_at).strip()
@@ -72,7 +85,7 @@ def _sample(value: object, at: str) -> list[Conversation | None]:
     if not sessions:
         raise IngestError("no session_N list of turns", at=conv_at)
     speakers = f"{speaker_a.strip()} and {speaker_b.strip()}"
-    conversations: list[Conversation | None] = []
+    conversations: list[tuple[str, Conversation | None]] = []
     for number, key in sessions:
         turns = c.as_list(conv[key], c.key_path(conv_at, key))
         when_key = f"{key}_date_time"
@@ -83,7 +96,8 @@ def _sample(value: object, at: str) -> list[Conversation | None]:
             if message is not None:
                 messages.append(message)
         title = f"{sample_id} session {number}: {speakers}"
-        conversations.append(c.conversation(title, messages, when, f"{sample_id}:{key}"))
+        conversation = c.conversation(title, messages, when, f"{sample_id}:{key}")
+        conversations.append((title, conversation))
     return conversations
 
 

@@ -1,9 +1,11 @@
 """The normalized model every chat-history format is parsed into, and its error.
 
-A ``ParsedFile`` holds ``Conversation`` objects, each a tuple of ``Message``.
-Everything is frozen. ``Conversation.content_hash`` is computed from the title
-and the messages (role, name, content, timestamp) alone, so re-importing the
-same content gives the same hash whatever the file's formatting or name.
+A ``ParsedFile`` holds ``Conversation`` objects, each a tuple of ``Message``,
+and a ``LeftOut`` for each conversation of the file that was not kept (malformed
+or empty), with its position and title. Everything is frozen.
+``Conversation.content_hash`` is computed from the title and the messages (role,
+name, content, timestamp) alone, so re-importing the same content gives the same
+hash whatever the file's formatting, name or the conversation's position.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from pathlib import Path
 from memdir.errors import MemdirError
 
 ROLES: tuple[str, ...] = ("user", "assistant", "system", "tool")
+LEFT_OUT_KINDS: tuple[str, ...] = ("malformed", "empty", "refused")
 
 
 class IngestError(MemdirError):
@@ -81,6 +84,8 @@ class Conversation:
     messages: tuple[Message, ...]
     started_at: datetime | None
     source_id: str
+    position: int = field(default=1, compare=False)
+    """where it is in the file, from 1 (reported when its write is refused)"""
     content_hash: str = field(init=False)
 
     def __post_init__(self) -> None:
@@ -92,9 +97,47 @@ class Conversation:
 
 
 @dataclass(frozen=True)
+class LeftOut:
+    """A conversation of the file that was not imported, and why.
+
+    ``position`` counts the file's conversations from 1 (across an archive's
+    shards, in order); ``title`` is the file's own, None when it has none or it
+    could not be read; ``kind`` is one of ``LEFT_OUT_KINDS``: ``malformed`` (its
+    JSON is not what the format says: ``at`` names the value), ``empty`` (no
+    message with text) or ``refused`` (the session store would not take it).
+    """
+
+    position: int
+    title: str | None
+    kind: str
+    reason: str
+    at: str = ""
+
+    def __post_init__(self) -> None:
+        if self.kind not in LEFT_OUT_KINDS:
+            raise ValueError(f"kind must be one of {', '.join(LEFT_OUT_KINDS)}, not {self.kind!r}")
+
+    def describe(self) -> str:
+        """One line for people: ``#4 "Trip": malformed: conversations[3].mapping: ...``."""
+        title = f'"{self.title}"' if self.title else "(no title)"
+        where = f"{self.at}: " if self.at else ""
+        return f"#{self.position} {title}: {self.kind}: {where}{self.reason}"
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "position": self.position,
+            "title": self.title,
+            "kind": self.kind,
+            "reason": self.reason,
+            "at": self.at,
+        }
+
+
+@dataclass(frozen=True)
 class ParsedFile:
     format: str
     conversations: tuple[Conversation, ...]
+    left_out: tuple[LeftOut, ...] = ()
 
     @property
     def message_count(self) -> int:
