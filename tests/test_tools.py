@@ -12,9 +12,13 @@ import pytest
 from jsonschema import Draft202012Validator
 
 import memdir
+from memdir.context.tokens import ByteCounter
+from memdir.errors import ManifestError
+from memdir.layouts import LAYOUTS
 from memdir.testing import FakeClock
 from memdir.tools import Tool, Tools
 from memdir.tools.catalog import TOOLS
+from memdir.tools.registry import COMPACT_BUDGET_TOKENS
 
 
 @pytest.fixture
@@ -125,8 +129,23 @@ def test_every_tool_has_a_success_and_a_refusal_case() -> None:
     assert names == set(SUCCESS) == set(REFUSAL)
 
 
+def _check_output(tool: Tool, result: dict[str, Any]) -> None:
+    """The result fits the tool's outputSchema (what an MCP client checks), and every
+    field it has is declared there (the schema itself stays open to later fields)."""
+    schema = tool.output_schema()
+    assert schema is not None, f"{tool.name} declares no output schema"
+    Draft202012Validator(schema).validate(result)
+    undeclared = set(result) - set(schema["properties"])
+    assert not undeclared, (
+        f"{tool.name} returns {sorted(undeclared)}, which its outputSchema does not declare "
+        "(src/memdir/tools/outputs.py)"
+    )
+
+
 @pytest.mark.parametrize("name", sorted(set(SUCCESS) - {"memory_delete"}))
 def test_each_tool_succeeds_and_names_its_store(tools: Tools, name: str) -> None:
+    """Every tool the folder serves runs, offered or not (state_update and the working
+    state tools are not in the default layout's compact set)."""
     _prepare(tools)
     arguments, expected = SUCCESS[name]
     result = tools.call(name, arguments)
@@ -134,6 +153,7 @@ def test_each_tool_succeeds_and_names_its_store(tools: Tools, name: str) -> None
     assert isinstance(result["store"], str) and result["store"]
     for key, value in expected.items():
         assert result[key] == value, (key, result)
+    _check_output(tools.get(name), result)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("name", sorted(REFUSAL))
@@ -147,12 +167,14 @@ def test_each_tool_refuses_with_a_reason_and_changes_nothing(
     assert result["ok"] is False and result["status"] == "error", result
     assert words in result["reason"], result["reason"]
     assert _snapshot(folder) == before
+    _check_output(tools.get(name), result)  # type: ignore[arg-type]
 
 
 def test_memory_delete_removes_observations_by_id(tools: Tools) -> None:
     saved = tools.call("memory_save", {"content": "Temporary note"})
     result = tools.call("memory_delete", {"id": saved["key"]})
     assert result["ok"] and result["removed"] == [saved["key"]]
+    _check_output(tools.get("memory_delete"), result)  # type: ignore[arg-type]
     assert result["archive"].startswith("archive/")
     assert tools.call("memory_list", {})["count"] == 0
 
@@ -238,21 +260,131 @@ def test_recall_activity_lists_searches_and_gets(tools: Tools, memory: memdir.Me
     assert found["activities"][0]["id"] == activity_id
     got = tools.call("recall_activity", {"action": "get", "activity_id": activity_id})
     assert got["activity"]["logs"][0]["content"] == "search_crm"
+    for result in (listed, found, got):
+        _check_output(tools.get("recall_activity"), result)  # type: ignore[arg-type]
     bad = tools.call("recall_activity", {"action": "list", "since": "last tuesday"})
     assert "since must be a date" in bad["reason"]
 
 
 def test_tools_follow_the_manifest(tmp_path: Path) -> None:
-    """A folder without a vault offers no card tools; legacy aliases are hidden by default."""
+    """A folder without a vault offers no card tools; legacy aliases are hidden by default;
+    an audit journal (the notebook layout's daily-logs, for people only) gets no tool."""
     memdir.init(tmp_path / "nb", layout="notebook")
     with memdir.open(tmp_path / "nb", embedder="none") as memory:
         tools = Tools(memory)
         names = tools.names()
         assert "memory_save" in names and "update_notebook" in names
-        assert not {"card_read", "card_write", "lesson_add"} & set(names)
+        assert not {"card_read", "card_write", "lesson_add", "journal_append"} & set(names)
         assert "memory_list" not in names and "memory_list" in tools.names(legacy=True)
-        refused = tools.call("card_read", {"card": "x"})
-        assert "no tool named 'card_read'" in refused["reason"]
+        for name in ("card_read", "journal_append"):
+            refused = tools.call(name, {"card": "x"})
+            assert f"no tool named {name!r}" in refused["reason"]
+        assert not list((tmp_path / "nb").glob("daily-logs/*.md"))
+
+
+# -- what a folder offers ------------------------------------------------------------
+
+
+def _tokens(shapes: list[dict[str, Any]]) -> int:
+    return ByteCounter().count(json.dumps(shapes))
+
+
+def test_the_default_layouts_compact_set_fits_its_token_budget(tools: Tools) -> None:
+    """Schemas go with every turn: the default layout offers the tools a model needs, with
+    their common arguments, in at most COMPACT_BUDGET_TOKENS (bytes / 4, Anthropic shape)."""
+    assert tools.offer == "compact"
+    spent = _tokens(tools.anthropic())
+    assert spent <= COMPACT_BUDGET_TOKENS, f"{spent} tokens of tool schemas"
+    everything = Tools(tools.memory, offer="all")
+    assert _tokens(everything.anthropic()) > spent
+    names = tools.names()
+    assert {"update_notebook", "memory_save", "memory_search", "memory_get"} <= set(names)
+    assert "memory_update" in names and "card_write" in names and "recall_activity" in names
+    # the notebook holds the working state here; card_read is memory_get on a card
+    assert not [n for n in names if n.startswith("working_state_")]
+    assert "card_read" not in names and "memory_list" not in names
+    search = {t["name"]: t for t in tools.anthropic()}["memory_search"]["input_schema"]
+    assert set(search["properties"]) == {"query", "mode"}  # since, layers... still accepted
+    assert tools.call("memory_search", {"query": "x", "since": "2026-01-01"})["ok"]
+    full = {t["name"]: t for t in everything.anthropic()}["memory_search"]["input_schema"]
+    assert {"since", "layers", "kinds"} <= set(full["properties"])
+
+
+def test_each_layout_offers_what_its_layers_serve(tmp_path: Path) -> None:
+    for layout in LAYOUTS:
+        memdir.init(tmp_path / layout, layout=layout)
+        with memdir.open(tmp_path / layout, embedder="none") as memory:
+            tools = Tools(memory)
+            served = set(tools.names(legacy=True))
+            assert set(tools.names()) <= set(Tools(memory, offer="all").names()) <= served
+            for name in served:  # offered or not, each one the layers serve runs
+                assert memory.manifest.serves("vault") or not name.startswith("card_")
+            work = {n for n in tools.names() if n.startswith("working_state_")}
+            # a workstate layer (the workspace layout) is what these tools are for
+            assert bool(work) == memory.has("workstate"), layout
+            assert _tokens(tools.anthropic()) <= COMPACT_BUDGET_TOKENS, layout
+
+
+def _with_tools(folder: Path, table: str) -> None:
+    manifest = folder / "memdir.toml"
+    text = manifest.read_text(encoding="utf-8")
+    start = text.index("\n[tools]") + 1
+    end = text.index("\n[layers.") + 1
+    manifest.write_text(text[:start] + table + "\n" + text[end:], encoding="utf-8")
+
+
+def test_the_manifest_offers_more_or_less(folder: Path) -> None:
+    _with_tools(
+        folder, '[tools]\noffer = "all"\ninclude = ["memory_list"]\nexclude = ["clear_notebook"]\n'
+    )
+    with memdir.open(folder, embedder="none") as memory:
+        tools = Tools(memory)
+        names = tools.names()
+        assert "working_state_start" in names and "card_read" in names and "state_update" in names
+        assert "memory_list" in names and "clear_notebook" not in names
+        assert "update_working_memory" not in names  # a legacy alias only when named
+        assert tools.call("clear_notebook", {})["ok"]  # left out, still runs by name
+        schema = {t["name"]: t for t in tools.anthropic()}["memory_search"]["input_schema"]
+        assert "since" in schema["properties"]  # "all": every argument
+
+
+@pytest.mark.parametrize(
+    ("table", "words"),
+    [
+        ('offer = "most"', "tools.offer: Input should be 'compact' or 'all'"),
+        ('include = ["memory_savе"]', "tools.include: no tool is named 'memory_savе'"),
+        ('exclude = ["nope"]', "tools.exclude: no tool is named 'nope'"),
+        ('include = ["memory_list"]\nexclude = ["memory_list"]', "both included and excluded"),
+        ('offers = "all"', "tools.offers: unknown key"),
+    ],
+)
+def test_a_bad_tools_table_is_an_error_naming_its_key(folder: Path, table: str, words: str) -> None:
+    _with_tools(folder, "[tools]\n" + table + "\n")
+    with pytest.raises(ManifestError, match=re.escape(words)):
+        memdir.open(folder, embedder="none")
+
+
+def test_including_a_tool_the_layers_cannot_serve_is_an_error(tmp_path: Path) -> None:
+    memdir.init(tmp_path / "nb", layout="notebook")
+    _with_tools(tmp_path / "nb", '[tools]\ninclude = ["card_write"]\n')
+    with pytest.raises(ManifestError) as raised:
+        memdir.open(tmp_path / "nb", embedder="none")
+    assert "tools.include: card_write needs a layer with store = 'vault'" in str(raised.value)
+    lines = (tmp_path / "nb" / "memdir.toml").read_text(encoding="utf-8").splitlines()
+    assert raised.value.line == lines.index('include = ["card_write"]') + 1
+
+
+def test_compact_schemas_are_part_of_the_full_ones() -> None:
+    """What the compact set offers is a narrower form of what a call is checked against:
+    a call made from it is a valid call."""
+    for tool in TOOLS:
+        brief, full = tool.schema(compact=True), tool.schema()
+        assert set(brief["properties"]) <= set(full["properties"]), tool.name
+        for name, spec in brief["properties"].items():
+            wide = full["properties"][name]
+            assert spec["type"] == wide["type"], (tool.name, name)
+            assert set(spec.get("enum", [])) <= set(wide.get("enum", spec.get("enum", [])))
+        assert set(full.get("required", [])) <= set(brief.get("required", [])), tool.name
 
 
 # -- the three schema shapes ---------------------------------------------------------
@@ -263,6 +395,8 @@ NAME_RE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 def test_every_schema_is_valid_json_schema_and_strict_about_arguments() -> None:
     for tool in TOOLS:
         Draft202012Validator.check_schema(dict(tool.parameters))
+        Draft202012Validator.check_schema(tool.output_schema() or {})
+        assert tool.output_schema() is not None, tool.name
         assert tool.parameters["type"] == "object"
         assert tool.parameters["additionalProperties"] is False
         assert NAME_RE.match(tool.name)
@@ -285,16 +419,20 @@ def test_exports_share_one_definition(tools: Tools) -> None:
         "function": {
             "name": "memory_save",
             "description": save.description,
-            "parameters": save.schema(),
+            "parameters": save.schema(compact=True),
         },
     }
     assert {t["name"]: t for t in anthropic}["memory_save"] == {
         "name": "memory_save",
         "description": save.description,
-        "input_schema": save.schema(),
+        "input_schema": save.schema(compact=True),
     }
     search = {t["name"]: t for t in mcp}["memory_search"]
-    assert search["inputSchema"] == tools.get("memory_search").schema()  # type: ignore[union-attr]
+    definition = tools.get("memory_search")
+    assert definition is not None
+    assert search["inputSchema"] == definition.schema(compact=True)
+    assert search["outputSchema"] == definition.output_schema()
+    assert search["outputSchema"]["properties"]["hits"]["type"] == "array"
     assert search["annotations"]["readOnlyHint"] is True
     assert {t["name"]: t for t in mcp}["clear_notebook"]["annotations"]["destructiveHint"] is True
     json.dumps([openai, anthropic, mcp])  # all plain JSON

@@ -258,6 +258,46 @@ class DreamSettings(_Strict):
     """after an activity ends, turn its summary into observations (post-task distillation)"""
 
 
+class ToolSettings(_Strict):
+    """Which agent tools the folder offers a model (``memdir.tools``). Every tool the
+    layers serve can still be called by name; this is what is offered, in schemas sent
+    with every turn."""
+
+    offer: Literal["compact", "all"] = "compact"
+    """``compact``: the tools a model needs, with their common arguments; ``all``: every
+    tool the layers serve, every argument"""
+    include: list[str] = []
+    """tools to offer besides that set (a legacy alias such as ``memory_list`` too)"""
+    exclude: list[str] = []
+    """tools never to offer"""
+
+    @field_validator("include", "exclude")
+    @classmethod
+    def _known(cls, names: list[str]) -> list[str]:
+        from memdir.tools.catalog import TOOLS  # config is read before the tools exist
+
+        known = [tool.name for tool in TOOLS]
+        for name in names:
+            if name not in known:
+                raise ValueError(f"no tool is named {name!r}; the tools are {', '.join(known)}")
+        return names
+
+    @model_validator(mode="after")
+    def _disjoint(self) -> ToolSettings:
+        both = sorted(set(self.include) & set(self.exclude))
+        if both:
+            raise _KeyedError(("include",), f"{', '.join(both)} is both included and excluded")
+        return self
+
+
+class _KeyedError(ValueError):
+    """A rule whose key is not where pydantic would place it (``tools.include``)."""
+
+    def __init__(self, loc: tuple[str, ...], message: str) -> None:
+        super().__init__(message)
+        self.loc = loc
+
+
 class Manifest(_Strict):
     version: Literal[1] = 1
     agent: str = "default"
@@ -268,6 +308,7 @@ class Manifest(_Strict):
     index: IndexSettings = IndexSettings()
     llm: LLMSettings = LLMSettings()
     dream: DreamSettings = DreamSettings()
+    tools: ToolSettings = ToolSettings()
     layers: dict[str, Layer]
 
     @field_validator("agent")
@@ -298,6 +339,23 @@ class Manifest(_Strict):
                 seen[layer.store] = name
         return layers
 
+    @model_validator(mode="after")
+    def _tools_served(self) -> Manifest:
+        if not self.tools.include:
+            return self
+        from memdir.tools.catalog import TOOLS
+
+        for tool in TOOLS:
+            wanted = tool.name in self.tools.include and tool.requires
+            if wanted and not any(self.serves(kind) for kind in tool.requires):
+                needs = " or ".join(repr(kind) for kind in tool.requires)
+                raise _KeyedError(
+                    ("tools", "include"),
+                    f"{tool.name} needs a layer with store = {needs}, and this "
+                    "manifest declares none",
+                )
+        return self
+
     # -- queries ---------------------------------------------------------------
 
     def layer_for(self, store: str) -> tuple[str, Layer] | None:
@@ -306,6 +364,11 @@ class Manifest(_Strict):
             if layer.store == store:
                 return name, layer
         return None
+
+    def serves(self, store: str) -> bool:
+        """True if a layer an agent works with is backed by ``store``: an audit journal,
+        written for people only, is not one (no agent tool writes it)."""
+        return any(layer.store == store and not layer.audit for layer in self.layers.values())
 
     def path_of(self, store: str) -> str | None:
         """The single path of a single-file store's layer, or None if not declared."""
@@ -384,6 +447,8 @@ def parse_manifest(text: str, path: Path = Path(MANIFEST_NAME)) -> Manifest:
         cause = error.get("ctx", {}).get("error")
         if isinstance(cause, _LayerError):
             loc = (*loc, cause.layer)
+        elif isinstance(cause, _KeyedError):
+            loc = (*loc, *cause.loc)
         key = ".".join(loc)
         message = error["msg"]
         if error["type"] == "extra_forbidden":

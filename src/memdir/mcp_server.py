@@ -77,12 +77,10 @@ class MemdirMCP(MCPServer[Any]):
         _add_resources(self, memory)
 
     async def list_tools(self) -> list[types.Tool]:
-        return [
-            types.Tool.model_validate(t.mcp())
-            for t in self.tools.available(legacy=self.legacy_tools)
-        ]
+        return [types.Tool.model_validate(t) for t in self.tools.mcp(legacy=self.legacy_tools)]
 
     def _tool_input_schema(self, name: str) -> dict[str, Any] | None:
+        # the full schema, not the compact one listed: any argument it takes is accepted
         tool = self.tools.get(name)
         return None if tool is None else tool.schema()
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from memdir.stores.knowledge import OBSERVATION_TYPES
 from memdir.timeutil import format_ts
+from memdir.tools import outputs
 from memdir.tools.registry import Tool, ToolCallError, ok
 from memdir.tools.schema import (
     INDEX_STORE,
@@ -61,20 +62,18 @@ def clear_notebook(memory: Memory, args: dict[str, Any]) -> dict[str, Any]:
     return write_result(memory.notebook.clear(args.get("key")))
 
 
-NOTEBOOK_KEY = string("A short name for the entry, such as 'current-task' or 'blockers'.")
+NOTEBOOK_KEY = string("The entry's name, e.g. 'current-task'.")
 
 UPDATE_NOTEBOOK = Tool(
     name="update_notebook",
     title="Update notebook",
     description=(
-        "Write one entry of your notebook (NOTEBOOK.md): your working memory, always in your "
-        "prompt. Use it for what you are doing right now: the current task, next steps, "
-        "open questions. Writing an existing key replaces it. You have 4 agent entries; a "
-        "new key evicts the oldest (it goes to the archive). Keep entries short; save "
-        "lasting facts with memory_save instead."
+        "Write one entry of your notebook (NOTEBOOK.md, always in your prompt): the task at "
+        "hand, next steps, open questions. The same key replaces it; past 4 entries a new key "
+        "moves the oldest to the archive. Lasting facts go to memory_save."
     ),
     parameters=obj(
-        {"key": NOTEBOOK_KEY, "text": string("The entry's text (at most 6000 characters).")},
+        {"key": NOTEBOOK_KEY, "text": string("The entry (at most 6000 characters).")},
         required=["key", "text"],
     ),
     handler=update_notebook,
@@ -82,21 +81,23 @@ UPDATE_NOTEBOOK = Tool(
     idempotent=True,
     requires=("notebook",),
     store=_notebook,
+    output=outputs.WRITE,
 )
 
 CLEAR_NOTEBOOK = Tool(
     name="clear_notebook",
     title="Clear notebook",
     description=(
-        "Remove one notebook entry by key, or without a key every entry you wrote. Clear "
-        "entries when a task is done or they have gone stale. Removed text goes to the archive."
+        "Remove a notebook entry by key (without one: all yours) when done or stale; "
+        "it goes to the archive."
     ),
-    parameters=obj({"key": string("The entry to remove; leave out to clear all your entries.")}),
+    parameters=obj({"key": string("The entry; leave out to clear all yours.")}),
     handler=clear_notebook,
     destructive=True,
     idempotent=True,
     requires=("notebook",),
     store=_notebook,
+    output=outputs.WRITE,
 )
 
 # -- knowledge -----------------------------------------------------------------
@@ -123,48 +124,60 @@ MEMORY_SAVE = Tool(
     name="memory_save",
     title="Save an observation",
     description=(
-        "Save ONE observation worth remembering beyond this conversation: a fact, a "
-        "preference, an insight, a task result. It goes to the observation buffer of "
-        "knowledge.md (not loaded into your prompt; found again with memory_search, and "
-        "later consolidated). Call once per observation; never pass a list."
+        "Save ONE lasting observation (fact, preference, insight, task result) to "
+        "knowledge.md: not in your prompt, found by memory_search. One per call, never a "
+        "list. A refusal (ok: false) gives the reason: fix that and retry."
     ),
     parameters=obj(
         {
-            "content": string("The observation, one self-contained statement.", min_length=1),
-            "type": enum(OBSERVATION_TYPES, "What kind of observation it is.", default="note"),
-            "tags": array_of_strings("Short topic tags, such as 'billing' or 'domain:crm'."),
+            "content": string("One self-contained statement.", min_length=1),
+            "type": enum(OBSERVATION_TYPES, "Its kind.", default="note"),
+            "tags": array_of_strings("Topic tags, e.g. 'billing'."),
         },
         required=["content"],
     ),
     handler=memory_save,
     requires=("knowledge",),
     store=_knowledge,
+    output=outputs.WRITE,
 )
+
+_SECTION = string("The section, e.g. 'conventions'.")
+_SECTION_TEXT = string("The text.")
 
 MEMORY_UPDATE = Tool(
     name="memory_update",
     title="Update curated knowledge",
     description=(
-        "Write a curated section of knowledge.md (loaded into your prompt): validated, "
-        "lasting knowledge such as conventions, procedures, preferences. mode 'replace' "
-        "rewrites the section, 'patch' (or 'append') adds text to it. mode 'delete' removes "
-        "observations by id (give ids). Sections are capped at 3000 characters and the file "
-        "at 15000; a write over the cap is refused with the reason."
+        "Write a curated section of knowledge.md (in your prompt): validated conventions, "
+        "procedures, preferences. 'replace' rewrites it, 'patch' adds to it. Over a cap "
+        "(3000 characters a section, 15000 in all) it is refused: shorten, then retry."
     ),
     parameters=obj(
         {
-            "section": string("The section's name, such as 'conventions'."),
-            "content": string("The section's text (replace) or the text to add (patch)."),
+            "section": _SECTION,
+            "content": _SECTION_TEXT,
             "mode": enum(
-                ("replace", "patch", "append", "delete"), "How to write.", default="replace"
+                ("replace", "patch", "append", "delete"),
+                "How to write; 'delete' removes observations by ids.",
+                default="replace",
             ),
             "ids": array_of_strings("Observation ids to remove (mode 'delete' only)."),
         }
+    ),
+    brief=obj(
+        {
+            "section": _SECTION,
+            "content": _SECTION_TEXT,
+            "mode": enum(("replace", "patch"), "How to write.", default="replace"),
+        },
+        required=["section", "content"],
     ),
     handler=memory_update,
     destructive=True,
     requires=("knowledge",),
     store=_knowledge,
+    output=outputs.WRITE,
 )
 
 # -- search and get ------------------------------------------------------------
@@ -201,20 +214,22 @@ def memory_get(memory: Memory, args: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
+_QUERY = string("What to look for, in words.")
+_SEARCH_MODE = enum(SEARCH_MODES, "'deep' also searches cold and archived items.", default="normal")
+
 MEMORY_SEARCH = Tool(
     name="memory_search",
     title="Search memory",
     description=(
-        "Search everything you remember (knowledge, observations, vault cards, journals, "
-        "lessons...) by keywords and meaning. Each hit gives its path and lines: open more "
-        "with memory_get. An empty query lists your most recent observations. mode "
-        "'normal' skips cold and archived items; 'deep' searches all of them."
+        "Search all you remember (knowledge, observations, cards, journals, lessons) by words "
+        "and meaning. Each hit gives a path and lines to open with memory_get. An empty query "
+        "lists recent observations."
     ),
     parameters=obj(
         {
-            "query": string("What to look for, in words."),
+            "query": _QUERY,
             "k": integer("How many hits (default 8).", minimum=1, maximum=50),
-            "mode": enum(SEARCH_MODES, "Which tiers to search.", default="normal"),
+            "mode": _SEARCH_MODE,
             "layers": array_of_strings("Only these layers of memdir.toml (e.g. 'vault')."),
             "kinds": array_of_strings("Only these kinds (e.g. 'observation', 'card')."),
             "tags": array_of_strings("Only items with one of these tags."),
@@ -222,30 +237,33 @@ MEMORY_SEARCH = Tool(
             "until": string("Only items dated on or before this day (YYYY-MM-DD)."),
         }
     ),
+    brief=obj({"query": _QUERY, "mode": _SEARCH_MODE}),
     handler=memory_search,
     read_only=True,
     idempotent=True,
     store=lambda memory: INDEX_STORE,
+    output=outputs.SEARCH,
 )
 
 MEMORY_GET = Tool(
     name="memory_get",
     title="Read a memory file",
     description=(
-        "Read exact lines of a memory file, such as a path and lines a search hit gave. "
-        "Without lines, the whole file. Reading a vault card marks it recalled."
+        "Read a memory file, or the lines a search hit gave. Reading a vault card marks it "
+        "recalled."
     ),
     parameters=obj(
         {
-            "path": string("The file's path in the memory folder, e.g. 'knowledge.md'."),
+            "path": string("Its path, e.g. 'knowledge.md'."),
             "from_line": integer("First line (1-based).", minimum=1),
-            "to_line": integer("Last line (inclusive).", minimum=1),
+            "to_line": integer("Last line.", minimum=1),
         },
         required=["path"],
     ),
     handler=memory_get,
     read_only=False,  # reading a card touches it (last_accessed, tier)
     idempotent=True,
+    output=outputs.GET,
 )
 
 # -- state ---------------------------------------------------------------------
@@ -263,15 +281,14 @@ STATE_UPDATE = Tool(
     name="state_update",
     title="Update a state snapshot",
     description=(
-        "Record a short dated snapshot in state.md: where something stands right now "
-        "('deploy: staging green, prod pending'). Snapshots expire after 7 days, so use "
-        "them for status that goes stale; remove: true drops one."
+        "Record a dated status snapshot in state.md ('deploy: staging green'); it expires "
+        "after 7 days. remove: true drops one."
     ),
     parameters=obj(
         {
-            "key": string("What the snapshot is about, such as 'deploy'."),
-            "text": string("The snapshot: a short line or two."),
-            "remove": {"type": "boolean", "description": "Drop this snapshot instead."},
+            "key": string("What it is about, e.g. 'deploy'."),
+            "text": string("The snapshot, a line or two."),
+            "remove": {"type": "boolean", "description": "Drop this snapshot."},
         },
         required=["key"],
     ),
@@ -280,6 +297,8 @@ STATE_UPDATE = Tool(
     idempotent=True,
     requires=("state",),
     store=_state,
+    output=outputs.WRITE,
+    compact=False,  # state lines reach the prompt in the reflex profile only
 )
 
 # -- the activity history ------------------------------------------------------
@@ -321,20 +340,22 @@ def _moment(value: str | None, name: str) -> Any:
     return moment
 
 
+_RECALL_ACTION = enum(RECALL_ACTIONS, "What to do.")
+_RECALL_QUERY = string("Words to search for (search).")
+_ACTIVITY_ID = string("The activity to open (get).")
+
 RECALL_ACTIVITY = Tool(
     name="recall_activity",
     title="Recall past activity",
     description=(
-        "Look through what you have done before (your activity history): 'list' recent "
-        "activities (filter by type, task_id, dates), 'search' them by words in their "
-        "label, summary and keywords, 'get' one activity's step-by-step log. Use it to "
-        "answer 'what did I do last time with X?'."
+        "Look through what you did before: 'list' recent activities, 'search' them by words, "
+        "'get' one's step-by-step log. For 'what did I do last time with X?'."
     ),
     parameters=obj(
         {
-            "action": enum(RECALL_ACTIONS, "What to do."),
-            "query": string("Words to search for (search)."),
-            "activity_id": string("The activity to open (get)."),
+            "action": _RECALL_ACTION,
+            "query": _RECALL_QUERY,
+            "activity_id": _ACTIVITY_ID,
             "type": enum(ACTIVITY_TYPES, "Only activities of this type."),
             "task_id": string("Only activities of this task (list)."),
             "since": string("Only activities started on or after this day (YYYY-MM-DD)."),
@@ -343,11 +364,16 @@ RECALL_ACTIVITY = Tool(
         },
         required=["action"],
     ),
+    brief=obj(
+        {"action": _RECALL_ACTION, "query": _RECALL_QUERY, "activity_id": _ACTIVITY_ID},
+        required=["action"],
+    ),
     handler=recall_activity,
     read_only=True,
     idempotent=True,
     requires=("history",),
     store=_history,
+    output=outputs.RECALL,
 )
 
 # -- legacy aliases --------------------------------------------------------------
@@ -394,6 +420,7 @@ def _legacy(name: str, of: Tool, description: str, **changes: Any) -> Tool:
         "requires": of.requires,
         "store": of.store,
         "alias_of": of.name,
+        "output": of.output,
     }
     fields.update(changes)
     return Tool(**fields)
@@ -413,6 +440,7 @@ LEGACY = [
         handler=memory_list,
         requires=("knowledge",),
         store=_knowledge,
+        output=outputs.OBSERVATIONS,
     ),
     _legacy(
         "memory_delete",

@@ -1,11 +1,21 @@
 """The agent tools: one definition each, exported in every schema shape, one dispatcher.
 
 A ``Tool`` is a name, a description written for a model, a JSON Schema for
-its arguments, MCP-style hints (read-only, destructive, idempotent) and a
-handler over the Python API. ``Tools`` binds the definitions to one
-``Memory``, keeps only those the folder's manifest can serve (no vault tools
-without a vault layer), and exports them as OpenAI function-calling schemas,
-Anthropic tool schemas or MCP tool listings: the one definition, three shapes.
+its arguments (and for its result: MCP's ``outputSchema``), MCP-style hints
+(read-only, destructive, idempotent) and a handler over the Python API.
+``Tools`` binds the definitions to one ``Memory`` and keeps those the folder's
+manifest can serve (no vault tools without a vault layer). Of those it offers a
+model the set the manifest's ``[tools]`` table picks: by default the compact set
+(the tools a model needs, each with its common arguments: schemas are sent on
+every turn, so they are kept under ``COMPACT_BUDGET_TOKENS`` for the default
+layout), or ``offer = "all"``, adjusted by ``include`` and ``exclude``. It
+exports them as OpenAI function-calling schemas, Anthropic tool schemas or MCP
+tool listings: the one definition, three shapes.
+
+Offering is not serving: ``Tools.call`` runs any tool the folder can serve,
+offered or not, legacy aliases included (a model trained on an older list may
+still call one), and checks every call against the full argument schema, so an
+argument the compact schema leaves out is still accepted.
 
 ``Tools.call(name, arguments)`` never raises into the model. Arguments are
 checked against the schema first; a bad argument, a refusal from a store, an
@@ -29,11 +39,16 @@ from memdir.errors import MemdirError
 from memdir.provenance import writing_as
 
 if TYPE_CHECKING:
+    from memdir.config import Manifest
     from memdir.memory import Memory
 
 log = logging.getLogger("memdir.tools")
 
 Handler = Callable[["Memory", dict[str, Any]], dict[str, Any]]
+
+
+CHECKED_BOUNDS = ("minLength", "minimum", "maximum")
+"""argument bounds the compact schemas leave out: the dispatcher checks them on each call"""
 
 
 @dataclass(frozen=True)
@@ -56,26 +71,52 @@ class Tool:
     """the file an error result names, when the tool has one"""
     alias_of: str | None = None
     """a legacy name from the notebook specification, kept for older prompts"""
+    output: Mapping[str, Any] | None = field(default=None, repr=False)
+    """a JSON Schema of the result (MCP ``outputSchema``): refusals included"""
+    compact: bool | tuple[str, ...] = True
+    """in the compact set: always (True), never (False: offered with ``offer = "all"`` or
+    ``include`` only), or where the manifest declares one of these store kinds"""
+    brief: Mapping[str, Any] | None = field(default=None, repr=False)
+    """the argument schema the compact set offers, when it leaves out arguments that are
+    rarely right (``parameters`` still checks every call); None: ``parameters``"""
 
-    def schema(self) -> dict[str, Any]:
-        """The argument schema as a plain dict (a copy callers may change)."""
-        copied: dict[str, Any] = json.loads(json.dumps(self.parameters))
+    def schema(self, *, compact: bool = False) -> dict[str, Any]:
+        """The argument schema as a plain dict (a copy callers may change); ``compact``:
+        the one the compact set offers, ``brief`` without the bounds the call is checked
+        against anyway (a call out of them is refused with a sentence saying so)."""
+        chosen = self.brief if compact and self.brief is not None else self.parameters
+        copied: dict[str, Any] = json.loads(json.dumps(chosen))
+        if compact:
+            for spec in copied.get("properties", {}).values():
+                for bound in CHECKED_BOUNDS:
+                    spec.pop(bound, None)
         return copied
 
-    def openai(self) -> dict[str, Any]:
+    def output_schema(self) -> dict[str, Any] | None:
+        """The result's JSON Schema as a plain dict, or None if it declares none."""
+        if self.output is None:
+            return None
+        copied: dict[str, Any] = json.loads(json.dumps(self.output))
+        return copied
+
+    def openai(self, *, compact: bool = False) -> dict[str, Any]:
         """OpenAI function-calling shape (Chat Completions ``tools`` entry)."""
         return {
             "type": "function",
             "function": {
                 "name": self.name,
                 "description": self.description,
-                "parameters": self.schema(),
+                "parameters": self.schema(compact=compact),
             },
         }
 
-    def anthropic(self) -> dict[str, Any]:
+    def anthropic(self, *, compact: bool = False) -> dict[str, Any]:
         """Anthropic Messages API ``tools`` entry."""
-        return {"name": self.name, "description": self.description, "input_schema": self.schema()}
+        return {
+            "name": self.name,
+            "description": self.description,
+            "input_schema": self.schema(compact=compact),
+        }
 
     def annotations(self) -> dict[str, Any]:
         """MCP tool annotations (hints for the host, not guarantees)."""
@@ -87,15 +128,18 @@ class Tool:
             "openWorldHint": False,
         }
 
-    def mcp(self) -> dict[str, Any]:
-        """MCP ``tools/list`` entry."""
-        return {
+    def mcp(self, *, compact: bool = False) -> dict[str, Any]:
+        """MCP ``tools/list`` entry, with ``outputSchema`` where the result declares one."""
+        entry = {
             "name": self.name,
             "title": self.title or None,
             "description": self.description,
-            "inputSchema": self.schema(),
+            "inputSchema": self.schema(compact=compact),
             "annotations": self.annotations(),
         }
+        if self.output is not None:
+            entry["outputSchema"] = self.output_schema()
+        return entry
 
 
 class ToolCallError(Exception):
@@ -120,21 +164,43 @@ def ok(store: str, **fields: Any) -> dict[str, Any]:
     return {"ok": True, "status": "ok", "store": store, **fields}
 
 
-class Tools:
-    """The tools one memory folder offers, and the dispatcher over them."""
+COMPACT_BUDGET_TOKENS = 1500
+"""the most the default layout's compact set may spend on schemas, in the Anthropic shape
+(bytes / 4, as the context counts): a test fails when the set grows past it"""
 
-    def __init__(self, memory: Memory, definitions: Iterable[Tool] | None = None) -> None:
+OFFERS = ("compact", "all")
+
+
+class Tools:
+    """The tools one memory folder serves, the ones it offers a model, and the dispatcher."""
+
+    def __init__(
+        self,
+        memory: Memory,
+        definitions: Iterable[Tool] | None = None,
+        *,
+        offer: str | None = None,
+        include: Iterable[str] | None = None,
+        exclude: Iterable[str] | None = None,
+    ) -> None:
+        """``offer``, ``include`` and ``exclude`` default to the manifest's ``[tools]``."""
         if definitions is None:
             from memdir.tools.catalog import TOOLS
 
             definitions = TOOLS
         self.memory = memory
-        self._all: dict[str, Tool] = {}
-        for tool in definitions:
-            if tool.name in self._all:
-                raise ValueError(f"two tools are named {tool.name!r}")
-            if not tool.requires or any(memory.has(kind) for kind in tool.requires):
-                self._all[tool.name] = tool
+        self._all = served(memory.manifest, definitions)
+        settings = memory.manifest.tools
+        self.offer = settings.offer if offer is None else offer
+        if self.offer not in OFFERS:
+            raise ValueError(f"offer must be one of {', '.join(OFFERS)}, not {self.offer!r}")
+        self._offered = offered(
+            memory.manifest,
+            self._all.values(),
+            self.offer,
+            settings.include if include is None else include,
+            settings.exclude if exclude is None else exclude,
+        )
         self._validators = {
             name: Draft202012Validator(tool.parameters) for name, tool in self._all.items()
         }
@@ -146,23 +212,34 @@ class Tools:
         return iter(self.available())
 
     def get(self, name: str) -> Tool | None:
+        """Any tool this folder serves, offered or not (``call`` runs each of them)."""
         return self._all.get(name)
 
     def available(self, *, legacy: bool = False) -> list[Tool]:
-        """The tools to offer a model; legacy aliases only when asked for."""
-        return [t for t in self._all.values() if legacy or t.alias_of is None]
+        """The tools to offer a model (the manifest's ``[tools]``). ``legacy``: every tool
+        this folder serves, legacy aliases included, as memdir offered them before
+        ``[tools]`` (what ``call`` runs; ``memdir serve --legacy-tools``)."""
+        if legacy:
+            return list(self._all.values())
+        return list(self._offered)
+
+    def _briefly(self, legacy: bool) -> bool:
+        return self.offer == "compact" and not legacy
 
     def names(self, *, legacy: bool = False) -> list[str]:
         return [t.name for t in self.available(legacy=legacy)]
 
     def openai(self, *, legacy: bool = False) -> list[dict[str, Any]]:
-        return [t.openai() for t in self.available(legacy=legacy)]
+        compact = self._briefly(legacy)
+        return [t.openai(compact=compact) for t in self.available(legacy=legacy)]
 
     def anthropic(self, *, legacy: bool = False) -> list[dict[str, Any]]:
-        return [t.anthropic() for t in self.available(legacy=legacy)]
+        compact = self._briefly(legacy)
+        return [t.anthropic(compact=compact) for t in self.available(legacy=legacy)]
 
     def mcp(self, *, legacy: bool = False) -> list[dict[str, Any]]:
-        return [t.mcp() for t in self.available(legacy=legacy)]
+        compact = self._briefly(legacy)
+        return [t.mcp(compact=compact) for t in self.available(legacy=legacy)]
 
     # -- dispatch ---------------------------------------------------------------
 
@@ -228,6 +305,50 @@ class Tools:
             return None
         sentences = list(dict.fromkeys(_sentence(tool, e) for e in found))
         return "; ".join(sentences[:3])
+
+
+def served(manifest: Manifest, definitions: Iterable[Tool]) -> dict[str, Tool]:
+    """The tools a folder with this manifest can run, by name, in the given order."""
+    found: dict[str, Tool] = {}
+    for tool in definitions:
+        if tool.name in found:
+            raise ValueError(f"two tools are named {tool.name!r}")
+        if _serves(manifest, tool.requires):
+            found[tool.name] = tool
+    return found
+
+
+def offered(
+    manifest: Manifest,
+    tools: Iterable[Tool],
+    offer: str = "compact",
+    include: Iterable[str] = (),
+    exclude: Iterable[str] = (),
+) -> list[Tool]:
+    """Of the ``tools`` served, those to offer: the compact set (or every primary tool),
+    plus ``include``, less ``exclude``, in their order. A name the folder cannot serve is
+    skipped (the manifest's own lists are checked when it is read)."""
+    wanted, unwanted = set(include), set(exclude)
+    chosen = []
+    for tool in tools:
+        if tool.name in unwanted:
+            continue
+        if tool.name in wanted or (
+            tool.alias_of is None and (offer == "all" or _compact(manifest, tool))
+        ):
+            chosen.append(tool)
+    return chosen
+
+
+def _compact(manifest: Manifest, tool: Tool) -> bool:
+    if isinstance(tool.compact, bool):
+        return tool.compact
+    return _serves(manifest, tool.compact)
+
+
+def _serves(manifest: Manifest, kinds: tuple[str, ...]) -> bool:
+    """True if the manifest declares one of the store ``kinds`` (or none is needed)."""
+    return not kinds or any(manifest.serves(kind) for kind in kinds)
 
 
 MAX_ARGUMENT_CHARS = 1_000_000
