@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import textwrap
@@ -9,11 +10,14 @@ from datetime import date, timedelta
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import memdir
 from memdir.config import Decay
 from memdir.files.cards import Card
 from memdir.maintain.decay import decayed
+from memdir.stores.vault import add_history
 from memdir.testing import FakeClock
 from memdir.tiers import relevance, tier_for
 
@@ -78,7 +82,7 @@ def test_a_new_card_has_every_field(memory: memdir.Memory, folder: Path) -> None
         "access_count": 0,
         "relevance": 1.0,
         "tier": "active",
-        "links": [],
+        "links": ["acme-corp"],  # the body's wiki links
         "by": "api",
     }
     assert card.body == "# Alice Moreau\n\nHead of data at [[acme-corp]].\n"
@@ -313,3 +317,84 @@ def test_the_vault_layout_works_as_its_specification_says(tmp_path: Path) -> Non
     assert [h.path for h in memory.creative(5, seed=1)] == ["daily/2026-09-01.md"]
     with pytest.raises(memdir.LayerNotConfigured):
         memory.notebook.entries()
+
+
+def test_links_follow_the_body_on_every_write(memory: memdir.Memory, folder: Path) -> None:
+    """The frontmatter's ``links`` holds the explicit links, then every ``[[wiki link]]``
+    of the body, each target once; a wiki link the body loses leaves the field too."""
+    path = "vault/crm/alice.md"
+
+    def links() -> object:
+        return _card(folder, path).meta["links"]
+
+    memory.vault.write("alice", "Head of data at [[acme-corp]] ([[Acme Corp|ACME]]).", folder="crm")
+    assert links() == ["acme-corp"]
+    memory.vault.write("alice", "Moved to [[beta-inc]].", links=["bob"])
+    assert links() == ["bob", "beta-inc"]  # acme-corp left the body, so the field
+    memory.vault.write("alice", "Back at [[acme-corp]].")  # bob was explicit: it stays
+    assert links() == ["bob", "acme-corp"]
+    memory.vault.append_history("alice", "Introduced [[carol]]")
+    assert links() == ["bob", "acme-corp", "carol"]
+    memory.vault.write("alice", tags=["client"])  # no body given: nothing changes but tags
+    assert links() == ["bob", "acme-corp", "carol"]
+    # A person adds a link by hand: the next write through memdir (a touch) records it.
+    card = folder / path
+    card.write_text(
+        card.read_text().replace("Back at [[acme-corp]].", "Back at [[acme-corp]], [[dana]].")
+    )
+    memory.vault.touch("alice")
+    assert links() == ["bob", "acme-corp", "carol", "dana"]  # a new link goes last
+    assert memory.graph().broken[path] == ["bob", "acme-corp", "carol", "dana"]
+
+
+def test_a_card_without_links_gets_no_links_field_from_a_touch(
+    memory: memdir.Memory, folder: Path
+) -> None:
+    path = _write_card(folder, "vault/plain.md")
+    memory.vault.touch("plain")
+    assert "links" not in Card.parse(path.read_text()).meta
+
+
+def test_the_vault_layout_saves_its_graph_in_vault_graph(tmp_path: Path) -> None:
+    memdir.init(tmp_path, layout="vault")
+    memory = memdir.open(tmp_path, embedder="none")
+    memory.vault.write("alice", "Works at [[acme-corp]].", folder="crm/clients")
+    memory.vault.write("acme-corp", "A client.", type="company", folder="crm/clients")
+    memory.graph()
+    saved = json.loads((tmp_path / "vault" / ".graph" / "graph.json").read_text())
+    assert saved["links"]["vault/crm/clients/alice.md"] == ["vault/crm/clients/acme-corp.md"]
+    assert not (tmp_path / ".memdir" / "graph.json").exists()
+
+
+HAND_WRITTEN = st.lists(
+    st.sampled_from(["# Alice", "## History", "- 2026-01-01: met", "## Notes", "likes tea", "",
+                     "<!-- note -->", "  ", "### Sub"]),
+    max_size=8,
+)  # fmt: skip
+
+
+@settings(max_examples=300)
+@given(lines=HAND_WRITTEN, newline=st.sampled_from(["\n", "\r\n"]), end=st.booleans())
+def test_a_history_line_ends_the_card_with_one_newline(
+    lines: list[str], newline: str, end: bool
+) -> None:
+    """What ``append_history`` writes (``add_history`` into the card's body, the card
+    rendered), on hand-written cards of every shape."""
+    body = newline.join(lines) + (newline if end else "")
+    card = Card.parse(f"---{newline}type: person{newline}---{newline}{body}")
+    for line in ("- 2026-11-30 (default): Signed the renewal", "- 2026-11-30 (default): Called"):
+        card.body = add_history(card.body, line)
+        card.meta["access_count"] = int(card.meta.get("access_count") or 0) + 1
+        text = card.render()
+        assert text.endswith("\n"), text
+        card = Card.parse(text)
+    assert "Signed the renewal" in text and text.count(": Called") == 1
+
+
+def test_append_history_ends_the_card_with_a_newline(memory: memdir.Memory, folder: Path) -> None:
+    (folder / "vault" / "alice.md").write_text("---\ntype: person\n---\n# Alice\n\n## Notes\nTea")
+    assert memory.vault.append_history("alice", "Signed the renewal").ok
+    text = (folder / "vault" / "alice.md").read_text()
+    assert text.endswith(
+        "## Notes\nTea\n\n## History\n- 2026-11-30 (default): Signed the renewal\n"
+    )

@@ -56,7 +56,7 @@ from memdir.llm import ChatModel, LLMError, load_llm
 from memdir.maintain.compress import compress_journals
 from memdir.maintain.decay import DecayReport, run_decay
 from memdir.maintain.doctor import Finding, diagnose
-from memdir.maintain.graph import Graph, build_graph, write_mocs
+from memdir.maintain.graph import Graph, build_graph, graph_dir, write_mocs
 from memdir.maintain.jobs import MaintainReport, run_maintenance
 from memdir.migrate import MigrationReport, migrate_legacy
 from memdir.paths import FileSpace
@@ -302,8 +302,8 @@ class Memory:
         return run_decay(self.vault, dry_run=dry_run, progress=progress)
 
     def graph(self) -> Graph:
-        """The vault's link graph (also saved to ``.memdir/graph.json``)."""
-        return build_graph(self.vault, self.root / STATE_DIR)
+        """The vault's link graph (also saved to ``graph.json``: see ``graph_dir``)."""
+        return build_graph(self.vault, graph_dir(self.vault, self.root))
 
     def write_mocs(self) -> list[str]:
         """Write a Map of Content per vault folder (``memdir moc``); touches no card."""

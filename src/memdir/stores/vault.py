@@ -28,12 +28,17 @@ Rules:
   the vault's lock and changes only the fields it was given, so two agents
   sharing a vault never lose each other's changes.
 - Hand-written fields are kept; the body is never reflowed.
+- ``links`` follows the body: every write through memdir (write, history, touch)
+  leaves in it the links given explicitly (a ``links=`` argument, or names a
+  person put there) and every ``[[wiki link]]`` of the body, explicit ones first,
+  each target once (by slug). A wiki link the body loses leaves ``links`` too;
+  one given explicitly stays until ``links=`` is given again.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date, datetime
@@ -82,6 +87,40 @@ def card_links(meta: dict[str, Any], body: str) -> list[str]:
         target = target.strip().removeprefix("[[").removesuffix("]]").strip()
         if target and target not in seen:
             seen.append(target)
+    return seen
+
+
+def body_links(body: str) -> list[str]:
+    """The ``[[wiki link]]`` targets of a body, each once, in order."""
+    return _once(match.group(1) for match in _LINK_RE.finditer(body))
+
+
+def linked(meta: dict[str, Any], before: str, after: str, explicit: list[str] | None) -> list[str]:
+    """The ``links`` field for a card whose body went from ``before`` to ``after``:
+    the explicit links (``explicit``, else those in the field that did not come from
+    ``before``'s wiki links, or still appear in ``after``), then ``after``'s wiki links."""
+    after_links = body_links(after)
+    if explicit is None:
+        raw = meta.get("links") or []
+        named = [str(item) for item in raw] if isinstance(raw, list) else [str(raw)]
+        gone = {slug(t) for t in body_links(before)} - {slug(t) for t in after_links}
+        explicit = [target for target in named if slug(_bare(target)) not in gone]
+    return _once([*explicit, *after_links])
+
+
+def _bare(target: str) -> str:
+    return target.strip().removeprefix("[[").removesuffix("]]").strip()
+
+
+def _once(targets: Iterable[str]) -> list[str]:
+    seen: list[str] = []
+    slugs: set[str] = set()
+    for target in targets:
+        bare = _bare(target)
+        key = slug(bare) or bare
+        if bare and key not in slugs:
+            seen.append(bare)
+            slugs.add(key)
     return seen
 
 
@@ -279,7 +318,7 @@ class VaultStore:
             created = path is None
             if path is None:
                 path = self._new_path(ref, folder)
-            with self._edit(path) as card:
+            with self._edit(path, links) as card:
                 today = self.ctx.clock().date()
                 if created:
                     title = ref.strip().rsplit("/", 1)[-1]
@@ -305,8 +344,6 @@ class VaultStore:
                     card.meta["type"] = type
                 if tags is not None:
                     card.meta["tags"] = list(tags)
-                if links is not None:
-                    card.meta["links"] = list(links)
                 for key, value in (fields or {}).items():
                     card.meta[key] = value
                 card.meta["updated"] = today
@@ -365,14 +402,22 @@ class VaultStore:
         return self.prefix + "/".join([*parts, f"{name}.md"])
 
     @contextmanager
-    def _edit(self, path: str) -> Iterator[Card]:
-        """Lock the vault, re-read the card, yield it, write it back if it changed."""
+    def _edit(self, path: str, links: list[str] | None = None) -> Iterator[Card]:
+        """Lock the vault, re-read the card, yield it, bring ``links`` in step with the
+        body (``links``: the explicit ones, if the write gives them), write it back if
+        it changed."""
         real = self.space.real(path)
         with self.lock:
             confine(self.space.confining(path), real, path)
             text = read_text(real)
             card = Card.parse(text) if text is not None else Card()
+            before = card.body
             yield card
+            wanted = linked(card.meta, before, card.body, links)
+            if wanted or "links" in card.meta:
+                current = card.meta.get("links")
+                if not isinstance(current, list) or [str(t) for t in current] != wanted:
+                    card.meta["links"] = wanted
             rendered = card.render()
             if rendered != text:
                 write_text(real, rendered)

@@ -1,13 +1,18 @@
 """Tools for the vault and workspace specifications: cards, journal, lessons, working state.
 
-Each is offered only where the folder's manifest declares its store. Reading a
-card touches it (one tier up, last_accessed today); so does writing it.
+Each is served only where the folder's manifest declares its store. The compact
+set leaves out what another tool does as well: ``card_read`` (``memory_get``
+reads a card and touches it), ``lesson_check`` (``memory_search`` finds
+lessons), ``card_history``, and the working-state tools where the notebook
+holds the working state (they are offered with a ``workstate`` layer). Reading
+a card touches it (one tier up, last_accessed today); so does writing it.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from memdir.tools import outputs
 from memdir.tools.registry import Tool, ToolCallError, ok
 from memdir.tools.schema import (
     INDEX_STORE,
@@ -24,7 +29,7 @@ from memdir.tools.schema import json_safe as _safe
 if TYPE_CHECKING:
     from memdir.memory import Memory
 
-CARD = string("The card: its name ('alice-moreau'), folder/name ('crm/alice-moreau') or path.")
+CARD = string("The card's name ('alice-moreau'), folder/name or path.")
 
 
 def _vault(memory: Memory) -> str:
@@ -73,24 +78,30 @@ CARD_READ = Tool(
     handler=card_read,
     requires=("vault",),
     store=_vault,
+    output=outputs.CARD,
+    compact=False,
 )
+
+_CARD_BODY = string("Its text (markdown).")
+_CARD_TYPE = string("person, project, company, idea...")
+_CARD_TAGS = array_of_strings("Topic tags.")
+_CARD_FOLDER = string("The folder of a new card, e.g. 'crm'.")
 
 CARD_WRITE = Tool(
     name="card_write",
     title="Write a vault card",
     description=(
-        "Create a vault card, or update one: the fields and text you give replace the old "
-        "ones (a card's ## History is always kept). One card per person, project, company "
-        "or idea; link cards with [[card-name]] in the text or in links."
+        "Create or update a vault card, one per person, project, company or idea: what you "
+        "give replaces the old (its ## History stays). Link cards with [[card-name]]."
     ),
     parameters=obj(
         {
             "card": CARD,
-            "body": string("The card's text (markdown)."),
-            "type": string("What it is: person, project, company, idea..."),
-            "tags": array_of_strings("Topic tags."),
+            "body": _CARD_BODY,
+            "type": _CARD_TYPE,
+            "tags": _CARD_TAGS,
             "links": array_of_strings("Names of related cards."),
-            "folder": string("The vault folder for a new card, such as 'crm'."),
+            "folder": _CARD_FOLDER,
             "fields": {
                 "type": "object",
                 "description": "Other frontmatter fields to set (strings, numbers, lists).",
@@ -98,10 +109,15 @@ CARD_WRITE = Tool(
         },
         required=["card"],
     ),
+    brief=obj(
+        {"card": CARD, "body": _CARD_BODY, "type": _CARD_TYPE, "folder": _CARD_FOLDER},
+        required=["card"],
+    ),
     handler=card_write,
     destructive=True,
     requires=("vault",),
     store=_vault,
+    output=outputs.WRITE,
 )
 
 CARD_HISTORY = Tool(
@@ -118,6 +134,8 @@ CARD_HISTORY = Tool(
     handler=card_history,
     requires=("vault",),
     store=_vault,
+    output=outputs.WRITE,
+    compact=False,
 )
 
 # -- journal and lessons -----------------------------------------------------------
@@ -143,42 +161,43 @@ JOURNAL_APPEND = Tool(
     name="journal_append",
     title="Write in today's journal",
     description=(
-        "Add a line to today's journal: a decision (always with why), a learning, a "
-        "milestone or context. Today's and yesterday's journal are loaded at boot, so this "
-        "is how you pick up where you left off."
+        "Add a line to today's journal: a decision (with why), learning, milestone or "
+        "context. Recent days load at boot: how you pick up where you left off."
     ),
     parameters=obj(
         {
-            "kind": enum(("decision", "learning", "milestone", "context"), "Which section."),
+            "kind": enum(("decision", "learning", "milestone", "context"), "Its section."),
             "text": string("The line.", min_length=1),
-            "why": string("For a decision: the reason."),
+            "why": string("A decision's reason."),
         },
         required=["kind", "text"],
     ),
     handler=journal_append,
     requires=("journal",),
     store=lambda memory: memory.journal.path(memory.clock().date()),
+    output=outputs.WRITE,
 )
 
 LESSON_ADD = Tool(
     name="lesson_add",
     title="Log a lesson",
     description=(
-        "Log a mistake so it is not made twice: what the mistake was, what happened, and "
-        "the rule to follow next time. Lessons are never pruned."
+        "Log a mistake so it is not made twice: the mistake, what happened, the rule for "
+        "next time. Never pruned; memory_search finds lessons before a risky step."
     ),
     parameters=obj(
         {
-            "category": string("A category such as 'deploys' or 'email'."),
+            "category": string("e.g. 'deploys'."),
             "mistake": string("The mistake, in a line.", min_length=1),
             "what_happened": string("What it caused.", min_length=1),
-            "rule": string("The rule to follow from now on.", min_length=1),
+            "rule": string("The rule from now on.", min_length=1),
         },
         required=["category", "mistake", "what_happened", "rule"],
     ),
     handler=lesson_add,
     requires=("lessons",),
     store=lambda memory: memory.lessons.store,
+    output=outputs.WRITE,
 )
 
 LESSON_CHECK = Tool(
@@ -197,6 +216,8 @@ LESSON_CHECK = Tool(
     idempotent=True,
     requires=("lessons",),
     store=lambda memory: memory.lessons.store,
+    output=outputs.SEARCH,
+    compact=False,
 )
 
 # -- working state -----------------------------------------------------------------
@@ -247,6 +268,8 @@ def _work_tool(
         handler=handler,
         requires=_WORK,
         store=_work_store,
+        output=outputs.WORKING_STATE,
+        compact=("workstate",),  # where the notebook holds it, update_notebook serves
     )
 
 
