@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from memdir.ingest import FORMATS, IngestError, Message, detect_format, parse_file
+from memdir.ingest import FORMATS, IngestError, LeftOut, Message, detect_format, parse_file
+from memdir.ingest.chatgpt import parse_chatgpt
 
 LOCOMO = Path("/work/shared/bench/locomo10-dev.json")
 T0 = 1714564800  # 2024-05-01T12:00:00Z
@@ -461,3 +465,37 @@ def test_newest_leaf_on_odd_trees_ends(tmp_path: Path, conversation: Any, expect
         return
     [left] = parsed.left_out
     assert left.kind == "empty" if expected == "empty" else expected in f"{left.at}: {left.reason}"
+
+
+@st.composite
+def _random_tree(draw: st.DrawFn) -> tuple[dict[str, Any], dict[str, str | None]]:
+    """A ChatGPT mapping whose parent links are anything: a tree, loops, dangling links."""
+    size = draw(st.integers(1, 8))
+    ids = [f"n{i}" for i in range(size)]
+    parents = {i: draw(st.sampled_from([None, "gone", *ids])) for i in ids}
+    times = {i: draw(st.one_of(st.none(), st.integers(T0, T0 + 5))) for i in ids}
+    mapping = {
+        i: {"parent": parents[i], "message": {"author": {"role": "user"}, "create_time": times[i],
+            "content": {"content_type": "text", "parts": [i]}}}
+        for i in ids
+    }  # fmt: skip
+    return {"title": "T", "mapping": mapping}, parents
+
+
+@given(_random_tree())
+def test_any_parent_links_end_in_a_thread_or_a_left_out(tree: Any) -> None:
+    """Whatever the links, the parse ends; a thread it keeps runs root to leaf by parents,
+    and its leaf is the newest of the leaves."""
+    conversation, parents = tree
+    found = parse_chatgpt([conversation])
+    assert len(found) == 1
+    if isinstance(found[0], LeftOut):
+        assert found[0].kind == "malformed"
+        return
+    thread = [m.content for m in found[0].messages]
+    assert parents[thread[0]] is None
+    assert all(parents[child] == parent for parent, child in itertools.pairwise(thread))
+    leaves = [i for i in parents if i not in set(parents.values())]
+    when = {i: conversation["mapping"][i]["message"]["create_time"] for i in parents}
+    newest = max(leaves, key=lambda i: (when[i] if when[i] is not None else -1, leaves.index(i)))
+    assert thread[-1] == newest
