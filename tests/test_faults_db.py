@@ -396,15 +396,16 @@ def test_a_damaged_history_in_a_read_only_folder_reads_as_empty(
 # -- other state under .memdir --------------------------------------------------------
 
 
+@pytest.mark.parametrize(("layout", "where"), [("vault", "vault/.graph"), ("default", ".memdir")])
 def test_a_folder_where_graph_json_goes_does_not_stop_the_graph(
-    tmp_path: Path, clock: FakeClock
+    tmp_path: Path, clock: FakeClock, layout: str, where: str
 ) -> None:
     root = tmp_path / "vault-mem"
-    memdir.init(root, layout="vault")
-    (root / ".memdir" / GRAPH_FILE).mkdir()
+    memdir.init(root, layout=layout)  # the vault layout keeps its graph in vault/.graph/
+    (root / where / GRAPH_FILE).mkdir()
     with opened(root, clock) as memory:
         graph = memory.graph()
         assert graph.cards == {} and "could not be saved" in graph.note
     found = invoke(root, "doctor")
-    assert f"[state] .memdir/{GRAPH_FILE}: " in found.stdout
+    assert f"[state] {where}/{GRAPH_FILE}: " in found.stdout
     assert invoke(root, "moc").exit_code == 0

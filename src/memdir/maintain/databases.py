@@ -95,7 +95,7 @@ def database_problems(memory: Memory, index_damage: str | None) -> list[Problem]
     history = _history_path(memory)
     if history is not None:
         found += _history_problems(memory, history)
-    graph = memory.root / STATE_DIR / GRAPH_FILE
+    graph = _graph_file(memory)
     if graph.exists() and not graph.is_file():
         found.append(
             (
@@ -106,6 +106,13 @@ def database_problems(memory: Memory, index_damage: str | None) -> list[Problem]
             )
         )
     return found
+
+
+def _graph_file(memory: Memory) -> Path:
+    """Where ``memory.graph()`` saves the link graph (``graph_dir``)."""
+    if memory.manifest.layer_for("vault") is None:
+        return memory.root / STATE_DIR / GRAPH_FILE
+    return graph_dir(memory.vault, memory.root) / GRAPH_FILE
 
 
 def _history_problems(memory: Memory, path: Path) -> list[Problem]:
