@@ -31,7 +31,7 @@ from memdir.history import MIGRATIONS as HISTORY_MIGRATIONS
 from memdir.history import read_restarts
 from memdir.index.db import MIGRATIONS as INDEX_MIGRATIONS
 from memdir.index.sync import INDEX_FILE
-from memdir.maintain.graph import GRAPH_FILE
+from memdir.maintain.graph import GRAPH_FILE, graph_dir
 from memdir.salvage import count_readable, record, salvage_history
 from memdir.sqlite import CORRUPT_MARK, check_file, moved_aside, relative, remove_with_sidecars
 
