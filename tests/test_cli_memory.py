@@ -138,7 +138,15 @@ def test_get_outside_or_missing_exits_1(folder: Path, path: str, reason: str) ->
 def test_get_lines_past_the_end_exit_1(folder: Path) -> None:
     result = memdir(folder, "get", "knowledge.md", "--from", "9")
     assert result.exit_code == 1
-    assert result.stderr == "error: lines 9-3 are outside knowledge.md (1-3)\n"
+    assert result.stderr == "error: knowledge.md has 3 lines: line 9 is past its end\n"
+
+
+def test_get_a_backwards_range_says_so(folder: Path) -> None:
+    result = memdir(folder, "get", "knowledge.md", "--from", "3", "--to", "2")
+    assert (result.exit_code, result.stdout) == (1, "")
+    assert result.stderr == (
+        "error: lines 3-2 run backwards: give the first line, then the last (lines 2-3)\n"
+    )
 
 
 # -- search --------------------------------------------------------------------------------

@@ -76,9 +76,18 @@ def read_lines(
     total = len(lines)
     first = 1 if from_line is None else from_line
     last = total if to_line is None else min(to_line, total)
-    if first < 1 or first > max(total, 1) or (to_line is not None and to_line < first):
+    if to_line is not None and to_line < first:
         return GetResult(
-            False, relpath, reason=f"lines {first}-{last} are outside {relpath} (1-{total})"
+            False,
+            relpath,
+            reason=f"lines {first}-{to_line} run backwards: give the first line, then the "
+            f"last (lines {to_line}-{first})",
+        )
+    if first < 1:
+        return GetResult(False, relpath, reason=f"line {first}: lines are numbered from 1")
+    if first > max(total, 1):
+        return GetResult(
+            False, relpath, reason=f"{relpath} has {total} lines: line {first} is past its end"
         )
     text = "\n".join(lines[first - 1 : last])
     return GetResult(True, relpath, first, last, total, text)
