@@ -149,11 +149,32 @@ def test_init_with_a_backslash_agent_prints_one_error_line(tmp_path: Path) -> No
     assert "Traceback" not in result.stderr
 
 
-def test_demo(tmp_path: Path) -> None:
-    root = tmp_path / "demo"
-    result = run("demo", root)
+def _demo_in(temp: Path, *args: str, embedder: str = "minilm") -> subprocess.CompletedProcess[str]:
+    """``memdir demo`` with its temporary directory at ``temp``."""
+    env = dict(os.environ, TMPDIR=str(temp), MEMDIR_EMBEDDER=embedder, COLUMNS="400")
+    return subprocess.run(
+        [sys.executable, "-m", "memdir", "demo", *args],
+        capture_output=True, text=True, env=env, timeout=120,
+    )  # fmt: skip
 
+
+def test_demo_removes_its_temporary_folder(tmp_path: Path) -> None:
+    result = _demo_in(tmp_path, embedder="hashing")  # the folder is the point, not the ranking
     assert result.returncode == 0, result.stderr
+    assert list(tmp_path.glob("memdir-demo-*")) == []  # nothing left behind
+    last = result.stdout.splitlines()[-1]
+    assert last.startswith(f"Removed the demo's folder ({tmp_path}/memdir-demo-")
+    assert last.endswith("`memdir demo --keep` keeps it to look at, `memdir demo PATH` runs in a "
+                         "folder of your choice.")  # fmt: skip
+
+
+def test_demo(tmp_path: Path) -> None:
+    result = _demo_in(tmp_path, "--keep")
+    assert result.returncode == 0, result.stderr
+    [root] = tmp_path.glob("memdir-demo-*")  # (the ONNX runtime leaves a file of its own)
+    last = result.stdout.splitlines()[-1]
+    assert last == f"Kept the demo's folder: {root} (delete it when done)"
+
     out = lines(result.stdout)
     assert any(line.startswith("refused memory_update incidents") for line in out)
     assert any(line.startswith("ok update_notebook 'blocker'") for line in out)

@@ -5,11 +5,17 @@ refuses an empty one and an array, writes a curated section, shows a write
 refused over the section cap, sets a state snapshot, searches, dreams (a
 paraphrase merged, a theme promoted into a curated section), then prints the
 files and what an agent would load into its prompt.
+
+``demo(path)`` runs it in ``path`` (the user's folder: kept) or, without one, in a
+new ``memdir-demo-*`` folder in the temporary directory, removed at the end (even
+when the demo fails) unless ``keep`` asks to look at it; the last line says which.
 """
 
 from __future__ import annotations
 
 import json
+import shutil
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -20,11 +26,41 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.tree import Tree
 
+from memdir.errors import MemdirError
 from memdir.mcp_server import host_config
 from memdir.memory import Memory, open_memory
 from memdir.results import WriteResult
 from memdir.scaffold import init_folder
 from memdir.tools import Tools
+
+DEMO_PREFIX = "memdir-demo-"
+
+
+def demo(path: Path | None, console: Console, *, keep: bool = False) -> Path:
+    """Run the demo in ``path`` (new or empty), or in a temporary folder removed at the
+    end unless ``keep``; returns the folder it ran in."""
+    if path is not None:
+        root = path.expanduser().resolve()
+        if root.exists() and any(root.iterdir()):
+            raise MemdirError(f"{root} is not empty; the demo needs a new or empty folder")
+        run_demo(root, console).close()
+        console.print(f"\nThe demo's folder: [cyan]{escape(str(root))}[/]")
+        return root
+    root = Path(tempfile.mkdtemp(prefix=DEMO_PREFIX))
+    try:
+        run_demo(root, console).close()
+    finally:
+        if not keep:
+            shutil.rmtree(root, ignore_errors=True)
+    if keep:
+        where = escape(str(root))
+        console.print(f"\nKept the demo's folder: [cyan]{where}[/] (delete it when done)")
+    else:
+        console.print(
+            f"\nRemoved the demo's folder ({escape(str(root))}); `memdir demo --keep` keeps "
+            "it to look at, `memdir demo PATH` runs in a folder of your choice."
+        )
+    return root
 
 
 def run_demo(root: Path, console: Console) -> Memory:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import enum
 import sqlite3
-import tempfile
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -316,18 +315,17 @@ def demo(
         Path | None,
         typer.Argument(
             metavar="PATH",
-            help="An empty or new folder to run in (default: a new temporary one).",
+            help="An empty or new folder to run in, kept afterwards (default: a temporary "
+            "one, removed at the end).",
             show_default=False,
         ),
     ] = None,
+    keep: Annotated[
+        bool,
+        typer.Option("--keep", help="Keep the temporary folder to look at (its path is printed)."),
+    ] = False,
 ) -> None:
     """Run memdir's main job in a fresh folder and print the files and the prompt."""
-    from memdir.demo import run_demo
+    from memdir.demo import demo as run_demo
 
-    if path is None:
-        root = Path(tempfile.mkdtemp(prefix="memdir-demo-"))
-    else:
-        root = path.expanduser().resolve()
-        if root.exists() and any(root.iterdir()):
-            raise MemdirError(f"{root} is not empty; the demo needs a new or empty folder")
-    run_demo(root, console).close()
+    run_demo(path, console, keep=keep)

@@ -90,7 +90,7 @@ def creative(
 def moc(
     folder: FolderOption = None, agent: AgentOption = None, as_json: JsonOption = False
 ) -> None:
-    """Write a Map of Content per vault folder, and the link graph to .memdir/."""
+    """Write a Map of Content per vault folder, and the link graph (graph.json)."""
     with opened(folder, agent) as memory:
         written = memory.write_mocs()
         graph = memory.graph()
