@@ -5,25 +5,34 @@ from __future__ import annotations
 
 import json
 import os
+import queue
+import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import anyio
 import httpx2
+import mcp_types as types
 import pytest
 from mcp import Client, MCPError
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
+from typer.testing import CliRunner
 
 import memdir
+from memdir.cli import app
 from memdir.mcp_server import host_config
+from memdir.mcp_sessions import SessionRecorder, summarise_arguments
 
 SERVE = [sys.executable, "-m", "memdir", "serve"]
+HOST = types.Implementation(name="test-host", version="1.2")
+"""the client's name and version, as an initialize request (or envelope) gives them"""
 
 
 def _env() -> dict[str, str]:
@@ -32,12 +41,49 @@ def _env() -> dict[str, str]:
     return env
 
 
-def _run(session: Callable[[Client], Awaitable[None]], server: Any) -> None:
+def _run(session: Callable[[Client], Awaitable[None]], server: Any, mode: str = "auto") -> None:
+    """One client session; ``mode`` "legacy" speaks the 2025 protocol (initialize and,
+    over HTTP, a session id), as Claude Desktop and Claude Code do today."""
+
     async def main() -> None:
-        async with Client(server, read_timeout_seconds=60) as client:
+        async with Client(server, read_timeout_seconds=60, client_info=HOST, mode=mode) as client:
             await session(client)
 
     anyio.run(main)
+
+
+def _recalled(folder: Path) -> list[dict[str, Any]]:
+    """What ``memdir recall list --json`` shows of the chat activities, with each one's logs."""
+    listed = CliRunner().invoke(
+        app, ["recall", "list", "--type", "chat", "--dir", str(folder), "--json"]
+    )
+    assert listed.exit_code == 0, listed.output
+    found = []
+    for activity in json.loads(listed.stdout):
+        got = CliRunner().invoke(
+            app, ["recall", "get", activity["id"], "--dir", str(folder), "--json"]
+        )
+        assert got.exit_code == 0, got.output
+        found.append(json.loads(got.stdout))
+    return found
+
+
+def _check_recorded(activity: dict[str, Any], *, ended: bool = True) -> None:
+    """The session _one_session makes, as the history keeps it."""
+    assert activity["label"] == "test-host 1.2 (MCP)"
+    assert (activity["endedAt"] is not None) is ended
+    calls = [e for e in activity["logs"] if e["type"] == "tool_start"]
+    assert [e["metadata"]["tool"] for e in calls] == SESSION_CALLS
+    ends = [e for e in activity["logs"] if e["type"] == "tool_end"]
+    assert [e["metadata"]["ok"] for e in ends] == [True, True, True, True, False, False]
+    assert calls[0]["metadata"]["arguments"] == {
+        "content": "Dana keeps the release checklist",
+        "tags": ["ops"],
+    }
+    if ended:
+        assert activity["totalTools"] == len(SESSION_CALLS)
+        assert {"memory_save", "memory_search", "memory_get"} <= set(activity["keywords"])
+        assert "2 of its 6 calls were refused" in activity["summary"]
 
 
 def _payload(result: Any) -> dict[str, Any]:
@@ -46,14 +92,32 @@ def _payload(result: Any) -> dict[str, Any]:
     return dict(data)
 
 
+SESSION_CALLS = [
+    "memory_save",
+    "memory_search",
+    "memory_get",
+    "state_update",
+    "memory_save",
+    "memory_get",
+]
+
+
 async def _one_session(client: Client) -> None:
-    """Initialise (done by Client), list tools, save, search, get, refuse a bad call."""
+    """Initialise (done by Client), list tools, save, search, get, call a tool the compact
+    set leaves out, refuse a bad call. Each result the client takes is checked by it
+    against the tool's outputSchema (the SDK does, for every result not an error)."""
     listed = await client.list_tools()
     names = [tool.name for tool in listed.tools]
     assert names[:4] == ["update_notebook", "clear_notebook", "memory_save", "memory_search"]
+    assert "state_update" not in names and "working_state_start" not in names  # compact
     search = next(tool for tool in listed.tools if tool.name == "memory_search")
     assert search.annotations is not None and search.annotations.read_only_hint is True
     assert search.input_schema["properties"]["query"]["type"] == "string"
+    for tool in listed.tools:
+        assert tool.output_schema is not None, tool.name
+        assert tool.output_schema["properties"]["ok"]["type"] == "boolean"
+    assert search.output_schema is not None
+    assert search.output_schema["properties"]["hits"]["items"]["properties"]["path"]
 
     saved = await client.call_tool(
         "memory_save", {"content": "Dana keeps the release checklist", "tags": ["ops"]}
@@ -70,6 +134,9 @@ async def _one_session(client: Client) -> None:
         {"path": hit["path"], "from_line": hit["lines"][0], "to_line": hit["lines"][1]},
     )
     assert "Dana keeps the release checklist" in _payload(got)["text"]
+    # not offered, still served: a model that learned the longer list is answered
+    state = await client.call_tool("state_update", {"key": "deploy", "text": "staging green"})
+    assert not state.is_error and _payload(state)["store"] == "state.md"
 
     refused = await client.call_tool("memory_save", {"content": ["one", "two"]})
     assert refused.is_error
@@ -79,11 +146,16 @@ async def _one_session(client: Client) -> None:
 
 
 def test_stdio_session_with_the_real_client(folder: Path) -> None:
+    """The 2026 protocol over stdio; the session is recorded as a chat activity, ended
+    when the client closed the server's input."""
     params = StdioServerParameters(
         command=SERVE[0], args=[*SERVE[1:], "--dir", str(folder)], env=_env()
     )
     _run(_one_session, params)
     assert "Dana keeps the release checklist" in (folder / "knowledge.md").read_text()
+    [activity] = _recalled(folder)
+    _check_recorded(activity)
+    assert activity["logs"][0]["metadata"]["transport"] == "stdio"
 
 
 def test_stdio_resources_and_prompt(folder: Path) -> None:
@@ -144,41 +216,85 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-@pytest.fixture
-def http_server(folder: Path) -> Iterator[Callable[..., str]]:
-    """Start ``memdir serve --http`` and return its URL once it answers."""
-    started: list[subprocess.Popen[bytes]] = []
+class Served(NamedTuple):
+    url: str
+    said: str
+    """what the server printed on stderr until it said it listens"""
+    process: subprocess.Popen[str]
 
-    def start(*extra: str) -> str:
+
+@pytest.fixture
+def http_server(folder: Path) -> Iterator[Callable[..., Served]]:
+    """Start ``memdir serve --http``; return once it says, on stderr, where it listens."""
+    started: list[tuple[subprocess.Popen[str], threading.Thread]] = []
+
+    def start(*extra: str) -> Served:
         port = _free_port()
         args = [*SERVE, "--dir", str(folder), "--http", "--port", str(port), *extra]
-        process = subprocess.Popen(args, env=_env(), stderr=subprocess.PIPE)
-        started.append(process)
+        process = subprocess.Popen(args, env=_env(), stderr=subprocess.PIPE, text=True)
+        lines: queue.Queue[str] = queue.Queue()
+        stderr = process.stderr
+        assert stderr is not None
+        reader = threading.Thread(target=lambda: [lines.put(x) for x in stderr], daemon=True)
+        reader.start()
+        started.append((process, reader))
+        said = ""
         deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if process.poll() is not None:
-                raise AssertionError(process.stderr.read().decode() if process.stderr else "")
+        while "Ctrl-C stops it" not in said:
             try:
-                with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                    return f"http://127.0.0.1:{port}/mcp"
-            except OSError:
-                time.sleep(0.1)
-        raise AssertionError("the server did not start")
+                said += lines.get(timeout=0.2)
+            except queue.Empty:
+                if process.poll() is not None or time.monotonic() > deadline:
+                    raise AssertionError(f"the server did not start: {said}") from None
+        with socket.create_connection(("127.0.0.1", port), timeout=5):  # it does listen
+            pass
+        return Served(f"http://127.0.0.1:{port}/mcp", said, process)
 
     yield start
-    for process in started:
+    for process, reader in started:
         process.terminate()
         process.wait(timeout=20)
+        reader.join(timeout=20)
         if process.stderr:
             process.stderr.close()
 
 
-def test_http_session_with_the_real_client(http_server: Callable[..., str]) -> None:
-    _run(_one_session, http_server())
+def test_http_session_with_the_real_client(
+    http_server: Callable[..., Served], folder: Path
+) -> None:
+    """The 2025 protocol, as Claude Code speaks it: the session's activity ends when the
+    client deletes the session, with the server still running; a server that starts
+    meanwhile on the folder leaves the live session alone."""
+    served = http_server()
+    assert served.said == (
+        f"memdir: serving the folder {folder} over MCP at {served.url}\n"
+        "memdir: no token is required (only this machine can connect: --token sets one); "
+        "Ctrl-C stops it\n"
+    )
+
+    async def session(client: Client) -> None:
+        await _one_session(client)
+        with memdir.open(folder, embedder="none") as memory:  # another server starts
+            SessionRecorder(memory, "stdio").close()
+        [live] = _recalled(folder)
+        _check_recorded(live, ended=False)
+
+    _run(session, served.url, mode="legacy")
+    [activity] = _recalled(folder)
+    _check_recorded(activity)
+    assert activity["logs"][0]["metadata"]["transport"] == "http"
+    assert served.process.poll() is None  # ended by the client's DELETE, not a shutdown
 
 
-def test_http_with_a_token_refuses_requests_without_it(http_server: Callable[..., str]) -> None:
-    url = http_server("--token", "s3cret")
+def test_http_with_a_token_refuses_requests_without_it(
+    http_server: Callable[..., Served], folder: Path
+) -> None:
+    """Also: a server killed mid-session leaves its activity open, and the next server
+    to start ends it, as ended (not failed), with the calls it had."""
+    served = http_server("--token", "s3cret")
+    url = served.url
+    assert "memdir: a token is required: send 'Authorization: Bearer <token>'" in served.said
+    assert "s3cret" not in served.said
     response = httpx2.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
     assert response.status_code == 401
     wrong = httpx2.post(url, json={}, headers={"Authorization": "Bearer nope"})
@@ -192,8 +308,19 @@ def test_http_with_a_token_refuses_requests_without_it(http_server: Callable[...
         ):
             saved = await client.call_tool("memory_save", {"content": "Token works"})
             assert not saved.is_error
+            served.process.send_signal(signal.SIGKILL)
+            served.process.wait(timeout=20)
 
     anyio.run(main)
+    [open_one] = _recalled(folder)
+    assert open_one["endedAt"] is None and open_one["totalTools"] == 1
+    with memdir.open(folder, embedder="none") as memory:  # the next start
+        SessionRecorder(memory, "stdio").close()
+    [ended] = _recalled(folder)
+    assert ended["endedAt"] is not None and ended["success"] is True
+    assert ended["summary"].endswith("The server stopped before the session ended.")
+    assert "memory_save" in ended["keywords"]
+    assert not list((folder / ".memdir" / "mcp").iterdir())  # no lock left behind
 
 
 def test_http_beyond_loopback_requires_a_token(folder: Path) -> None:
@@ -249,3 +376,56 @@ def test_the_server_keeps_the_folder_tidy_by_itself(folder: Path) -> None:
     _run(session, StdioServerParameters(command=SERVE[0], args=args, env=_env()))
     with memdir.open(folder, embedder="hashing") as memory:
         assert memory.history.search("dream")
+
+
+# -- the session recorder, without a server ------------------------------------------------
+
+
+def test_an_http_session_idle_past_the_timeout_is_ended(memory: memdir.Memory) -> None:
+    """Two sessions of one client are two activities; one idle past the timeout ends, the
+    other goes on; stopping the server ends the rest."""
+    now = [0.0]
+    sessions = SessionRecorder(memory, "http", idle_seconds=60, monotonic=lambda: now[0])
+    ok = {"ok": True, "status": "ok", "store": "knowledge.md"}
+    client = ("test-host", "1.2")
+    sessions.call("http:a", client, "memory_save", {"content": "x"}, lambda: ok)
+    sessions.call("http:b", client, "memory_save", {"content": "y"}, lambda: ok)
+    now[0] = 45.0
+    sessions.call("http:b", client, "memory_get", {"path": "knowledge.md"}, lambda: ok)
+    now[0] = 61.0
+    sessions.end_idle()
+    assert sessions.sessions() == ["http:b"]
+    chats = {a.id: a for a in memory.history.recent(10, type="chat")}
+    assert sorted(a.ended_at is not None for a in chats.values()) == [False, True]
+    sessions.close()
+    assert all(a.ended_at is not None for a in memory.history.recent(10, type="chat"))
+    assert sorted(a.total_tools for a in memory.history.recent(10, type="chat")) == [1, 2]
+
+
+def test_a_call_runs_where_nothing_can_be_recorded(tmp_path: Path) -> None:
+    """The vault layout keeps no history: the calls run, unrecorded."""
+    memdir.init(tmp_path / "v", layout="vault")
+    with memdir.open(tmp_path / "v", embedder="none") as memory:
+        sessions = SessionRecorder(memory, "stdio")
+        result = sessions.call("stdio", None, "memory_get", {}, lambda: {"ok": True})
+        assert result == {"ok": True} and sessions.history is None
+        sessions.close()
+    assert not (tmp_path / "v" / ".memdir" / "history.db").exists()
+
+
+def test_the_log_keeps_no_secret_and_no_long_text() -> None:
+    key = "sk-proj-" + "a1B2c3D4e5F6g7H8i9J0" * 2 + "T3BlbkFJ" + "k1L2m3N4o5P6q7R8s9T0"
+    shown = summarise_arguments(
+        {
+            "content": f"Deploy with OPENAI_API_KEY={key} tonight",
+            "text": "word " * 2000,
+            "tags": [str(n) for n in range(9)],
+            "fields": {"a": {"b": {"c": "deep"}}},
+            "k": 3,
+        }
+    )
+    assert key not in json.dumps(shown) and "redacted" in shown["content"]
+    assert shown["content"].startswith("Deploy with OPENAI_API_KEY=")
+    assert shown["text"].endswith("... (10,000 characters)") and len(shown["text"]) < 160
+    assert shown["tags"] == ["0", "1", "2", "3", "4", "... 4 more"]
+    assert shown["fields"] == {"a": {"b": "<dict>"}} and shown["k"] == 3

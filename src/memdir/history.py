@@ -539,6 +539,18 @@ class History:
         return found
 
     @_guarded
+    def unended(self, type: str | None = None) -> list[Activity]:
+        """Activities started and not ended, oldest first: running, or left open by a
+        process that died (the MCP server ends its own at its next start)."""
+        clauses, params = self._filters(type, None, None, None)
+        sql = (
+            f"SELECT {_ACTIVITY_COLUMNS} FROM agent_activities WHERE ended_at IS NULL "
+            f"AND {clauses} ORDER BY started_at, rowid"
+        )
+        with self._lock:
+            return [_activity(row) for row in self.db.execute(sql, params)]
+
+    @_guarded
     def get(self, activity_id: str) -> ActivityDetail | None:
         """One activity with its ordered event logs (recall_activity get)."""
         with self._lock:

@@ -7,7 +7,13 @@ its hints (read-only, destructive, idempotent), and every call goes through
 model can read (``isError`` set), never a protocol error.
 
 Resources: ``memdir://notebook``, ``memdir://context`` (the boot context) and
-any memory file as ``memdir://file/{path}``. Prompt: ``boot_context``.
+any memory file as ``memdir://file/{path}``. Prompt: ``boot_context``. Each tool
+lists its result's schema (``outputSchema``); the tools listed are those the
+manifest's ``[tools]`` offers, and any tool the folder serves can be called.
+
+Each client session's calls are recorded in the activity history as a ``chat``
+activity (``memdir.mcp_sessions``), so ``recall_activity`` and ``memdir recall``
+have something to recall under hosts that never start an activity themselves.
 
 One server serves one memory folder (``--dir`` or ``--agent``): nothing it does
 can reach outside it, except a shared vault the folder's manifest mounts.
@@ -20,6 +26,7 @@ from __future__ import annotations
 import hmac
 import json
 import logging
+import sys
 from collections.abc import Awaitable, Callable, MutableMapping
 from pathlib import Path
 from typing import Any
@@ -32,6 +39,7 @@ from memdir import __version__
 from memdir.context import PROFILES
 from memdir.errors import MemdirError
 from memdir.maintain.background import Housekeeper
+from memdir.mcp_sessions import IDLE_SECONDS, SessionRecorder
 from memdir.memory import Memory, open_memory
 from memdir.tools import Tools
 
@@ -62,7 +70,16 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 class MemdirMCP(MCPServer[Any]):
     """An MCPServer whose tools come from memdir's registry rather than Python signatures."""
 
-    def __init__(self, memory: Memory, *, legacy_tools: bool = False) -> None:
+    def __init__(
+        self,
+        memory: Memory,
+        *,
+        legacy_tools: bool = False,
+        transport: str = "stdio",
+        idle_seconds: float | None = None,
+    ) -> None:
+        """``transport`` and ``idle_seconds`` say what a client session is, for the
+        history (``SessionRecorder``): over stdio, the process's one client."""
         super().__init__(
             name="memdir",
             title="memdir",
@@ -74,6 +91,7 @@ class MemdirMCP(MCPServer[Any]):
         self.memory = memory
         self.tools = Tools(memory)
         self.legacy_tools = legacy_tools
+        self.sessions = SessionRecorder(memory, transport, idle_seconds=idle_seconds)
         _add_resources(self, memory)
 
     async def list_tools(self) -> list[types.Tool]:
@@ -87,13 +105,57 @@ class MemdirMCP(MCPServer[Any]):
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
     ) -> types.CallToolResult:
-        result = self.tools.call(name, arguments)
+        key, client = _session_of(context, self.sessions.transport)
+        result = self.sessions.call(
+            key, client, name, arguments, lambda: self.tools.call(name, arguments)
+        )
         text = json.dumps(result, ensure_ascii=False, indent=1)
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=text)],
             structured_content=result,
             is_error=not result.get("ok", False),
         )
+
+
+def _session_of(
+    context: Context[Any, Any] | None, transport: str
+) -> tuple[str, tuple[str, str] | None]:
+    """Which client session a call belongs to, and the client's (name, version): over
+    HTTP the ``Mcp-Session-Id`` (2025 protocol) or else the client itself (2026: each
+    request stands alone); over stdio the process's one client."""
+    client: tuple[str, str] | None = None
+    try:
+        request = context.request_context if context is not None else None
+    except ValueError:  # called outside a request (in-process use)
+        request = None
+    if request is not None:
+        params = request.session.client_params
+        info = params.client_info if params is not None else None
+        if info is not None:
+            client = (info.name, info.version)
+        headers = getattr(request.request, "headers", None)
+        session_id = headers.get(SESSION_HEADER) if headers is not None else None
+        if session_id:
+            return f"http:{session_id}", client
+    if transport == "http" and client is not None:
+        return f"client:{client[0]}/{client[1]}", client
+    return transport, client
+
+
+SESSION_HEADER = "mcp-session-id"
+
+
+def session_ends(app: ASGIApp, sessions: SessionRecorder) -> ASGIApp:
+    """End a session's activity when its client deletes it (``DELETE /mcp``)."""
+
+    async def watched(scope: Scope, receive: Receive, send: Send) -> None:
+        await app(scope, receive, send)
+        if scope["type"] == "http" and scope.get("method") == "DELETE":
+            given = dict(scope.get("headers") or []).get(SESSION_HEADER.encode(), b"")
+            if given:
+                sessions.end(f"http:{given.decode('latin-1')}")
+
+    return watched
 
 
 def _add_resources(server: MCPServer[Any], memory: Memory) -> None:
@@ -150,9 +212,14 @@ def _add_resources(server: MCPServer[Any], memory: Memory) -> None:
         return memory.context(profile=profile, query=query or None).text
 
 
-def build_server(folder: str | Path, *, legacy_tools: bool = False) -> MemdirMCP:
+def build_server(
+    folder: str | Path, *, legacy_tools: bool = False, transport: str = "stdio"
+) -> MemdirMCP:
     """The MCP server for the memory folder at ``folder``."""
-    return MemdirMCP(open_memory(folder), legacy_tools=legacy_tools)
+    idle = IDLE_SECONDS if transport == "http" else None
+    return MemdirMCP(
+        open_memory(folder), legacy_tools=legacy_tools, transport=transport, idle_seconds=idle
+    )
 
 
 def bearer_guard(app: ASGIApp, token: str) -> ASGIApp:
@@ -190,7 +257,11 @@ def http_app(server: MemdirMCP, *, host: str = "127.0.0.1", token: str | None = 
             f"serving on {host} exposes this memory beyond this machine: give --token "
             "(or set MEMDIR_TOKEN), and send it as 'Authorization: Bearer <token>'"
         )
-    app: ASGIApp = server.streamable_http_app(host=host)
+    # the SDK forgets an idle session when the history ends its activity
+    idle = server.sessions.idle_seconds or IDLE_SECONDS
+    app: ASGIApp = session_ends(
+        server.streamable_http_app(host=host, session_idle_timeout=idle), server.sessions
+    )
     return bearer_guard(app, token) if token else app
 
 
@@ -203,10 +274,12 @@ def serve(
     token: str | None = None,
     legacy_tools: bool = False,
     maintain_every: float = DEFAULT_MAINTAIN_EVERY,
+    agent: str | None = None,
 ) -> None:
     """Run the server until the client goes away (stdio) or the process is stopped (HTTP),
-    with ``memdir maintain`` every ``maintain_every`` seconds beside it (0: never)."""
-    server = build_server(folder, legacy_tools=legacy_tools)
+    with ``memdir maintain`` every ``maintain_every`` seconds beside it (0: never). Over
+    HTTP, once it listens, it says where on stderr (``agent``: the folder is that agent's)."""
+    server = build_server(folder, legacy_tools=legacy_tools, transport="http" if http else "stdio")
     keeper = Housekeeper(server.memory.root, maintain_every) if maintain_every > 0 else None
     if keeper is not None:
         keeper.start()
@@ -214,14 +287,46 @@ def serve(
         if not http:
             server.run("stdio")
             return
-        import uvicorn
-
         app = http_app(server, host=host, token=token)
-        uvicorn.run(app, host=host, port=port, log_level="warning")
+
+        def listening(bound: int) -> None:
+            said = announcement(server.memory.root, host, bound, token=bool(token), agent=agent)
+            print(said, file=sys.stderr, flush=True)
+
+        _run_http(app, host, port, listening)
     finally:
         if keeper is not None:
             keeper.stop()
+        server.sessions.close()
         server.memory.close()
+
+
+def announcement(root: Path, host: str, port: int, *, token: bool, agent: str | None = None) -> str:
+    """What ``memdir serve --http`` prints once it listens: where, what, and the token."""
+    shown = f"[{host}]" if ":" in host else host
+    served = f"agent {agent}'s folder {root}" if agent else f"the folder {root}"
+    if token:
+        guard = "a token is required: send 'Authorization: Bearer <token>' (--token, MEMDIR_TOKEN)"
+    else:
+        guard = "no token is required (only this machine can connect: --token sets one)"
+    return (
+        f"memdir: serving {served} over MCP at http://{shown}:{port}/mcp\n"
+        f"memdir: {guard}; Ctrl-C stops it"
+    )
+
+
+def _run_http(app: ASGIApp, host: str, port: int, listening: Callable[[int], None]) -> None:
+    """uvicorn, telling ``listening`` the port once the socket is bound (not before: a
+    port in use fails first, with uvicorn's own error)."""
+    import uvicorn
+
+    class Server(uvicorn.Server):
+        async def startup(self, sockets: Any = None) -> None:
+            await super().startup(sockets)
+            if self.started:
+                listening(int(self.servers[0].sockets[0].getsockname()[1]))
+
+    Server(uvicorn.Config(app, host=host, port=port, log_level="warning")).run()
 
 
 def host_config(folder: Path | None = None, agent: str | None = None) -> dict[str, Any]:

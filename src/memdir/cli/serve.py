@@ -1,6 +1,8 @@
 """``memdir serve``: the MCP server over one memory folder (stdio, or streamable HTTP).
 
 Over stdio, stdout is the protocol channel: this command prints nothing there.
+Over HTTP it says on stderr, once it listens, the URL, the folder it serves and
+whether a token is required (never the token).
 The server module is imported only here, so every other command runs without it.
 """
 
@@ -85,4 +87,5 @@ def serve(
         token=token,
         legacy_tools=legacy_tools,
         maintain_every=maintain_every,
+        agent=agent,
     )
