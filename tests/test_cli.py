@@ -65,11 +65,15 @@ def test_installed_console_script(tmp_path: Path) -> None:
     assert "created STATE.md" in lines(result.stdout)
     assert (tmp_path / "mem" / "vault").is_dir()
 
-    # The vault layout has no knowledge.md: an error naming the manifest, exit 1.
+    # The vault layout has no knowledge.md: an error naming the manifest and what serves
+    # instead, exit 1.
     refused = run("save", "Deploys happen on Tuesdays", "-d", tmp_path / "mem", script=script)
     assert (refused.returncode, refused.stdout) == (1, "")
     manifest = tmp_path / "mem" / MANIFEST_NAME
-    assert refused.stderr == f"error: {manifest} declares no layer with store = 'knowledge'\n"
+    assert refused.stderr == (
+        f"error: {manifest} declares no layer with store = 'knowledge'; this vault layout "
+        "keeps facts in cards: memdir card write TITLE TEXT\n"
+    )
 
     assert run("init", tmp_path / "default", script=script).returncode == 0
     saved = run("save", "Deploys happen on Tuesdays", "--json", "-d", tmp_path / "default",
@@ -210,10 +214,13 @@ def test_commands_are_registered() -> None:
         "init", "status", "agents", "serve", "demo", "search", "get", "save", "update",
         "notebook", "state", "touch", "decay", "creative", "moc", "rotate", "lessons",
         "ingest", "recall", "history", "sessions", "context", "budget", "reindex", "doctor",
-        "backup", "dream", "maintain",
+        "backup", "dream", "maintain", "card", "journal", "work", "intel",
     }  # fmt: skip
     assert set(TOP_LEVEL) == expected
     subcommands = {"notebook set", "notebook clear", "state set", "state remove"}
+    subcommands |= {f"card {sub}" for sub in ("write", "show", "list", "links", "history")}
+    subcommands |= {"journal append", "journal show", "intel add", "intel show"}
+    subcommands |= {f"work {sub}" for sub in ("start", "finish", "spawn", "result", "show")}
     subcommands |= {f"{group} {sub}" for group in ("recall", "history") for sub in
                     ("list", "search", "get", "export")}  # fmt: skip
     assert subcommands <= set(COMMANDS)

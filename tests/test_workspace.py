@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable, Iterator
-from datetime import date
+from datetime import UTC, date, datetime
 from pathlib import Path
 from string import Template
 
@@ -48,15 +49,20 @@ def read(m: Memory, which: dict[str, str]) -> str:
     return (m.root / which[m.manifest.layout]).read_text(encoding="utf-8")
 
 
-def rendered(layout: str, *lists: list[str], day: str = "2026-11-30") -> str:
-    """The working-state file (Right Now, Done, Pending) as each layout writes it at 10:00."""
+def rendered(
+    layout: str, *lists: list[str], day: str = "2026-11-30", spawned: tuple[str, ...] = ()
+) -> str:
+    """The working-state file (Right Now, Done, Pending) as each layout writes it at 10:00;
+    ``spawned``: the labels whose spawn moment (10:00) the Pending section records."""
+    moments = "; ".join(f"spawned.{label}: {day}T10:00:00Z" for label in spawned)
     if layout == "workspace":
         title, heads = "# Working State", ["Right Now", "Today's Done List", "Pending"]
-        metas = ["", f"<!-- day: {day} -->", ""]
+        metas = ["", f"<!-- day: {day} -->", f"<!-- {moments} -->" if moments else ""]
     else:
         title, heads, meta = "# Notebook", ["right-now", "done", "pending"], "managed: system"
         meta += f"; updated: {day}T10:00:00Z"
-        metas = [f"<!-- {meta} -->", f"<!-- {meta}; day: {day} -->", f"<!-- {meta} -->"]
+        pending = f"{meta}; {moments}" if moments else meta
+        metas = [f"<!-- {meta} -->", f"<!-- {meta}; day: {day} -->", f"<!-- {pending} -->"]
     blocks = []
     for head, meta_line, items, bullet in zip(
         heads, metas, lists, ["- ", "- [x] ", "- "], strict=True
@@ -92,7 +98,9 @@ def test_spawn_and_results_mark_what_was_verified(mem: Memory) -> None:
         "Sub-agent dec-007 spawned at 10:00 for API work",
         "Sub-agent dec-008 spawned at 10:00 for docs",
     ]
-    assert read(mem, WORKSTATE) == rendered(layout, waiting, [], pending)
+    assert read(mem, WORKSTATE) == rendered(
+        layout, waiting, [], pending, spawned=("dec-007", "dec-008")
+    )
     assert ws.result("dec-007", "client written", verified=True).ok
     assert ws.result("dec-008", "docs published", verified=False).ok
     done = [
@@ -154,6 +162,129 @@ def test_a_result_matches_the_whole_label(mem: Memory) -> None:
     view = mem.workstate.view()
     assert view.pending == ["Sub-agent research-2 spawned at 10:00 for pricing scan"]
     assert view.right_now == ["Waiting on sub-agent research-2 for pricing scan"]
+
+
+# -- a sub-agent's files, checked on disk (never trust its narrative) -----------------
+
+SPAWN = datetime(2026, 11, 30, 10, 0, tzinfo=UTC).timestamp()  # the fake clock's now
+
+
+def produced(path: Path, text: str = "done\n", *, at: float = SPAWN + 300) -> str:
+    """A file a sub-agent wrote, last modified ``at`` (five minutes after the spawn)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    os.utime(path, (at, at))
+    return str(path)
+
+
+def test_a_result_whose_files_all_hold_is_verified(mem: Memory, tmp_path: Path) -> None:
+    assert mem.workstate.spawn("dec-007", "API work").ok
+    inside = produced(mem.root / "out" / "client.py")
+    outside = produced(tmp_path / "project" / "README.md")  # the project, not the memory
+    result = mem.workstate.result(
+        "dec-007", "client written", verified=False, files=["out/client.py", outside]
+    )
+    assert result.ok, result.reason
+    assert result.notes == (
+        "verified: all 2 files exist, are not empty and were modified after the spawn",
+    )
+    assert mem.workstate.view().done == [
+        "Sub-agent dec-007: client written (verified on the filesystem: 2 files) (2026-11-30 10:00)"
+    ]
+    assert "spawned." not in read(mem, WORKSTATE)  # the moment goes with the pending line
+    assert Path(inside).read_text() == "done\n"
+
+
+def test_each_file_that_fails_is_named_with_its_check(mem: Memory, tmp_path: Path) -> None:
+    assert mem.workstate.spawn("dec-007", "API work").ok
+    assert mem.workstate.spawn("dec-008", "docs").ok
+    produced(mem.root / "out" / "ok.md")
+    produced(mem.root / "out" / "empty.md", "")
+    produced(mem.root / "out" / "stale.md", at=SPAWN - 60)  # from before the spawn
+    (mem.root / "out" / "folder").mkdir()
+    files = ["out/ok.md", "out/missing.md", "out/empty.md", "out/stale.md", "out/folder"]
+    result = mem.workstate.result("dec-007", "all five written", verified=True, files=files)
+    assert result.ok, result.reason
+    assert result.notes == (
+        "recorded as UNVERIFIED: 4 of 5 files failed a check",
+        "out/missing.md does not exist",
+        "out/empty.md is empty (0 bytes)",
+        "out/stale.md was last modified at 2026-11-30T09:59:00Z, before the spawn at "
+        "2026-11-30T10:00:00Z",
+        "out/folder is not a file (name the files in a folder one by one)",
+    )
+    assert mem.workstate.view().done == [
+        "Sub-agent dec-007: all five written (UNVERIFIED: out/missing.md does not exist; "
+        "out/empty.md is empty (0 bytes); out/stale.md was last modified at "
+        "2026-11-30T09:59:00Z, before the spawn at 2026-11-30T10:00:00Z; and 1 more) "
+        "(2026-11-30 10:00)"
+    ]
+    # the other sub-agent keeps its moment
+    assert mem.workstate.view().pending == ["Sub-agent dec-008 spawned at 10:00 for docs"]
+    assert "spawned.dec-008: 2026-11-30T10:00:00Z" in read(mem, WORKSTATE)
+    assert "spawned.dec-007" not in read(mem, WORKSTATE)
+
+
+def test_a_file_written_in_the_spawns_second_passes(mem: Memory) -> None:
+    assert mem.workstate.spawn("dec-007", "API work").ok
+    produced(mem.root / "a.md", at=SPAWN + 0.4)
+    result = mem.workstate.result("dec-007", "written", verified=False, files=["a.md"])
+    assert result.notes == ("verified: a.md exists, is not empty and was modified after the spawn",)
+
+
+def test_a_spawn_with_no_recorded_moment_is_not_verified(mem: Memory) -> None:
+    """A Pending line written by hand (or before memdir recorded the moment)."""
+    mem.workstate.start("Waiting on sub-agent old-1 for scraping")
+    path = mem.root / WORKSTATE[mem.manifest.layout]
+    assert path.read_text().endswith("## Pending\n" if "memory/" in str(path) else "-->\n")
+    with path.open("a") as file:  # Pending is the file's last section
+        file.write("- Sub-agent old-1 spawned at 9am\n")
+    assert mem.workstate.view().pending == ["Sub-agent old-1 spawned at 9am"]
+    produced(mem.root / "scrape.json")
+    result = mem.workstate.result("old-1", "scraped", verified=True, files=["scrape.json"])
+    assert result.ok and result.notes[1] == (
+        "scrape.json cannot be shown newer than the spawn (its time is not recorded)"
+    )
+    assert "(UNVERIFIED: scrape.json cannot be shown" in mem.workstate.view().done[0]
+
+
+def test_a_label_given_in_another_case_finds_its_moment(mem: Memory) -> None:
+    assert mem.workstate.spawn("Dec-007", "API work").ok
+    produced(mem.root / "a.md")
+    result = mem.workstate.result("dec-007", "written", verified=False, files=["a.md"])
+    assert result.notes[0].startswith("verified: a.md exists")
+
+
+def test_verified_without_files_is_the_callers_word(mem: Memory) -> None:
+    mem.workstate.spawn("dec-007", "API work")
+    result = mem.workstate.result("dec-007", "done", verified=True)
+    assert result.notes == (
+        "verified on your word: name the files it produced and memdir checks them on disk",
+    )
+    assert (
+        mem.workstate.view()
+        .done[0]
+        .endswith("done (verified on the filesystem) (2026-11-30 10:00)")
+    )
+
+
+@pytest.mark.parametrize(
+    ("files", "reason"),
+    [
+        ("out/a.md", "files must be a list of paths"),
+        ([3], "a file path must be a string, not int"),
+        (["out/\x00a.md"], "a file path holds a control character"),
+        (["out/a.md\nout/b.md"], "is not a path: give each file as one line"),
+        (["  "], "is not a path"),
+        ([f"f{n}" for n in range(101)], "name at most 100 files"),
+    ],
+)
+def test_bad_files_are_refused_and_change_nothing(mem: Memory, files: object, reason: str) -> None:
+    mem.workstate.spawn("dec-007", "API work")
+    before = snapshot(mem.root)
+    result = mem.workstate.result("dec-007", "done", verified=True, files=files)  # type: ignore[arg-type]
+    assert not result.ok and reason in (result.reason or ""), result.reason
+    assert snapshot(mem.root) == before
 
 
 def test_the_working_state_does_not_use_the_agent_notebook_slots(memory: Memory) -> None:

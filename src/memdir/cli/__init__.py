@@ -4,7 +4,8 @@ One typer app (``app``, in ``_common``) that each module adds its commands to:
 
 - ``setup``: init, status, agents, demo; ``serve``: the MCP server
 - ``memories``: search, get, save, update; ``notebook``: notebook, state
-- ``vault``: touch, decay, creative, moc, lessons, rotate
+- ``vault``: touch, decay, creative, moc, lessons, rotate; ``cards``: card
+- ``workspace``: journal, work, intel
 - ``episodes``: recall (alias history), sessions, ingest
 - ``maintain``: context, budget, reindex, doctor, backup; ``consolidate``: dream, maintain
 - ``reference``: the help of every command as markdown, for docs/cli.md
@@ -42,7 +43,8 @@ def _root(
     """
 
 
-from memdir.cli import setup, serve, memories, notebook, vault, episodes, maintain, consolidate  # noqa: E402, F401, I001
+from memdir.cli import setup, serve, memories, notebook, vault, cards, workspace  # noqa: E402, F401, I001
+from memdir.cli import episodes, maintain, consolidate  # noqa: E402, F401, I001
 
 
 def main() -> None:

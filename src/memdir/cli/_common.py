@@ -31,7 +31,9 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
-from memdir.errors import MemdirError
+from memdir.cli.helpfmt import HelpGroup
+from memdir.cli.hints import with_hint
+from memdir.errors import LayerNotConfigured, MemdirError
 from memdir.home import resolve_folder
 from memdir.index.search import Hit
 from memdir.memory import Memory, open_memory
@@ -40,8 +42,9 @@ from memdir.results import WriteResult
 
 app = typer.Typer(
     name="memdir",
+    cls=HelpGroup,
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,  # --install-completion, --show-completion (typer's, for each shell)
     pretty_exceptions_enable=False,
     rich_markup_mode="rich",
 )
@@ -118,9 +121,13 @@ def folder_for(folder: Path | None, agent: str | None, *, create: bool = False) 
 
 @contextmanager
 def opened(folder: Path | None, agent: str | None) -> Iterator[Memory]:
-    """The memory folder, opened for one command and closed after it."""
+    """The memory folder, opened for one command and closed after it. A store the
+    folder has no layer for is an error that names the command serving it here."""
     with open_memory(folder_for(folder, agent)) as memory:
-        yield memory
+        try:
+            yield memory
+        except LayerNotConfigured as exc:
+            raise LayerNotConfigured(with_hint(str(exc), memory.manifest)) from exc
 
 
 _DEFAULTS = "memdir.defaults"

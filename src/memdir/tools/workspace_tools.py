@@ -242,7 +242,11 @@ def work_spawn(memory: Memory, args: dict[str, Any]) -> dict[str, Any]:
 
 
 def work_result(memory: Memory, args: dict[str, Any]) -> dict[str, Any]:
-    result = memory.workstate.result(args["label"], args["summary"], verified=args["verified"])
+    # The files are checked on disk (exists, not empty, newer than the spawn) by their
+    # stat alone; any failing one makes the result UNVERIFIED, named in its notes.
+    result = memory.workstate.result(
+        args["label"], args["summary"], verified=args["verified"], files=args.get("files")
+    )
     return _view(memory, write_result(result))
 
 
@@ -312,6 +316,10 @@ WORK_TOOLS = [
                 "label": string("The sub-agent's label.", min_length=1),
                 "summary": string("What it produced.", min_length=1),
                 "verified": boolean("True only if you checked the result yourself."),
+                "files": array_of_strings(
+                    "Files it says it produced (memory-folder relative, or absolute): each "
+                    "is checked on disk; the result is verified only if all pass."
+                ),
             },
             required=["label", "summary", "verified"],
         ),
