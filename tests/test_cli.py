@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -232,6 +233,56 @@ def test_every_command_has_help(command: str) -> None:
     assert result.exit_code == 0, result.output
     usage = next(line for line in lines(result.stdout) if line.startswith("Usage:"))
     assert f"memdir {command} [OPTIONS]" in usage
+    # No type placeholders beside flags and named arguments, no {ARG} in the usage line.
+    assert not re.search(r"<(bool|str|path|int range)>", result.stdout), result.stdout
+    assert "{" not in usage
+
+
+def test_help_paragraphs_are_reflowed_not_broken_at_the_source_width() -> None:
+    result = CliRunner().invoke(app, ["--help"], env={"COLUMNS": "120"})
+    text = (
+        "Every command that works on a memory folder takes --dir PATH (default: the current folder)"
+    )
+    assert text in result.stdout  # the docstring breaks after "current"
+    dream = CliRunner().invoke(app, ["dream", "--help"], env={"COLUMNS": "200"}).stdout
+    assert "promote themes into curated sections" in dream
+
+
+def test_a_long_choice_list_is_named_in_the_help() -> None:
+    result = CliRunner().invoke(app, ["init", "--help"], env={"COLUMNS": "200"})
+    assert "--layout  -l      LAYOUT" in result.stdout
+    assert "One of: default, notebook, vault, workspace." in result.stdout
+    short = CliRunner().invoke(app, ["search", "--help"], env={"COLUMNS": "200"}).stdout
+    assert "heartbeat|normal|deep" in short and "<heartbeat" not in short
+
+
+def test_shell_completion_script_and_completions() -> None:
+    """``memdir --show-completion [SHELL]`` prints the script ``--install-completion``
+    installs; the script calls memdir back, which completes commands and choices."""
+    script = console_script()
+    env = dict(os.environ, _TYPER_COMPLETE_TEST_DISABLE_SHELL_DETECTION="1")  # name the shell
+    shown = subprocess.run([script, "--show-completion", "bash"], capture_output=True,
+                           text=True, env=env, timeout=60)  # fmt: skip
+    assert shown.returncode == 0, shown.stderr
+    assert "complete -o default -F _memdir_completion memdir" in shown.stdout
+    assert "_MEMDIR_COMPLETE=complete_bash" in shown.stdout
+    zsh = subprocess.run([script, "--show-completion", "zsh"], capture_output=True, text=True,
+                         env=env, timeout=60)  # fmt: skip
+    assert zsh.returncode == 0 and "#compdef memdir" in zsh.stdout
+
+    def complete(words: str) -> list[str]:
+        env = dict(os.environ, COMP_WORDS=words, COMP_CWORD=str(len(words.split()) - 1),
+                   _MEMDIR_COMPLETE="complete_bash")  # fmt: skip
+        if words.endswith(" "):
+            env["COMP_CWORD"] = str(len(words.split()))
+        done = subprocess.run([script], capture_output=True, text=True, env=env, timeout=60)
+        assert done.returncode == 0, done.stderr
+        return done.stdout.split()
+
+    assert complete("memdir se") == ["serve", "search", "sessions"]
+    assert complete("memdir init --layout ") == ["default", "notebook", "vault", "workspace"]
+    root = CliRunner().invoke(app, ["--help"], env={"COLUMNS": "200"}).stdout
+    assert "--install-completion" in root and "--show-completion" in root
 
 
 def test_help_through_the_module_entry_point() -> None:

@@ -31,6 +31,7 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
+from memdir.cli.helpfmt import HelpGroup
 from memdir.cli.hints import with_hint
 from memdir.errors import LayerNotConfigured, MemdirError
 from memdir.home import resolve_folder
@@ -41,8 +42,9 @@ from memdir.results import WriteResult
 
 app = typer.Typer(
     name="memdir",
+    cls=HelpGroup,
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,  # --install-completion, --show-completion (typer's, for each shell)
     pretty_exceptions_enable=False,
     rich_markup_mode="rich",
 )
