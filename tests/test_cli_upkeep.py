@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import re
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,7 @@ import pytest
 from typer.testing import CliRunner, Result
 
 import memdir
-from memdir.cli import app
+from memdir.cli import _common, app
 
 CARD = "vault/alice-moreau.md"
 
@@ -172,9 +173,42 @@ def test_reindex(folder: Path) -> None:
     result = invoke(folder, "reindex")
     assert result.exit_code == 0, result.output
     data = ok_json(invoke(folder, "reindex", "--json"))
-    assert set(data) == {"files", "items", "seconds"}
+    assert set(data) == {"files", "items", "seconds", "read_seconds", "embed_seconds"}
     assert data["files"] > 0 and data["items"] > 0
     assert result.stdout.startswith(f"Reindexed {data['files']} files, {data['items']} items in ")
+
+
+def test_reindex_reports_the_time_of_the_reading_and_of_the_embedding(folder: Path) -> None:
+    """The time the user waited: the files read, then their texts embedded (the
+    report said the reading alone, 3 s of a 4-minute reindex)."""
+    data = ok_json(invoke(folder, "reindex", "--json"))
+    assert data["seconds"] == pytest.approx(data["read_seconds"] + data["embed_seconds"], abs=0.002)
+    assert 0 < data["read_seconds"] <= data["seconds"]
+    text = invoke(folder, "reindex").stdout
+    assert re.fullmatch(
+        rf"Reindexed {data['files']} files, {data['items']} items in \d+\.\d s "
+        r"\(reading \d+\.\d s, embedding \d+\.\d s\)\.\n",
+        text,
+    ), text
+
+
+def test_progress_off_a_terminal_is_a_line_every_few_seconds(
+    folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Off a terminal (here: CliRunner's pipe) no bar is drawn; a line says how far the
+    job is every PROGRESS_EVERY seconds (0 here: every step), on stderr only."""
+    quiet = invoke(folder, "reindex", "--json")  # a job shorter than the interval: nothing
+    assert (quiet.exit_code, quiet.stderr) == (0, "")
+    monkeypatch.setattr(_common, "PROGRESS_EVERY", 0.0)
+    result = invoke(folder, "reindex", "--json")
+    assert result.exit_code == 0, result.output
+    json.loads(result.stdout)  # stdout holds the JSON document only
+    found = [
+        re.fullmatch(r"rebuilding the index: ([\d,]+) of ([\d,]+) \((\d+)%\) after \d+ s", line)
+        for line in result.stderr.splitlines()
+    ]
+    assert found and all(found), result.stderr
+    assert any(m is not None and m.group(1) == m.group(2) and m.group(3) == "100" for m in found)
 
 
 def test_context_and_budget(folder: Path) -> None:

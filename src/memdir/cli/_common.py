@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import json
 import sys
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -151,11 +152,36 @@ def group_options(
     return folder, agent, as_json or group_json
 
 
+PROGRESS_EVERY = 5.0
+"""seconds between two progress lines when stderr is not a terminal (a pipe, a log)"""
+
+
 @contextmanager
 def progress(description: str) -> Iterator[Callable[[int, int], None]]:
-    """A progress bar on stderr (shown on a terminal only); yields ``step(done, total)``.
+    """Progress on stderr; yields ``step(done, total)``.
 
-    Until the first step it is an indeterminate bar with a spinner and the elapsed time."""
+    On a terminal, a bar (indeterminate, with a spinner and the elapsed time, until the
+    first step). Elsewhere (a pipe, CI, a log file), a line every ``PROGRESS_EVERY``
+    seconds, such as ``rebuilding the index: 1,200 of 5,000 (24%) after 10 s``; a job
+    shorter than that prints nothing."""
+    if not errors.is_terminal:  # rich would still end a bar with a blank line in a pipe
+        began = time.monotonic()
+        last = began
+
+        def line(done: int, total: int) -> None:
+            nonlocal last
+            now = time.monotonic()
+            if now - last < PROGRESS_EVERY:
+                return
+            last = now
+            share = f" ({100 * done // total}%)" if total else ""
+            errors.print(
+                f"{description}: {done:,} of {total:,}{share} after {now - began:.0f} s",
+                markup=False,
+            )
+
+        yield line
+        return
     columns = (
         SpinnerColumn(),
         TextColumn("{task.description}"),
