@@ -189,9 +189,6 @@ def progress(description: str) -> Iterator[Callable[[int, int], None]]:
         MofNCompleteColumn(),
         TimeElapsedColumn(),
     )
-    if not errors.is_terminal:  # rich would still end a bar with a blank line in a pipe
-        yield lambda done, total: None
-        return
     with Progress(*columns, console=errors, transient=True) as bar:
         task = bar.add_task(description, total=None)
 
