@@ -325,3 +325,34 @@ def test_memdir_home_falls_back_to_dot_memdir(
     else:
         monkeypatch.setenv("MEMDIR_HOME", "")
     assert memdir.memdir_home() == tmp_path / ".memdir"
+
+
+# Each rule memdir's validators check, broken once: the error is the validator's own
+# sentence (pydantic words it "Value error, ..."; memdir takes it from the exception).
+RULES = [
+    ('agent = "default"', 'agent = "-x"', "agent must be letters, digits"),
+    ("[layers.knowledge]", "[layers.Knowledge]", "layer name 'Knowledge' must be lowercase"),
+    ('paths = ["knowledge.md"]', 'paths = ["/k.md"]', "path '/k.md' must be relative"),
+    ('paths = ["knowledge.md"]', 'paths = ["../k.md"]', "path '../k.md' must not leave"),
+    ('paths = ["knowledge.md"]', 'paths = ["MEMORY.md"]', "MEMORY.md is legacy and read-only"),
+    ('paths = ["knowledge.md"]', 'paths = ["a.md", "b.md"]', "a knowledge layer has exactly"),
+    ('boot = "always"', 'boot = "always"\nmount = "x"', "only a vault layer can be mounted"),
+    ('boot = "always"', 'boot = "always"\ndays = 3', "days is for a journal layer"),
+    ('boot = "always"', 'boot = "always"\naudit = true', "an audit layer is a journal"),
+    ("notebook_max_agent_entries = 4", "memory_md_section_max_chars = 20000",
+     "memory_md_section_max_chars must not exceed"),
+    ("[limits]", "[decay]\nactive_days = 30\n\n[limits]", "tier days must satisfy"),
+    ("[layers.notebook]", "[layers.again]\nstore = \"knowledge\"\npaths = [\"k2.md\"]\n\n"
+     "[layers.notebook]", "layers 'knowledge' and 'again' both use store 'knowledge'"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("old", "new", "sentence"), RULES)
+def test_a_rule_is_reported_in_its_own_words(old: str, new: str, sentence: str) -> None:
+    text = BASE.replace(old, new, 1)
+    assert text != BASE
+    with pytest.raises(ManifestError) as caught:
+        parse_manifest(text)
+    message = str(caught.value)
+    assert "Value error" not in message and "validation error" not in message
+    assert re.search(r"^memdir\.toml:\d+: [\w.-]+: " + re.escape(sentence), message), message

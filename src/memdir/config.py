@@ -450,7 +450,9 @@ def parse_manifest(text: str, path: Path = Path(MANIFEST_NAME)) -> Manifest:
         elif isinstance(cause, _KeyedError):
             loc = (*loc, *cause.loc)
         key = ".".join(loc)
-        message = error["msg"]
+        # A validator's own sentence, from the exception it raised (pydantic's msg for it
+        # reads "Value error, ..."); pydantic's sentence for its own checks.
+        message = str(cause) if isinstance(cause, Exception) else error["msg"]
         if error["type"] == "extra_forbidden":
             message = "unknown key"
         elif error["type"] == "missing":
@@ -459,8 +461,6 @@ def parse_manifest(text: str, path: Path = Path(MANIFEST_NAME)) -> Manifest:
             got = error["input"]
             if not isinstance(got, dict):
                 message = f"{message} (got {got!r})"
-        if message.startswith("Value error, "):
-            message = message[len("Value error, ") :]
         raise ManifestError(path, message, line=locate_key(text, loc), key=key) from exc
 
 
