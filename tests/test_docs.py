@@ -31,6 +31,15 @@ def test_readme_api_example_runs_as_written(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "'ok': False" in done.stdout and "## Your Knowledge" in done.stdout
     assert "## Notebook" in done.stdout
+    # The state snapshot it sets shows where the specification loads it: the reflex profile.
+    assert "> - deploy: v2.1 rolling out, 60% done" in done.stdout
+
+
+def test_readme_shows_how_to_install_without_make() -> None:
+    readme = (ROOT / "README.md").read_text()
+    install = readme.split("## Install it", 1)[1].split("\n## ", 1)[0]
+    for line in ("pip install .", "pipx install .", "uv tool install .", "memdir serve"):
+        assert line in install, line
 
 
 def test_readme_shows_the_two_commands() -> None:
