@@ -43,7 +43,7 @@ def context(
         typer.Option(
             "--profile",
             help="What to load: reflex (no knowledge, few state lines), default, deep (a week "
-            "of journals) or heartbeat (adds HEARTBEAT.md).",
+            "or more of journals) or heartbeat (adds HEARTBEAT.md).",
         ),
     ] = Profile.default,
     query: Annotated[
