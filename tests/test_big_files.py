@@ -18,7 +18,8 @@ from tokenizers import BertWordPieceTokenizer, Tokenizer, models, pre_tokenizers
 import memdir
 from memdir.context.tokens import TokenizerFileCounter, chunks
 from memdir.index.embedders import HashingEmbedder, _vocab_path
-from memdir.index.search import SNIPPET_CHARS, _stem, snippet
+from memdir.index.words import SNIPPET_CHARS, snippet
+from memdir.index.words import stem as _stem
 from memdir.testing import FakeClock
 
 

@@ -157,7 +157,7 @@ def test_search_finds_a_saved_observation(folder: Path) -> None:
     result = memdir(folder, "search", "payments API", "-k", "1")
     assert result.exit_code == 0, result.output
     first, snippet = result.stdout.splitlines()
-    assert first.startswith(f"1. knowledge.md:4-6 {saved['key']} (observation, active, score ")
+    assert first.startswith(f"1. knowledge.md:4-6 {saved['key']} (observation, active tier, score ")
     assert snippet == "   The **payments** **API** allows 50 requests/s"
 
     hits = ok_json(memdir(folder, "search", "payments", "--kind", "observation", "--json"))
@@ -168,8 +168,56 @@ def test_search_finds_a_saved_observation(folder: Path) -> None:
 
 def test_search_with_no_hits(folder: Path) -> None:
     result = memdir(folder, "search", "zebra", "--kind", "card")
+    assert (result.exit_code, result.stdout) == (0, "No hits in any tier.\n")
+    result = memdir(folder, "search", "zebra", "--kind", "card", "--mode", "heartbeat")
     assert (result.exit_code, result.stdout) == (0, "No hits.\n")
     assert ok_json(memdir(folder, "search", "zebra", "--kind", "card", "--json")) == []
+
+
+def test_search_widens_to_an_imported_conversation(folder: Path) -> None:
+    (folder / "journal" / "2020-05-04.md").write_text(
+        "# 2020-05-04\n\n## user\nQuilla bought a sailboat named Wren.\n"
+    )
+    result = memdir(folder, "search", "Quilla's sailboat")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines() == [
+        "Nothing strong in the core, active and warm tiers: searched the cold and archive "
+        "tiers too (each hit names its tier).",
+        "1. journal/2020-05-04.md:3-4 user (journal, archive tier, score 0.550)",
+        "   **Quilla** bought a **sailboat** named Wren.",
+    ]
+
+
+def test_search_says_how_many_hits_wait_in_colder_tiers(folder: Path) -> None:
+    (folder / "journal" / "2020-05-04.md").write_text(
+        "# 2020-05-04\n\n## user\nThe sailboat Wren needs new sails.\n"
+    )
+    ok_json(memdir(folder, "save", "The sailboat Wren is for sale", "--json"))
+    result = memdir(folder, "search", "sailboat Wren")
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("1. knowledge.md:4-6 ") and "(observation, active tier" in lines[0]
+    assert lines[2:] == ["1 more in colder tiers (cold and archive): --mode deep shows them."]
+    as_json = memdir(folder, "search", "sailboat Wren", "--json")
+    assert [hit["tier"] for hit in json.loads(as_json.stdout)] == ["active"]
+    assert as_json.stderr == "1 more in colder tiers (cold and archive): --mode deep shows them.\n"
+    deep = memdir(folder, "search", "sailboat Wren", "--mode", "deep")
+    assert "(journal, archive tier" in deep.stdout and "colder" not in deep.stdout
+
+
+def test_an_empty_search_is_a_listing(folder: Path) -> None:
+    saved = ok_json(memdir(folder, "save", "The payments API allows 50 requests/s", "--json"))
+    result = memdir(folder, "search", "")
+    assert result.exit_code == 0, result.output
+    first, line, snippet = result.stdout.splitlines()
+    assert first == "Listing the most recent observations (an empty query matches nothing):"
+    assert re.fullmatch(
+        rf"1\. knowledge\.md:4-6 {saved['key']} \(observation, active tier, \d{{4}}-\d\d-\d\d\)",
+        line,
+    )
+    assert "score" not in result.stdout
+    listed = memdir(folder, "search", "", "--json")
+    assert "score" not in json.loads(listed.stdout)[0]
 
 
 # -- update --------------------------------------------------------------------------------

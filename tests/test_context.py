@@ -277,3 +277,26 @@ def test_days_belongs_to_a_recent_journal_layer() -> None:
         parse_manifest(text)
     assert layouts.manifest("default").layers["journal"].recent_days == 2
     assert layouts.manifest("vault").layers["daily"].recent_days == 8
+
+
+def test_the_query_slot_widens_to_old_history_and_names_each_tier(
+    mem: memdir.Memory, folder: Path
+) -> None:
+    (folder / "journal" / "2020-05-04.md").write_text(
+        "# 2020-05-04\n\n## user\nQuilla bought a sailboat named Wren.\n"
+    )
+    ctx = mem.context(query="Quilla's sailboat")
+    [hit] = [b for b in ctx.blocks if b.layer == "query"]
+    assert hit.text.startswith("### journal/2020-05-04.md:3-4 (journal, archive tier)\n")
+    assert "> Quilla bought a sailboat named Wren." in hit.text
+    # a heartbeat check keeps to core and active: it never widens
+    assert not [b for b in mem.context(query="Quilla's sailboat", profile="heartbeat").blocks
+                if b.layer == "query"]  # fmt: skip
+
+    mem.knowledge.save("Quilla sold the sailboat Wren in May.")
+    near = mem.context(query="Quilla sailboat Wren")
+    assert [b.source.split("#")[0] for b in near.blocks if b.layer == "query"] == ["knowledge.md"]
+    assert any(
+        x.source == "cold, archive" and x.reason.startswith("1 more hit in colder tiers")
+        for x in near.left_out
+    )

@@ -428,11 +428,6 @@ def test_a_real_export_imports_and_deep_search_finds_it(
     assert called["ok"] and called["hits"][0]["path"] == day
 
 
-@pytest.mark.xfail(
-    reason="needs search to widen to colder tiers when the normal radius has no strong hit "
-    "(issue 13, another change): an import from 2023 is archive tier",
-    strict=False,
-)
 @pytest.mark.parametrize("kind", ["chatgpt", "claude"])
 def test_a_plain_search_finds_an_old_import(fresh: Path, tmp_path: Path, kind: str) -> None:
     assert cli("ingest", export_file(tmp_path, kind, "zip"), "--dir", fresh).exit_code == 0

@@ -149,6 +149,8 @@ def test_modes_filter_by_tier(mem: memdir.Memory, clock: FakeClock, folder: Path
     core = "Zebra facts everyone should know"
     assert found("heartbeat") == {core, "zebra sighting active"}
     assert found("normal") == {core, "zebra sighting active", "zebra sighting warm"}
+    normal = mem.search("zebra", k=50)
+    assert not normal.widened and normal.colder == 2  # cold and old; never the archive folder
     assert found("deep") == {
         core,
         "zebra sighting active",
@@ -217,9 +219,11 @@ def test_a_selective_filter_still_finds_its_semantic_hits(folder: Path, clock: F
     (folder / "journal" / "2025-01-01.md").write_text(f"# 2025-01-01\n{old}")
     (folder / "journal" / "2026-11-29.md").write_text("# 2026-11-29\n\n## today\na tabby visited\n")
     memory.scan()
-    hits = memory.search("kitten fluffy")  # no keyword match anywhere: semantic only
+    hits = memory.search("kitten fluffy", mode="heartbeat")  # semantic only; never widens
     assert [hit.snippet for hit in hits] == ["a tabby visited"]
     assert hits[0].semantic == pytest.approx(0.7071, abs=1e-3)
+    # normal mode widens: the old notes match both words, the recent one only one
+    assert memory.search("kitten fluffy").widened
     deep = memory.search("kitten fluffy", mode="deep", k=5)
     assert all(hit.semantic == pytest.approx(1.0) for hit in deep)
 
@@ -232,3 +236,151 @@ def test_vectors_are_computed_once_per_text(mem: memdir.Memory) -> None:
     mem.knowledge.save("a second cat note")  # same text, one vector
     assert mem.index.ensure_vectors() == 1
     assert mem.index.ensure_vectors() == 0
+
+
+# -- widening to the colder tiers ----------------------------------------------------------
+
+
+def _journal_day(folder: Path, day: str, sections: dict[str, str]) -> None:
+    body = "".join(f"\n## {title}\n{text}\n" for title, text in sections.items())
+    (folder / "journal" / f"{day}.md").write_text(f"# {day}\n{body}")
+
+
+def test_imported_history_is_found_by_a_plain_search(
+    mem: memdir.Memory, folder: Path, clock: FakeClock
+) -> None:
+    # A conversation imported with its own date, 2025: archive tier, outside normal mode.
+    _journal_day(folder, "2025-03-02", {"chat": "Quilla bought a sailboat named Wren"})
+    mem.knowledge.save("The deploy freeze starts on Friday")  # fresh, unrelated
+    mem.scan()
+    hits = mem.search("Quilla's sailboat")
+    assert hits.widened and hits.colder is None
+    assert [(hit.path, hit.tier) for hit in hits] == [("journal/2025-03-02.md", "archive")]
+    assert hits.report() == {
+        "widened": ["cold", "archive"],
+        "note": "Nothing strong in the core, active and warm tiers: searched the cold and "
+        "archive tiers too (each hit names its tier).",
+    }
+    assert mem.search("Quilla's sailboat", mode="heartbeat") == []  # heartbeat never widens
+
+
+def test_widening_never_reaches_what_memdir_moved_to_the_archive(
+    mem: memdir.Memory, folder: Path
+) -> None:
+    gone = mem.knowledge.save("the quokka feeding happens on Mondays").key
+    mem.knowledge.update(mode="delete", ids=[gone])  # kept in the archive folder
+    assert mem.search("quokka feeding") == []
+    assert [h.kind for h in mem.search("quokka feeding", mode="deep")] == ["archive"]
+    assert [h.kind for h in mem.search("quokka feeding", kinds=["archive"])] == ["archive"]
+
+
+def test_a_fresh_memory_wins_a_tie_with_an_old_one(
+    mem: memdir.Memory, folder: Path, clock: FakeClock
+) -> None:
+    _journal_day(folder, "2025-03-02", {"chat": "the sailboat is moored at pier nine"})
+    (folder / "archive" / "notes").mkdir(parents=True)
+    (folder / "archive" / "notes" / "2026-11.md").write_text(
+        "# Archive\n\n## evicted\nthe sailboat is moored at pier nine\n"
+    )  # dated today, but the archive folder is archive tier: never fresher than that
+    mem.knowledge.save("the sailboat is moored at pier nine")
+    mem.scan()
+    hits = mem.search("sailboat moored", mode="deep")
+    assert hits[0].path == "knowledge.md" and {h.tier for h in hits[1:]} == {"archive"}
+    assert hits[0].score > 1.5 * hits[1].score
+
+
+def test_a_strong_recent_hit_keeps_the_radius_and_counts_the_colder_hits(
+    mem: memdir.Memory, folder: Path, clock: FakeClock
+) -> None:
+    start = clock()
+    for days in (30, 90, 400):
+        clock.now = start - timedelta(days=days)
+        mem.knowledge.save(f"invoice reminder sent, {days} days back")
+    clock.now = start
+    mem.knowledge.save("invoice reminder sent today")
+    hits = mem.search("invoice reminder")
+    assert [hit.tier for hit in hits] == ["active"] and not hits.widened
+    assert hits.colder == 3
+    assert hits.report()["note"] == (
+        "3 more in colder tiers (cold and archive): mode 'deep' shows them."
+    )
+    assert len(mem.search("invoice reminder", mode="deep")) == 4
+    assert mem.search("invoice reminder", mode="heartbeat").colder is None  # not counted
+
+
+def test_the_result_is_still_a_list_of_hits(mem: memdir.Memory) -> None:
+    mem.knowledge.save("a note about parrots")
+    hits = mem.search("parrots")
+    assert isinstance(hits, list) and isinstance(hits, memdir.Hits)
+    assert hits == [hits[0]] and hits[:1] == [hits[0]] and hits.mode == "normal"
+
+
+# -- the floor and the listing ---------------------------------------------------------------
+
+
+def test_hits_far_below_the_best_are_dropped(mem: memdir.Memory) -> None:
+    # 'weekly' is in most items (almost no BM25 weight); 'zanzibar' in one.
+    mem.knowledge.save("The zanzibar weekly report goes to finance")
+    for n in range(12):
+        mem.knowledge.save(f"weekly note number {n}")
+    hits = mem.search("zanzibar weekly", kinds=["observation"])
+    assert _keys(hits) == ["The zanzibar weekly report goes to finance"]
+    # on its own the common word still finds every item holding it
+    assert len(mem.search("weekly", k=50, kinds=["observation"])) == 13
+
+
+def test_an_empty_query_is_a_listing_without_scores(mem: memdir.Memory, clock: FakeClock) -> None:
+    mem.knowledge.save("first")
+    clock.advance(minutes=1)
+    mem.knowledge.save("second")
+    listed = mem.search("")
+    assert listed.listing and _keys(listed) == ["second", "first"]
+    assert all("score" not in data and "parts" not in data for data in listed.to_dicts())
+    assert listed.report() == {
+        "listing": True,
+        "note": "An empty query: listing the most recent observations, newest first.",
+    }
+    assert not mem.search("first").listing
+
+
+def test_a_listing_reaches_older_observations_when_the_radius_has_too_few(
+    mem: memdir.Memory, clock: FakeClock
+) -> None:
+    start = clock()
+    clock.now = start - timedelta(days=200)
+    mem.knowledge.save("imported long ago")
+    clock.now = start
+    mem.knowledge.save("saved today")
+    assert _keys(mem.search("", k=5)) == ["saved today", "imported long ago"]
+    assert _keys(mem.search("", k=5, mode="heartbeat")) == ["saved today"]
+
+
+# -- query words and snippets --------------------------------------------------------------
+
+
+def test_a_possessive_or_one_letter_token_is_not_a_query_word(
+    mem: memdir.Memory, folder: Path
+) -> None:
+    (folder / "identity" / "AGENTS.md").write_text(
+        "# Agents\n\nRead today's log, then yesterday's, then a o s t notes.\n"
+    )
+    mem.knowledge.save("Quilla bought a sailboat")
+    mem.scan()
+    assert memdir.index.search.query_words("Quilla's sailboat, o'clock") == [
+        "quilla", "sailboat", "clock",
+    ]  # fmt: skip
+    assert memdir.index.search.query_words("x") == ["x"]  # nothing else: it is the query
+    hits = mem.search("Quilla's sailboat")
+    assert [hit.path for hit in hits] == ["knowledge.md"]
+
+
+def test_a_snippet_marks_whole_words_and_their_inflections() -> None:
+    from memdir.index.words import snippet
+
+    body = "Quilla's sailboats sail past; she sails, running as the runner runs."
+    assert snippet(body, ["quilla", "sailboat", "run"]) == (
+        "**Quilla**'s **sailboats** sail past; she sails, **running** as the runner **runs**."
+    )
+    assert snippet("The retries retried; retry later", ["retries"]) == (
+        "The **retries** **retried**; **retry** later"
+    )

@@ -497,3 +497,36 @@ def test_an_agent_never_reaches_another_agents_folder(memdir_home: Path, tmp_pat
         assert (shared / "project-x.md").is_file()
         read = Tools(memory).call("card_read", {"card": "project-x"})
         assert read["ok"] and "Shared." in read["body"]
+
+
+def test_memory_search_says_which_tier_each_hit_came_from(
+    memory: memdir.Memory, folder: Path
+) -> None:
+    tools = Tools(memory)
+    search = {tool.name: tool for tool in TOOLS}["memory_search"]
+    (folder / "journal" / "2020-05-04.md").write_text(
+        "# 2020-05-04\n\n## user\nQuilla bought a sailboat named Wren.\n"
+    )
+    widened = tools.call("memory_search", {"query": "Quilla's sailboat"})
+    _check_output(search, widened)
+    assert [hit["tier"] for hit in widened["hits"]] == ["archive"]
+    assert widened["widened"] == ["cold", "archive"] and "colder" not in widened
+    assert widened["note"].startswith("Nothing strong in the core, active and warm tiers")
+
+    tools.call("memory_save", {"content": "Quilla sold the sailboat Wren in May"})
+    near = tools.call("memory_search", {"query": "Quilla sailboat Wren"})
+    _check_output(search, near)
+    assert [hit["tier"] for hit in near["hits"]] == ["active"] and "widened" not in near
+    assert near["colder"] == 1
+    assert near["note"] == "1 more in colder tiers (cold and archive): mode 'deep' shows them."
+    deep = tools.call("memory_search", {"query": "Quilla sailboat Wren", "mode": "deep"})
+    assert {hit["tier"] for hit in deep["hits"]} == {"active", "archive"} and "note" not in deep
+
+
+def test_memory_search_with_an_empty_query_is_a_listing(tools: Tools) -> None:
+    tools.call("memory_save", {"content": "Bob plays jazz"})
+    listed = tools.call("memory_search", {"query": ""})
+    _check_output({tool.name: tool for tool in TOOLS}["memory_search"], listed)
+    assert listed["listing"] is True and listed["count"] == 1
+    assert listed["note"] == "An empty query: listing the most recent observations, newest first."
+    assert "score" not in listed["hits"][0] and "parts" not in listed["hits"][0]

@@ -29,7 +29,7 @@ from memdir.index.embedders import (
     MiniLMEmbedder,
     load_embedder,
 )
-from memdir.index.search import Hit
+from memdir.index.search import Hit, Hits
 from memdir.index.sync import ScanReport
 from memdir.ingest import ImportReport, IngestError
 from memdir.llm import ChatModel, LLMError, OpenAIChat, load_llm
@@ -70,6 +70,7 @@ __all__ = [
     "History",
     "HistoryError",
     "Hit",
+    "Hits",
     "ImportReport",
     "IngestError",
     "InitReport",

@@ -47,7 +47,7 @@ from memdir.files.atomic import FolderLock, folder_lock
 from memdir.files.temps import sweep_after_crash
 from memdir.history import Activity, History
 from memdir.index.embedders import Embedder, EmbedderUnavailable, load_embedder
-from memdir.index.search import Filters, Hit
+from memdir.index.search import Filters, Hit, Hits
 from memdir.index.search import creative as run_creative
 from memdir.index.search import search as run_search
 from memdir.index.sync import INDEX_FILE, Index, ScanReport
@@ -236,12 +236,15 @@ class Memory:
         tags: Sequence[str] | None = None,
         since: datetime | str | None = None,
         until: datetime | str | None = None,
-    ) -> list[Hit]:
+    ) -> Hits:
         """Hybrid keyword + semantic search over every indexed layer.
 
         ``mode`` picks tiers: ``heartbeat`` (core + active), ``normal`` (+ warm),
-        ``deep`` (all, archive included). An empty query lists the most recent
-        observations. Raises ValueError on a bad mode, k or date.
+        ``deep`` (all, archive included). In ``normal`` mode, when no hit of those
+        tiers is strong, the search widens to cold and archive (``hits.widened``);
+        otherwise ``hits.colder`` counts the hits waiting there. An empty query
+        lists the most recent observations (``hits.listing``). The result is a
+        ``list[Hit]``, best first. Raises ValueError on a bad mode, k or date.
         """
         if mode not in MODE_TIERS:
             raise ValueError(f"mode must be one of {', '.join(MODE_TIERS)}, not {mode!r}")

@@ -4,7 +4,12 @@
     tier      = active (0-7 days) | warm (8-21) | cold (22-60) | archive (60+)
 
 ``core`` is never computed: it is set by hand (or pinned by kind: identity,
-curated knowledge, the notebook) and never decays. Search modes choose tiers.
+curated knowledge, the notebook) and never decays. An item set in a colder tier
+(the archive folder's) is never more relevant than the tier's first day.
+
+Search modes choose tiers: heartbeat (core, active), normal (and warm; it widens
+to cold and archive when nothing there is strong, see ``memdir.index.search``),
+deep (all). What loads at boot and what a heartbeat checks never widens.
 """
 
 from __future__ import annotations
@@ -41,6 +46,18 @@ def tier_for(days: float, decay: Decay) -> Tier:
     if whole <= decay.cold_days:
         return "cold"
     return "archive"
+
+
+def tier_ceiling(tier: str, decay: Decay) -> float:
+    """The most relevance an item of ``tier`` can have: its first day in the tier. An item
+    placed in a tier by where it lives (the archive) is never fresher than the tier says,
+    whatever its own date; a tier memdir does not know caps nothing."""
+    first_day = {
+        "warm": decay.active_days + 1,
+        "cold": decay.warm_days + 1,
+        "archive": decay.cold_days + 1,
+    }.get(tier)
+    return 1.0 if first_day is None else relevance(first_day, decay)
 
 
 def max_age_days(mode: str, decay: Decay) -> int | None:

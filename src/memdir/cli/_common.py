@@ -36,7 +36,7 @@ from memdir.cli.helpfmt import HelpGroup
 from memdir.cli.hints import with_hint
 from memdir.errors import LayerNotConfigured, MemdirError
 from memdir.home import resolve_folder
-from memdir.index.search import Hit
+from memdir.index.search import Hit, Hits
 from memdir.memory import Memory, open_memory
 from memdir.provenance import writing_as
 from memdir.results import WriteResult
@@ -239,13 +239,35 @@ def report_write(result: WriteResult, as_json: bool, lines: list[str] | None = N
 
 
 def print_hits(hits: list[Hit]) -> None:
-    if not hits:
-        console.print("No hits.")
+    """Numbered hits, each with its kind, tier and score (a listing: its date), and
+    what the search did: widened to the colder tiers, or how many hits wait there."""
+    found = hits if isinstance(hits, Hits) else Hits(hits, mode="deep")
+    sentence = found.sentence("--mode deep")
+    if not found:
+        console.print("No hits in any tier." if found.widened else "No hits.")
         return
-    for number, hit in enumerate(hits, start=1):
+    if found.listing:
+        console.print("Listing the most recent observations (an empty query matches nothing):")
+    elif found.widened and sentence:
+        console.print(sentence)
+    for number, hit in enumerate(found, start=1):
         where = f"{hit.path}:{hit.line_start}-{hit.line_end}"
+        how = hit.date.strftime("%Y-%m-%d") if hit.date else "undated"
+        how = how if found.listing else f"score {hit.score:.3f}"
         console.print(
             f"{number}. [cyan]{escape(where)}[/] [bold]{escape(hit.title)}[/] "
-            f"({hit.kind}, {hit.tier}, score {hit.score:.3f})"
+            f"({hit.kind}, {hit.tier} tier, {how})"
         )
         console.print(f"   {escape(hit.snippet)}")
+    if found.colder and sentence:
+        console.print(sentence)
+
+
+def print_hits_json(hits: list[Hit]) -> None:
+    """The hits as a JSON list on stdout (a listing's without scores); what the search
+    did (widened, more in colder tiers, a listing), as the text output says it, on stderr."""
+    found = hits if isinstance(hits, Hits) else Hits(hits, mode="deep")
+    print_json(found.to_dicts())
+    sentence = found.sentence("--mode deep")
+    if sentence and found:  # an empty list says it all
+        errors.print(sentence, markup=False)

@@ -23,6 +23,7 @@ from memdir.cli._common import (
     errors,
     opened,
     print_hits,
+    print_hits_json,
     print_json,
     read_text,
     report_write,
@@ -87,7 +88,7 @@ def search(
     with opened(folder, agent) as memory:
         hits = memory.search(query, k=k, mode=mode.value, kinds=kind, tags=tag)
     if as_json:
-        print_json([hit.to_dict() for hit in hits])
+        print_hits_json(hits)
         return
     print_hits(hits)
 

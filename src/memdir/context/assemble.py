@@ -442,9 +442,16 @@ def _query_slot(
 ) -> tuple[list[_Candidate], list[LeftOut]]:
     whole = {c.source for c in loaded if c.whole_file}
     parts = {c.source for c in loaded}
-    mode = "deep" if profile == "deep" else "normal"
+    # A heartbeat check searches its own tiers and never widens; normal mode widens when
+    # nothing in core, active and warm is strong.
+    mode = profile if profile in ("deep", "heartbeat") else "normal"
     hits, left, used = [], [], 0
-    for hit in memory.search(query, k=10, mode=mode):
+    found = memory.search(query, k=10, mode=mode)
+    if found.colder:
+        more = "1 more hit" if found.colder == 1 else f"{found.colder} more hits"
+        reason = f"{more} in colder tiers (the deep profile searches them)"
+        left.append(LeftOut("query", ", ".join(found.beyond), reason))
+    for hit in found:
         source = f"{hit.path}#{hit.anchor}" if hit.anchor else hit.path
         if hit.path in whole or source in parts or hit.path in parts:
             left.append(LeftOut("query", source, "already loaded"))
@@ -454,7 +461,7 @@ def _query_slot(
             continue
         where = f"{hit.path}:{hit.line_start}-{hit.line_end}"
         raw = opened.text.strip()
-        text = note(where, raw, hit.kind, hit.tier)
+        text = note(where, raw, hit.kind, f"{hit.tier} tier")
         tokens = counter.count(text)
         if used + tokens > budget:
             left.append(LeftOut("query", source, "over the query budget", tokens))

@@ -2,7 +2,8 @@
 
 Ranking, in order:
 1. Candidates: the best ``DEPTH`` items by BM25 over an OR of the query's
-   words (stopwords dropped unless nothing else is left), and the best
+   words (``memdir.index.words``: no possessive ``'s`` or other one-letter token,
+   stopwords dropped, each unless nothing else is left), and the best
    ``DEPTH`` by cosine to the query's vector, both under the same filters.
 2. Score fusion: BM25 scaled by the best BM25 of the query, cosine scaled
    from the embedder's similarity floor (below it, no semantic hit at all) to
@@ -18,25 +19,54 @@ Ranking, in order:
 6. Exact: an item holding the query's words in order, as written, ranks above
    every item that does not: an exact match is never lost to the fusion.
 7. Decay: the score is weighted by relevance (1.0 for core items).
+8. Floor: a hit scoring under ``FLOOR_SHARE`` of the best hit (the exact bonus left
+   out of both; an exact hit always stays) is dropped: an identity file sharing one
+   common word with the query is not a result.
+
+Widening (``normal`` mode only; ``heartbeat`` never widens, ``deep`` has nothing
+colder): the normal radius (core, active, warm) and the colder tiers (cold,
+archive; not the archive folder, what memdir moved out of memory, which stays out
+of default queries) are searched apart, each to its own depth, and ranked together
+on one scale (the best BM25 and the best cosine over both). The radius holds a strong
+hit when its best hit scores at least ``STRONG_SHARE`` of the best colder hit,
+that is, when no colder hit outranks it. If not, the search widens: the colder
+hits join the list, ranked with the rest (decay weighs them down, so a fresh
+memory wins a tie). Otherwise the list keeps to the radius and counts the colder
+hits over the floor that it leaves out (``Hits.colder``). An empty query is a
+listing, not a ranking: the most recent observations, newest first.
 
 With no embedder, or no vectors yet, the keyword list answers alone. The
-constants were set on the LoCoMo dev conversations (bench/locomo.py) where
-the results plateau, not at their peak.
+constants were set on the LoCoMo dev conversations (bench/locomo.py, and
+bench/widening.py for the floor and the widening) where the results plateau,
+not at their peak.
 """
 
 from __future__ import annotations
 
 import random
-import re
 from collections import defaultdict
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, NamedTuple
 
 from memdir.config import Decay
 from memdir.index.embedders import Vectors
+from memdir.index.hits import Hit as Hit
+from memdir.index.hits import Hits as Hits
 from memdir.index.sync import Index
-from memdir.tiers import MODE_TIERS, days_since, max_age_days, relevance, tier_for
+from memdir.index.words import SNIPPET_CHARS as SNIPPET_CHARS
+from memdir.index.words import STOPWORDS as STOPWORDS
+from memdir.index.words import WORD_RE as _WORD_RE
+from memdir.index.words import query_words as query_words
+from memdir.index.words import snippet as snippet
+from memdir.tiers import (
+    MODE_TIERS,
+    days_since,
+    max_age_days,
+    relevance,
+    tier_ceiling,
+    tier_for,
+)
 from memdir.timeutil import MONTHS, WEEKDAYS, format_ts, parse_ts
 
 DEPTH = 200
@@ -62,62 +92,16 @@ SELECTIVE_SHARE = 0.25
 # searches catch up. ``memdir reindex`` embeds everything.
 EMBED_SECONDS = 1.0
 NARRATIVE_KINDS = frozenset({"journal", "archive", "intel", "lesson", "document", "workstate"})
-SNIPPET_CHARS = 240
+FLOOR_SHARE = 0.1
+"""a hit scoring under this share of the best hit is no result (exact bonus left out)"""
+STRONG_SHARE = 1.0
+"""the radius's best hit is strong when it scores this share of the best colder hit: at
+1.0, when no colder hit outranks it. Decay already weighs colder hits down (an archived
+item needs 1.8 times the match of a fresh one to tie), so this needs no margin of its own"""
+WIDENS = frozenset({"normal"})
+"""the modes that widen to the colder tiers when their radius holds no strong hit"""
 # bm25() weights for the FTS columns: heading, body, tags, metadata words.
 COLUMN_WEIGHTS = (2.0, 1.0, 1.5, 0.5)
-
-_WORD_RE = re.compile(r"\w+", re.UNICODE)
-_STOPWORDS_TEXT = """
-a about above after again against all am an and any are as at be because been before being
-below between both but by can could did do does doing down during each few for from further
-had has have having he her here hers herself him himself his how i if in into is it its itself
-just me more most my myself no nor not now of off on once only or other our ours ourselves out
-over own same she should so some such than that the their theirs them themselves then there
-these they this those through to too under until up very was we were what when where which
-while who whom why will with would you your yours yourself yourselves
-"""
-STOPWORDS = frozenset(_STOPWORDS_TEXT.split())
-
-
-@dataclass(frozen=True)
-class Hit:
-    path: str
-    anchor: str
-    kind: str
-    layer: str
-    title: str
-    line_start: int
-    line_end: int
-    snippet: str
-    score: float
-    keyword: float | None
-    """BM25 score (higher is better) if the keyword search found it"""
-    semantic: float | None
-    """cosine to the query if the semantic search found it"""
-    relevance: float
-    tier: str
-    date: datetime | None
-    tags: tuple[str, ...]
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "path": self.path,
-            "anchor": self.anchor,
-            "kind": self.kind,
-            "layer": self.layer,
-            "title": self.title,
-            "lines": [self.line_start, self.line_end],
-            "snippet": self.snippet,
-            "score": round(self.score, 6),
-            "parts": {
-                "keyword": None if self.keyword is None else round(self.keyword, 4),
-                "semantic": None if self.semantic is None else round(self.semantic, 4),
-                "relevance": round(self.relevance, 4),
-            },
-            "tier": self.tier,
-            "date": format_ts(self.date) if self.date else None,
-            "tags": list(self.tags),
-        }
 
 
 @dataclass(frozen=True)
@@ -129,8 +113,9 @@ class Filters:
     since: datetime | None = None
     until: datetime | None = None
 
-    def sql(self, decay: Decay, now: datetime) -> tuple[str, list[object]]:
-        """A WHERE clause over ``items`` (aliased ``i``) and its parameters."""
+    def sql(self, decay: Decay, now: datetime, *, colder: bool = False) -> tuple[str, list[object]]:
+        """A WHERE clause over ``items`` (aliased ``i``) and its parameters: the items of
+        the mode's tiers, or with ``colder`` exactly the others (none in deep mode)."""
         clauses: list[str] = []
         params: list[object] = []
         if self.mode != "deep":
@@ -138,12 +123,23 @@ class Filters:
             age = max_age_days(self.mode, decay)
             cutoff = format_ts(now - timedelta(days=(age or 0) + 1))
             marks = ",".join("?" * len(allowed))
-            # Three OR terms SQLite can each answer from the (tier, decay_from) index.
-            clauses.append(
-                f"(i.tier IN ({marks}) OR (i.tier IS NULL AND i.decay_from >= ?) "
-                f"OR (i.tier IS NULL AND i.decay_from IS NULL))"
-            )
+            if colder:  # the complement: a hand-set tier memdir does not know is colder too
+                clauses.append(
+                    f"(i.tier NOT IN ({marks}) OR (i.tier IS NULL AND i.decay_from < ?))"
+                )
+                if "archive" not in self.kinds:
+                    # What memdir moved out of memory (evicted, trimmed, deleted) stays out
+                    # of default queries, as the vault specification says; deep mode or
+                    # kinds=["archive"] reaches it.
+                    clauses.append("i.kind != 'archive'")
+            else:  # three OR terms SQLite can each answer from the (tier, decay_from) index
+                clauses.append(
+                    f"(i.tier IN ({marks}) OR (i.tier IS NULL AND i.decay_from >= ?) "
+                    f"OR (i.tier IS NULL AND i.decay_from IS NULL))"
+                )
             params += [*allowed, cutoff]
+        elif colder:
+            clauses.append("0")
         for column, values in (("layer", self.layers), ("kind", self.kinds)):
             if values:
                 clauses.append(f"i.{column} IN ({','.join('?' * len(values))})")
@@ -162,11 +158,13 @@ class Filters:
         return (" AND ".join(clauses) or "1"), params
 
 
-def query_words(query: str) -> list[str]:
-    """The query's distinct words, stopwords dropped (all kept if nothing else is left)."""
-    words = list(dict.fromkeys(word.lower() for word in _WORD_RE.findall(query)))
-    content = [word for word in words if word not in STOPWORDS]
-    return content or words
+class _Ranked(NamedTuple):
+    score: float
+    """the final score: (match + exact bonus) x decay"""
+    match: float
+    """the score without the exact bonus, what the floor compares"""
+    exact: bool
+    item_id: int
 
 
 def search(
@@ -178,43 +176,97 @@ def search(
     decay: Decay,
     now: datetime,
     use_semantic: bool = True,
-) -> list[Hit]:
-    """The ``k`` best hits for ``query`` under ``filters``."""
-    where, params = filters.sql(decay, now)
+) -> Hits:
+    """The ``k`` best hits for ``query`` under ``filters``; in a mode that widens, the
+    colder tiers' too when the mode's radius holds no strong hit (see the module)."""
     words = query_words(query)
+    widens = filters.mode in WIDENS
     if not words:
-        return _recent(index, filters, where, params, k, decay, now)
+        return _recent(index, filters, k, decay, now, widens=widens)
     depth = max(DEPTH, k)
+    vector = _query_vector(index, query) if use_semantic else None
+    near = _candidates(index, words, vector, *filters.sql(decay, now), depth)
+    far: tuple[_Pairs, _Pairs] = ([], [])
+    if widens:
+        far = _candidates(index, words, vector, *filters.sql(decay, now, colder=True), depth)
+    keyword = sorted(near[0] + far[0], key=lambda pair: -pair[1])
+    semantic = sorted(near[1] + far[1], key=lambda pair: -pair[1])
+    rows, ranked = _rank(index, query, words, keyword, semantic, decay, now)
+    if ranked:
+        least = FLOOR_SHARE * max(entry.match for entry in ranked)
+        ranked = [entry for entry in ranked if entry.exact or entry.match >= least]
+    widened, colder = False, None
+    if widens:
+        radius = {item_id for item_id, _ in near[0] + near[1]}
+        strongest = max((e.score for e in ranked if e.item_id in radius), default=0.0)
+        colder_best = max((e.score for e in ranked if e.item_id not in radius), default=0.0)
+        widened = strongest < STRONG_SHARE * colder_best or not ranked
+        if not widened:
+            colder = sum(1 for entry in ranked if entry.item_id not in radius)
+            ranked = [entry for entry in ranked if entry.item_id in radius]
+    kw_scores, sem_scores = dict(keyword), dict(semantic)
+    hits = (
+        _hit(rows[e.item_id], e.score, kw_scores.get(e.item_id), sem_scores.get(e.item_id),
+             words, decay, now)
+        for e in ranked[:k]
+    )  # fmt: skip
+    return Hits(hits, mode=filters.mode, widened=widened, colder=colder)
+
+
+_Pairs = list[tuple[int, float]]
+
+
+def _candidates(
+    index: Index,
+    words: list[str],
+    vector: Vectors | None,
+    where: str,
+    params: list[object],
+    depth: int,
+) -> tuple[_Pairs, _Pairs]:
+    """The best ``depth`` keyword and the best ``depth`` semantic candidates under ``where``."""
+    if where == "0":
+        return [], []
     keyword = _keyword(index, words, where, params, depth)
-    semantic = _semantic(index, query, where, params, depth) if use_semantic else []
+    semantic = [] if vector is None else _semantic(index, vector, where, params, depth)
+    return keyword, semantic
+
+
+def _rank(
+    index: Index,
+    query: str,
+    words: list[str],
+    keyword: _Pairs,
+    semantic: _Pairs,
+    decay: Decay,
+    now: datetime,
+) -> tuple[dict[int, dict[str, Any]], list[_Ranked]]:
+    """Every candidate's row and score, best first (steps 2-7 of the module)."""
     fused = fuse(keyword, semantic, _floor(index))
     rows = _rows(index, list(fused))
     _add_neighbours(rows, fused)
     phrase = " " + " ".join(_WORD_RE.findall(query.lower())) + " "
     subject = set(words)
     asked = _values(words)
-    kw_scores, sem_scores = dict(keyword), dict(semantic)
-    ranked: list[tuple[float, int]] = []
+    kw_scores = dict(keyword)
+    ranked: list[_Ranked] = []
     for item_id, score in fused.items():
         row = rows[item_id]
         heading_words = {word.lower() for word in _WORD_RE.findall(row["heading"])}
         if heading_words & subject:
             score *= SUBJECT_BOOST
+        exact = False
         keyword_hit = item_id in kw_scores  # only a keyword hit can hold the whole query
         if asked or keyword_hit:
             tokens = _WORD_RE.findall(f"{row['heading']} {row['body']}".lower())
             if asked and _other_value(asked, _values(tokens)):
                 score *= OTHER_VALUE_SHARE
-            if keyword_hit and phrase.strip() and phrase in f" {' '.join(tokens)} ":
-                score += EXACT_BONUS
-        ranked.append((score * (0.5 + 0.5 * _relevance(row, decay, now)), item_id))
-    ranked.sort(key=lambda pair: (-pair[0], rows[pair[1]]["path"], rows[pair[1]]["ordinal"]))
-    return [
-        _hit(
-            rows[item_id], score, kw_scores.get(item_id), sem_scores.get(item_id), words, decay, now
-        )
-        for score, item_id in ranked[:k]
-    ]
+            exact = keyword_hit and bool(phrase.strip()) and phrase in f" {' '.join(tokens)} "
+        weight = 0.5 + 0.5 * _relevance(row, decay, now)
+        total = (score + (EXACT_BONUS if exact else 0.0)) * weight
+        ranked.append(_Ranked(total, score * weight, exact, item_id))
+    ranked.sort(key=lambda e: (-e.score, rows[e.item_id]["path"], rows[e.item_id]["ordinal"]))
+    return rows, ranked
 
 
 def _values(words: list[str]) -> dict[str, set[str]]:
@@ -243,11 +295,11 @@ def fuse(
     query's best (1), weighted ``1 - SEMANTIC_WEIGHT`` and ``SEMANTIC_WEIGHT``."""
     fused: dict[int, float] = defaultdict(float)
     if keyword:
-        best = keyword[0][1] or 1.0
+        best = max(score for _, score in keyword) or 1.0
         for item_id, score in keyword:
             fused[item_id] += (1.0 - SEMANTIC_WEIGHT) * score / best
     if semantic:
-        spread = max(semantic[0][1] - floor, 1e-9)
+        spread = max(max(score for _, score in semantic) - floor, 1e-9)
         for item_id, score in semantic:
             fused[item_id] += SEMANTIC_WEIGHT * (score - floor) / spread
     return fused
@@ -270,19 +322,25 @@ def _keyword(
         return [(int(a), float(b)) for a, b in index.db.execute(sql, [match, *params, depth])]
 
 
-def _semantic(
-    index: Index, query: str, where: str, params: list[object], depth: int
-) -> list[tuple[int, float]]:
+def _query_vector(index: Index, query: str) -> Vectors | None:
+    """The query's vector, once the index's vectors are current; None: keywords only."""
     if index.embedder is None or index.vectors is None:
-        return []
+        return None
     try:
         index.ensure_vectors(seconds=EMBED_SECONDS)
         index.vectors.refresh(index.db)
         if len(index.vectors) == 0:
-            return []
-        vector = index.embedder.embed([query])[0]
+            return None
+        vector: Vectors = index.embedder.embed([query])[0]
     except Exception:  # a broken model must not take keyword search down with it
-        return []
+        return None
+    return vector
+
+
+def _semantic(
+    index: Index, vector: Vectors, where: str, params: list[object], depth: int
+) -> list[tuple[int, float]]:
+    assert index.vectors is not None
     floor = _floor(index)
     if where != "1":
         with index.lock:
@@ -368,9 +426,8 @@ def _relevance(row: dict[str, Any], decay: Decay, now: datetime) -> float:
     if row["tier"] == "core":
         return 1.0
     moment = parse_ts(row["decay_from"])
-    if moment is None:
-        return 1.0
-    return relevance(days_since(moment, now), decay)
+    fresh = 1.0 if moment is None else relevance(days_since(moment, now), decay)
+    return fresh if row["tier"] is None else min(fresh, tier_ceiling(row["tier"], decay))
 
 
 def _tier(row: dict[str, Any], decay: Decay, now: datetime) -> str:
@@ -409,60 +466,29 @@ def _hit(
 
 
 def _recent(
-    index: Index,
-    filters: Filters,
-    where: str,
-    params: list[object],
-    k: int,
-    decay: Decay,
-    now: datetime,
-) -> list[Hit]:
-    """An empty query lists the most recent observations (or of the kinds asked for)."""
-    if not filters.kinds:
-        where += " AND i.kind = 'observation'"
-    sql = (
-        f"SELECT i.id FROM items AS i WHERE {where} "
-        f"ORDER BY i.date IS NULL, i.date DESC, i.id DESC LIMIT ?"
-    )
-    with index.lock:
-        ids = [row[0] for row in index.db.execute(sql, [*params, k])]
+    index: Index, filters: Filters, k: int, decay: Decay, now: datetime, *, widens: bool
+) -> Hits:
+    """An empty query lists the most recent observations (or of the kinds asked for),
+    newest first; in a mode that widens, older tiers fill what the radius leaves."""
+    ids: list[int] = []
+    widened = False
+    for colder in (False, True) if widens else (False,):
+        if len(ids) >= k:
+            break
+        where, params = filters.sql(decay, now, colder=colder)
+        if not filters.kinds:
+            where += " AND i.kind = 'observation'"
+        sql = (
+            f"SELECT i.id FROM items AS i WHERE {where} "
+            f"ORDER BY i.date IS NULL, i.date DESC, i.id DESC LIMIT ?"
+        )
+        with index.lock:
+            found = [row[0] for row in index.db.execute(sql, [*params, k - len(ids)])]
+        widened = widened or (colder and bool(found))
+        ids += found
     rows = _rows(index, ids)
-    return [_hit(rows[item_id], 0.0, None, None, [], decay, now) for item_id in ids]
-
-
-def _stem(word: str) -> str:
-    for suffix in ("ing", "ed", "es", "s", "ly"):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            return word[: -len(suffix)]
-    return word
-
-
-def snippet(body: str, words: list[str], width: int = SNIPPET_CHARS) -> str:
-    """A window of ``body`` around the densest run of query words, each marked **so**."""
-    flat = " ".join(body.split())
-    if not words:
-        return flat[:width] + ("…" if len(flat) > width else "")
-    stems = sorted({_stem(word) for word in words}, key=len, reverse=True)
-    pattern = re.compile(r"\b(" + "|".join(re.escape(stem) for stem in stems) + r")\w*", re.I)
-    matches = list(pattern.finditer(flat))
-    start = 0
-    if matches and len(flat) > width:
-        # The first match with the most matches less than ``width`` after it: one
-        # sliding window, linear in the matches (a huge body holds very many).
-        starts = [match.start() for match in matches]
-        best, most, end = 0, 0, 0
-        for i, first in enumerate(starts):
-            while end < len(starts) and starts[end] - first < width:
-                end += 1
-            if end - i > most:
-                best, most = i, end - i
-        start = max(0, matches[best].start() - width // 4)
-        if start:
-            space = flat.find(" ", start)
-            start = space + 1 if 0 <= space < matches[best].start() else start
-    window = flat[start : start + width]
-    marked = pattern.sub(lambda m: f"**{m.group(0)}**", window)
-    return ("…" if start else "") + marked + ("…" if start + width < len(flat) else "")
+    hits = (_hit(rows[item_id], 0.0, None, None, [], decay, now) for item_id in ids)
+    return Hits(hits, mode=filters.mode, widened=widened, listing=True)
 
 
 def creative(index: Index, n: int, *, decay: Decay, now: datetime, rng: random.Random) -> list[Hit]:

@@ -194,7 +194,7 @@ def memory_search(memory: Memory, args: dict[str, Any]) -> dict[str, Any]:
         since=args.get("since"),
         until=args.get("until"),
     )
-    return ok(INDEX_STORE, count=len(hits), hits=[hit.to_dict() for hit in hits])
+    return ok(INDEX_STORE, count=len(hits), hits=hits.to_dicts(), **hits.report())
 
 
 def memory_get(memory: Memory, args: dict[str, Any]) -> dict[str, Any]:
@@ -215,7 +215,11 @@ def memory_get(memory: Memory, args: dict[str, Any]) -> dict[str, Any]:
 
 
 _QUERY = string("What to look for, in words.")
-_SEARCH_MODE = enum(SEARCH_MODES, "'deep' also searches cold and archived items.", default="normal")
+_SEARCH_MODE = enum(
+    SEARCH_MODES,
+    "'normal' reaches cold and archived items when nothing newer matches; 'deep' always.",
+    default="normal",
+)
 
 MEMORY_SEARCH = Tool(
     name="memory_search",

@@ -91,6 +91,13 @@ SEARCH = result(
     {
         "count": _int("How many hits."),
         "hits": {"type": "array", "items": HIT, "description": "Best first."},
+        "listing": {
+            "type": "boolean",
+            "description": "An empty query: the most recent observations, not scored.",
+        },
+        "widened": _strings("The colder tiers searched too: nothing newer matched well."),
+        "colder": _int("Hits in colder tiers left out (mode 'deep' shows them)."),
+        "note": _str("What the search did, in a sentence."),
     },
     "Search hits, best first.",
 )
