@@ -430,6 +430,7 @@ def test_a_real_export_imports_and_deep_search_finds_it(
 
 @pytest.mark.parametrize("kind", ["chatgpt", "claude"])
 def test_a_plain_search_finds_an_old_import(fresh: Path, tmp_path: Path, kind: str) -> None:
+    """The conversation is from 2023, archive tier: a plain search widens to reach it."""
     assert cli("ingest", export_file(tmp_path, kind, "zip"), "--dir", fresh).exit_code == 0
     word, day = FOUND[kind]
     found = cli("search", word, "--dir", fresh)
