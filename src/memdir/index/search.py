@@ -24,10 +24,10 @@ Ranking, in order:
    common word with the query is not a result.
 
 Widening (``normal`` mode only; ``heartbeat`` never widens, ``deep`` has nothing
-colder): the normal radius (core, active, warm) and the colder tiers (cold,
-archive; not the archive folder, what memdir moved out of memory, which stays out
-of default queries) are searched apart, each to its own depth, and ranked together
-on one scale (the best BM25 and the best cosine over both). The radius holds a strong
+colder): the candidates are the radius's best (core, active, warm) and the best
+over every tier (not the archive folder: what memdir moved out of memory stays
+out of default queries), ranked together on one scale (the best BM25 and the best
+cosine over both). The radius holds a strong
 hit when its best hit scores at least ``STRONG_SHARE`` of the best colder hit,
 that is, when no colder hit outranks it. If not, the search widens: the colder
 hits join the list, ranked with the rest (decay weighs them down, so a fresh
@@ -113,33 +113,28 @@ class Filters:
     since: datetime | None = None
     until: datetime | None = None
 
-    def sql(self, decay: Decay, now: datetime, *, colder: bool = False) -> tuple[str, list[object]]:
+    def sql(self, decay: Decay, now: datetime, *, wide: bool = False) -> tuple[str, list[object]]:
         """A WHERE clause over ``items`` (aliased ``i``) and its parameters: the items of
-        the mode's tiers, or with ``colder`` exactly the others (none in deep mode)."""
+        the mode's tiers, or with ``wide`` of every tier but the archive folder's."""
         clauses: list[str] = []
         params: list[object] = []
-        if self.mode != "deep":
+        if wide:
+            if "archive" not in self.kinds:
+                # What memdir moved out of memory (evicted, trimmed, deleted) stays out of
+                # default queries, as the vault specification says; deep mode or
+                # kinds=["archive"] reaches it.
+                clauses.append("i.kind != 'archive'")
+        elif self.mode != "deep":
             allowed = sorted(MODE_TIERS[self.mode])
             age = max_age_days(self.mode, decay)
             cutoff = format_ts(now - timedelta(days=(age or 0) + 1))
             marks = ",".join("?" * len(allowed))
-            if colder:  # the complement: a hand-set tier memdir does not know is colder too
-                clauses.append(
-                    f"(i.tier NOT IN ({marks}) OR (i.tier IS NULL AND i.decay_from < ?))"
-                )
-                if "archive" not in self.kinds:
-                    # What memdir moved out of memory (evicted, trimmed, deleted) stays out
-                    # of default queries, as the vault specification says; deep mode or
-                    # kinds=["archive"] reaches it.
-                    clauses.append("i.kind != 'archive'")
-            else:  # three OR terms SQLite can each answer from the (tier, decay_from) index
-                clauses.append(
-                    f"(i.tier IN ({marks}) OR (i.tier IS NULL AND i.decay_from >= ?) "
-                    f"OR (i.tier IS NULL AND i.decay_from IS NULL))"
-                )
+            # Three OR terms SQLite can each answer from the (tier, decay_from) index.
+            clauses.append(
+                f"(i.tier IN ({marks}) OR (i.tier IS NULL AND i.decay_from >= ?) "
+                f"OR (i.tier IS NULL AND i.decay_from IS NULL))"
+            )
             params += [*allowed, cutoff]
-        elif colder:
-            clauses.append("0")
         for column, values in (("layer", self.layers), ("kind", self.kinds)):
             if values:
                 clauses.append(f"i.{column} IN ({','.join('?' * len(values))})")
@@ -185,19 +180,21 @@ def search(
         return _recent(index, filters, k, decay, now, widens=widens)
     depth = max(DEPTH, k)
     vector = _query_vector(index, query) if use_semantic else None
-    near = _candidates(index, words, vector, *filters.sql(decay, now), depth)
-    far: tuple[_Pairs, _Pairs] = ([], [])
-    if widens:
-        far = _candidates(index, words, vector, *filters.sql(decay, now, colder=True), depth)
-    keyword = sorted(near[0] + far[0], key=lambda pair: -pair[1])
-    semantic = sorted(near[1] + far[1], key=lambda pair: -pair[1])
+    where, params = filters.sql(decay, now)
+    keyword, semantic = _candidates(index, words, vector, where, params, depth)
+    radius = {item_id for item_id, _ in keyword + semantic}
+    if widens:  # the best over every tier too: its colder items join the candidates
+        wide = _candidates(index, words, vector, *filters.sql(decay, now, wide=True), depth)
+        keyword = _merged(keyword, wide[0])
+        semantic = _merged(semantic, wide[1])
+        more = [item_id for item_id, _ in wide[0] + wide[1] if item_id not in radius]
+        radius |= _allowed(index, more, where, params)  # in the radius, past its depth
     rows, ranked = _rank(index, query, words, keyword, semantic, decay, now)
     if ranked:
         least = FLOOR_SHARE * max(entry.match for entry in ranked)
         ranked = [entry for entry in ranked if entry.exact or entry.match >= least]
     widened, colder = False, None
     if widens:
-        radius = {item_id for item_id, _ in near[0] + near[1]}
         strongest = max((e.score for e in ranked if e.item_id in radius), default=0.0)
         colder_best = max((e.score for e in ranked if e.item_id not in radius), default=0.0)
         widened = strongest < STRONG_SHARE * colder_best or not ranked
@@ -216,6 +213,12 @@ def search(
 _Pairs = list[tuple[int, float]]
 
 
+def _merged(first: _Pairs, second: _Pairs) -> _Pairs:
+    """Two candidate lists as one, best first, each item once."""
+    scores = dict(first) | dict(second)
+    return sorted(scores.items(), key=lambda pair: -pair[1])
+
+
 def _candidates(
     index: Index,
     words: list[str],
@@ -225,8 +228,6 @@ def _candidates(
     depth: int,
 ) -> tuple[_Pairs, _Pairs]:
     """The best ``depth`` keyword and the best ``depth`` semantic candidates under ``where``."""
-    if where == "0":
-        return [], []
     keyword = _keyword(index, words, where, params, depth)
     semantic = [] if vector is None else _semantic(index, vector, where, params, depth)
     return keyword, semantic
@@ -472,10 +473,10 @@ def _recent(
     newest first; in a mode that widens, older tiers fill what the radius leaves."""
     ids: list[int] = []
     widened = False
-    for colder in (False, True) if widens else (False,):
+    for wide in (False, True) if widens else (False,):
         if len(ids) >= k:
             break
-        where, params = filters.sql(decay, now, colder=colder)
+        where, params = filters.sql(decay, now, wide=wide)
         if not filters.kinds:
             where += " AND i.kind = 'observation'"
         sql = (
@@ -483,9 +484,11 @@ def _recent(
             f"ORDER BY i.date IS NULL, i.date DESC, i.id DESC LIMIT ?"
         )
         with index.lock:
-            found = [row[0] for row in index.db.execute(sql, [*params, k - len(ids)])]
-        widened = widened or (colder and bool(found))
-        ids += found
+            found = [row[0] for row in index.db.execute(sql, [*params, k + len(ids)])]
+        seen = set(ids)
+        older = [item_id for item_id in found if item_id not in seen][: k - len(ids)]
+        widened = widened or (wide and bool(older))
+        ids += older
     rows = _rows(index, ids)
     hits = (_hit(rows[item_id], 0.0, None, None, [], decay, now) for item_id in ids)
     return Hits(hits, mode=filters.mode, widened=widened, listing=True)
