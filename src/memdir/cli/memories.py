@@ -65,7 +65,10 @@ def search(
         SearchMode,
         typer.Option(
             "--mode",
-            help="Which tiers: heartbeat (core, active), normal (and warm), deep (all).",
+            help=(
+                "Which tiers: heartbeat (core, active), normal (and warm; cold and archive "
+                "when nothing there is strong), deep (all)."
+            ),
         ),
     ] = SearchMode.normal,
     kind: Annotated[
