@@ -7,7 +7,11 @@
   row is skipped unread; one that differs is hashed, and re-extracted only if
   its content changed. Files gone from disk lose their rows.
 - ``reindex`` drops every row and rebuilds from the files (vectors for the
-  current embedder are kept and reused by content; others are dropped).
+  current embedder are kept and reused by content; others are dropped), in one
+  transaction with the indexes and triggers on ``items`` set aside
+  (``db.refilling``): other processes see the old index until it commits. A scan
+  that finds the index empty (a first open, a new extractor, a mended file)
+  fills it the same way.
 - Vectors are computed lazily (``ensure_vectors``, run by search), so a write
   never waits for the model; keyword search sees a write at once. A search
   embeds for about ``seconds`` at most (a batch at least): thousands of new
@@ -44,7 +48,17 @@ from typing import Concatenate, ParamSpec, TypeVar
 
 from memdir.config import LEGACY_MEMORY_MD, STATE_DIR, Layer, Manifest, is_glob, static_prefix
 from memdir.files.encoding import clean, has_surrogates
-from memdir.index.db import MIGRATIONS, clear_items, connect, log_bounds, transaction
+from memdir.index.db import (
+    INSERT_FILE,
+    INSERT_ITEM,
+    MIGRATIONS,
+    clear_items,
+    connect,
+    log_bounds,
+    refilling,
+    shrink_wal,
+    transaction,
+)
 from memdir.index.embedders import Embedder
 from memdir.index.extract import CORE_KINDS, EXTRACT_VERSION, Item, extract
 from memdir.index.vectors import VectorCache
@@ -416,6 +430,10 @@ class Index:
                 )
             }
             on_disk = self._stats()
+            if not known and on_disk:  # nothing indexed yet: every file is new
+                with transaction(self.db), refilling(self.db):
+                    self._fill(on_disk, report, progress)
+                return self._scanned(report, began)
             stale: list[tuple[str, tuple[str, Layer], os.stat_result]] = []
             for relpath, (found, stat) in on_disk.items():
                 if known.get(relpath) == (stat.st_mtime_ns, stat.st_size, found[0]):
@@ -441,24 +459,58 @@ class Index:
             for relpath in sorted(set(known) - set(on_disk)):
                 self.remove_file(relpath)
                 report.removed.append(relpath)
-            self._trim_log()
-            self.scanned_at = time.monotonic()
+            return self._scanned(report, began)
+
+    def _scanned(self, report: ScanReport, began: float) -> ScanReport:
+        self._trim_log()
+        self.scanned_at = time.monotonic()
         report.seconds = time.perf_counter() - began
         return report
 
     @_guarded
     def reindex(self, progress: Progress | None = None) -> ScanReport:
-        """Rebuild every row from the files."""
+        """Rebuild every row from the files, in one transaction."""
+        began = time.perf_counter()
+        report = ScanReport()
+        if file_id(self.path) != self._file_id:
+            self._recover(sqlite3.DatabaseError(MOVED))  # another process moved a damaged file
         with self.lock:
+            on_disk = self._stats()
             with transaction(self.db):
-                clear_items(self.db)
                 if self.embedder is not None:
                     self.db.execute("DELETE FROM vectors WHERE model != ?", (self.embedder.id,))
-            report = self.scan(progress)
-            self.db.execute(
-                "DELETE FROM vectors WHERE vector_key NOT IN (SELECT vector_key FROM items)"
+                with refilling(self.db):
+                    self._fill(on_disk, report, progress)
+                self.db.execute(
+                    "DELETE FROM vectors WHERE vector_key NOT IN (SELECT vector_key FROM items)"
+                )
+            shrink_wal(self.db)
+            return self._scanned(report, began)
+
+    def _fill(
+        self,
+        on_disk: dict[str, tuple[tuple[str, Layer], os.stat_result]],
+        report: ScanReport,
+        progress: Progress | None,
+    ) -> None:
+        """Insert every file's rows into emptied tables (inside ``refilling``), in the
+        order a scan would (so items get the same ids), a batch of files at a time."""
+        files: list[tuple[object, ...]] = []
+        rows: list[tuple[object, ...]] = []
+        for done, (relpath, ((layer_name, layer), stat)) in enumerate(on_disk.items(), 1):
+            text = self.space.real(relpath).read_bytes().decode("utf-8", "surrogateescape")
+            for item in extract(layer.store, relpath, clean(text)):
+                rows.append(self._row(relpath, item, self._placement(item, layer_name, layer)))
+            files.append(
+                (relpath, layer_name, layer.store, stat.st_mtime_ns, stat.st_size, _hash(text))
             )
-        return report
+            report.added.append(relpath)
+            if done % _SCAN_BATCH == 0 or done == len(on_disk):
+                self.db.executemany(INSERT_ITEM, rows)
+                self.db.executemany(INSERT_FILE, files)
+                rows, files = [], []
+                if progress is not None:
+                    progress(done, len(on_disk))
 
     def _trim_log(self) -> None:
         low, high = log_bounds(self.db)
