@@ -16,6 +16,9 @@ notice; ``memdir doctor`` runs ``PRAGMA quick_check`` on it. Tables:
 - ``item_log``: item ids inserted and deleted, in order, so a process holding
   the vectors in memory can catch up without reloading them all.
 - ``migrations``: the named, ordered schema steps applied, each in a transaction.
+- ``meta``: the extractor version the rows were made by, and ``database_id``, a
+  random id given to each new database, which derived copies (the vector matrix on
+  disk, ``index.matrix``) name so that they never pass for another database's.
 
 A full rebuild (``refilling``) sets the indexes and triggers on ``items`` aside
 inside its transaction: the rows go in bare, each index is then built once by a
@@ -136,8 +139,15 @@ def _m001_initial(db: sqlite3.Connection) -> None:
     )
 
 
+def _m002_database_id(db: sqlite3.Connection) -> None:
+    db.execute(
+        "INSERT OR IGNORE INTO meta (key, value) VALUES ('database_id', lower(hex(randomblob(16))))"
+    )
+
+
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("001_initial", _m001_initial),
+    ("002_database_id", _m002_database_id),
 ]
 
 

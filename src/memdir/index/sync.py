@@ -61,6 +61,7 @@ from memdir.index.db import (
 )
 from memdir.index.embedders import Embedder
 from memdir.index.extract import CORE_KINDS, EXTRACT_VERSION, Item, extract
+from memdir.index.matrix import matrix_path
 from memdir.index.vectors import VectorCache
 from memdir.paths import FileSpace, Walks
 from memdir.results import Notice, Progress
@@ -141,7 +142,7 @@ class Index:
         self.folder_lock = lock
         """taken to move a damaged database aside (the memory folder's lock)"""
         self.on_notice = on_notice
-        self.vectors = VectorCache(embedder.id, embedder.dim) if embedder is not None else None
+        self.vectors = self._vector_cache()
         self.scanned_at: float | None = None
         self.unnamable: set[str] = set()
         """files left out because their names are not UTF-8 (``memdir doctor`` lists them)"""
@@ -171,6 +172,12 @@ class Index:
 
     def close(self) -> None:
         self.db.close()
+
+    def _vector_cache(self) -> VectorCache | None:
+        if self.embedder is None:
+            return None
+        path = matrix_path(self.path, self.embedder.id)
+        return VectorCache(self.embedder.id, self.embedder.dim, path)
 
     # -- a damaged database ----------------------------------------------------
 
@@ -215,8 +222,7 @@ class Index:
             self.db = connect(self.path)
             self._file_id = file_id(self.path)
             self._check_version()
-            if self.embedder is not None:
-                self.vectors = VectorCache(self.embedder.id, self.embedder.dim)
+            self.vectors = self._vector_cache()
             self._vectors_seen = None
             depth = getattr(self._guards, "depth", 0)
             self._guards.depth = depth + 1  # the scan below must not mend again
