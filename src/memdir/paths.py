@@ -10,9 +10,10 @@ shared by several agents) shows its files under the layer's name: with
 from __future__ import annotations
 
 import functools
+import operator
 import os
 import re
-from collections.abc import Container, Iterable, Iterator
+from collections.abc import Container, Iterator
 from pathlib import Path
 from stat import S_ISREG
 
@@ -46,32 +47,21 @@ class FileSpace:
         return list(self.stats(layer_name, layer))
 
     def stats(
-        self,
-        layer_name: str,
-        layer: Layer,
-        skip: Container[str] = (),
-        walks: Walks | None = None,
+        self, layer_name: str, layer: Layer, skip: Container[str] = ()
     ) -> dict[str, os.stat_result]:
         """The layer's files (memory-folder paths, in pattern order) with their stat,
         found by one ``scandir`` walk per pattern: each file is stat'ed once. Paths in
-        ``skip`` (files an earlier layer already owns) are left out unstat'ed; with
-        ``walks``, every layer of one scan shares a single walk of each folder."""
+        ``skip`` (files an earlier layer already owns) are left out unstat'ed."""
         base, prefix = self.base(layer_name)
         found: dict[str, os.stat_result] = {}
         for pattern in layer.paths:
             if not is_glob(pattern):
-                try:
-                    stat = os.stat(base / pattern)  # follows a link: checked below
-                except OSError:
-                    continue
-                path = base / pattern
-                if S_ISREG(stat.st_mode) and not _hidden(pattern) and _inside(base, path):
+                stat = regular_file(base, pattern)
+                if stat is not None:
                     found.setdefault(prefix + pattern, stat)
                 continue
             regex = glob_regex(pattern)
-            start = static_prefix(pattern)
-            listed = walks.under(base, start) if walks is not None else _walk(base, start)
-            for relative, entry in listed:
+            for relative, entry in walk_files(base, static_prefix(pattern)):
                 if prefix + relative not in skip and regex.fullmatch(relative):
                     try:
                         found.setdefault(prefix + relative, entry.stat())
@@ -94,27 +84,6 @@ class FileSpace:
         )
 
 
-class Walks:
-    """The files of each folder, walked once and shared by every layer of one scan
-    (a catch-all layer such as ``notes`` would otherwise walk the vault a second time)."""
-
-    def __init__(self, whole: set[Path]) -> None:
-        self.whole = whole
-        """folders some layer walks from the top: walked once, then filtered for the others"""
-        self._done: dict[Path, list[tuple[str, os.DirEntry[str]]]] = {}
-
-    def under(self, base: Path, start: str) -> Iterable[tuple[str, os.DirEntry[str]]]:
-        if base not in self.whole:
-            return _walk(base, start)
-        listed = self._done.get(base)
-        if listed is None:
-            listed = self._done[base] = list(_walk(base, ""))
-        if not start:
-            return listed
-        folder = start.rstrip("/") + "/"
-        return [item for item in listed if item[0].startswith(folder)]
-
-
 def outside_target(base: Path, path: Path) -> str | None:
     """Where ``path`` leads if a link takes it outside ``base`` (None if it stays inside
     or is no link). The one rule for links in a memory folder: memdir follows a link
@@ -135,7 +104,23 @@ def _hidden(relative: str) -> bool:
     return any(part.startswith(".") for part in relative.split("/"))
 
 
-def _walk(base: Path, start: str) -> Iterator[tuple[str, os.DirEntry[str]]]:
+def regular_file(base: Path, relative: str) -> os.stat_result | None:
+    """The stat of ``base / relative`` if it is a regular file, not hidden, that stays
+    inside ``base`` (a link is followed only then); else None."""
+    path = base / relative
+    try:
+        stat = os.stat(path)  # follows a link: checked below
+    except OSError:
+        return None
+    if S_ISREG(stat.st_mode) and not _hidden(relative) and _inside(base, path):
+        return stat
+    return None
+
+
+_name = operator.attrgetter("name")
+
+
+def walk_files(base: Path, start: str) -> Iterator[tuple[str, os.DirEntry[str]]]:
     """(path relative to ``base``, entry) of every file under ``base/start``,
     sorted, hidden files and folders left out."""
     folders = [start]
@@ -143,7 +128,7 @@ def _walk(base: Path, start: str) -> Iterator[tuple[str, os.DirEntry[str]]]:
         folder = folders.pop()
         try:
             with os.scandir(base / folder if folder else base) as entries:
-                listed = sorted(entries, key=lambda e: e.name)
+                listed = sorted(entries, key=_name)
         except (FileNotFoundError, NotADirectoryError, PermissionError):
             continue
         below = []
