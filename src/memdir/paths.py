@@ -19,11 +19,14 @@ from stat import S_ISREG
 
 from memdir.config import Layer, Manifest, is_glob, static_prefix
 
+_REAL_KEPT = 100_000
+
 
 class FileSpace:
     def __init__(self, root: Path, manifest: Manifest) -> None:
         self.root = root.resolve()
         self.mounts = manifest.mounts(self.root)
+        self._real: dict[str, Path] = {}
 
     def base(self, layer_name: str) -> tuple[Path, str]:
         """The folder a layer's paths start from, and the prefix its files carry."""
@@ -32,10 +35,15 @@ class FileSpace:
 
     def real(self, relpath: str) -> Path:
         """The file on disk for a memory-folder path (mounted layers included)."""
-        first, _, rest = relpath.partition("/")
-        if first in self.mounts and rest:
-            return self.mounts[first] / rest
-        return self.root / relpath
+        found = self._real.get(relpath)
+        if found is None:
+            first, _, rest = relpath.partition("/")
+            mounted = first in self.mounts and rest
+            found = self.mounts[first] / rest if mounted else self.root / relpath
+            if len(self._real) >= _REAL_KEPT:
+                self._real.clear()
+            self._real[relpath] = found  # joining paths costs more than looking them up
+        return found
 
     def confining(self, relpath: str) -> Path:
         """The folder ``relpath`` must stay inside: a mount, or the memory folder."""

@@ -29,6 +29,7 @@ from typing import Any
 import yaml
 
 from memdir.errors import FileShapeError
+from memdir.files.flat_yaml import load_flat
 from memdir.files.sections import detect_newline, line_content, split_lines
 
 _OPEN_RE = re.compile(r"---[ \t]*")
@@ -45,6 +46,9 @@ _Dumper: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 
 def _load_yaml(text: str) -> dict[str, Any]:
+    flat = load_flat(text, _parse_yaml)  # one key a line, plain values: no YAML parse
+    if flat is not None:
+        return flat
     try:
         data = _parse_yaml(text) if text.strip() else {}
     except (yaml.YAMLError, ValueError, TypeError) as exc:  # bad dates raise ValueError

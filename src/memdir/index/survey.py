@@ -31,6 +31,7 @@ EXTRACTABLE = frozenset(
 
 Owner = tuple[str, Layer]
 Found = dict[str, tuple[Owner, os.stat_result]]
+_OWNERS_KEPT = 200_000
 _Walk = tuple[Path, str]  # (base folder, the folder inside it walked; "" for all of it)
 
 
@@ -107,18 +108,25 @@ class Survey:
         self.unnamable: set[str] = set()
         """files left out because their names are not UTF-8 (``memdir doctor`` lists them)"""
         self._plan: _Plan | None = None
+        self._owners: dict[str, Owner | None] = {}
 
     def layers(self) -> list[Owner]:
         return [(name, layer) for name, layer in self.manifest.layers.items() if indexed(layer)]
 
     def layer_of(self, relpath: str) -> Owner | None:
         """The layer that owns ``relpath`` (the first whose paths match it), if indexed."""
-        if legacy(relpath):
-            return None
-        for name, layer in self.manifest.layers.items():
-            if self.space.matches(name, layer, relpath):
-                return (name, layer) if indexed(layer) else None
-        return None
+        if relpath in self._owners:
+            return self._owners[relpath]
+        owner = None
+        if not legacy(relpath):
+            for name, layer in self.manifest.layers.items():
+                if self.space.matches(name, layer, relpath):
+                    owner = (name, layer) if indexed(layer) else None
+                    break
+        if len(self._owners) >= _OWNERS_KEPT:
+            self._owners.clear()
+        self._owners[relpath] = owner  # a path's owner is fixed by the manifest
+        return owner
 
     def files(self) -> Found:
         """Every indexed file (memory-folder path, in layer and pattern order) with its
