@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -106,6 +107,24 @@ def test_a_rescan_sees_new_files_and_rows_another_process_changed(
     assert sorted(hit.path for hit in first.search("walrus")) == [
         "journal/2026-11-28.md", "notes.txt", "vault/crm/wanda.md",
     ]  # fmt: skip
+
+
+def test_a_layer_path_through_a_linked_folder_is_indexed_only_inside(
+    folder: Path, clock: FakeClock, tmp_path: Path
+) -> None:
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "SOUL.md").write_text("# Soul\n\nThe narwhal is a secret kept elsewhere.\n")
+    shutil.rmtree(folder / "identity")
+    (folder / "identity").symlink_to(outside)  # identity/SOUL.md is a layer's own path
+    memory = memdir.open(folder, clock=clock, embedder="hashing")
+    assert memory.search("narwhal") == []
+    (folder / "identity").unlink()
+    (folder / "kept" / "identity").mkdir(parents=True)
+    (folder / "kept" / "identity" / "SOUL.md").write_text("# Soul\n\nThe narwhal stays home.\n")
+    (folder / "identity").symlink_to(Path("kept") / "identity")  # a link inside the folder
+    memory.index.scanned_at = None
+    assert "identity/SOUL.md" in {hit.path for hit in memory.search("narwhal")}
 
 
 def test_rescan_interval_comes_from_the_manifest(folder: Path, clock: FakeClock) -> None:

@@ -120,9 +120,22 @@ def regular_file(base: Path, relative: str) -> os.stat_result | None:
         stat = os.stat(path)  # follows a link: checked below
     except OSError:
         return None
-    if S_ISREG(stat.st_mode) and not _hidden(relative) and _inside(base, path):
-        return stat
-    return None
+    if not S_ISREG(stat.st_mode) or _hidden(relative):
+        return None
+    return stat if _no_links(base, relative) or _inside(base, path) else None
+
+
+def _no_links(base: Path, relative: str) -> bool:
+    """Whether no part of ``relative`` below ``base`` is a link (nor ``..``): then the
+    path stays inside ``base`` without resolving every folder up from the root."""
+    current = str(base)
+    for part in relative.split("/"):
+        if part in ("", ".", ".."):
+            return False
+        current = os.path.join(current, part)
+        if os.path.islink(current):
+            return False
+    return True
 
 
 _name = operator.attrgetter("name")
