@@ -27,8 +27,8 @@ from typer.testing import CliRunner
 
 import memdir
 from memdir.cli import app
-from memdir.mcp_server import host_config
-from memdir.mcp_sessions import SessionRecorder, summarise_arguments
+from memdir.server.mcp import host_config
+from memdir.server.mcp_sessions import SessionRecorder, summarise_arguments
 
 SERVE = [sys.executable, "-m", "memdir", "serve"]
 HOST = types.Implementation(name="test-host", version="1.2")

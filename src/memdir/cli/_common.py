@@ -38,8 +38,8 @@ from memdir.errors import LayerNotConfigured, MemdirError
 from memdir.home import resolve_folder
 from memdir.index.search import Hit, Hits
 from memdir.memory import Memory, open_memory
-from memdir.provenance import writing_as
 from memdir.results import WriteResult
+from memdir.safety.provenance import writing_as
 
 app = typer.Typer(
     name="memdir",

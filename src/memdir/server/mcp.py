@@ -12,7 +12,7 @@ lists its result's schema (``outputSchema``); the tools listed are those the
 manifest's ``[tools]`` offers, and any tool the folder serves can be called.
 
 Each client session's calls are recorded in the activity history as a ``chat``
-activity (``memdir.mcp_sessions``), so ``recall_activity`` and ``memdir recall``
+activity (``memdir.server.mcp_sessions``), so ``recall_activity`` and ``memdir recall``
 have something to recall under hosts that never start an activity themselves.
 
 One server serves one memory folder (``--dir`` or ``--agent``): nothing it does
@@ -39,8 +39,8 @@ from memdir import __version__
 from memdir.context import PROFILES
 from memdir.errors import MemdirError
 from memdir.maintain.background import Housekeeper
-from memdir.mcp_sessions import IDLE_SECONDS, SessionRecorder
 from memdir.memory import Memory, open_memory
+from memdir.server.mcp_sessions import IDLE_SECONDS, SessionRecorder
 from memdir.tools import Tools
 
 log = logging.getLogger("memdir.mcp")
