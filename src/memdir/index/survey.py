@@ -16,7 +16,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Set
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -97,6 +97,7 @@ class _Plan:
     key: object
     files: list[tuple[str, Owner, int]]
     """(memory-folder path, owning layer, where the listing has it)"""
+    paths: frozenset[str]
 
 
 class Survey:
@@ -128,13 +129,47 @@ class Survey:
         self._owners[relpath] = owner  # a path's owner is fixed by the manifest
         return owner
 
-    def files(self) -> Found:
-        """Every indexed file (memory-folder path, in layer and pattern order) with its
-        owning layer and its stat."""
+    def _planned(self) -> tuple[_Listing, _Plan]:
         listing = _Listing(self.space, self.manifest)
         plan = self._plan
         if plan is None or plan.key != listing.key:
             plan = self._plan = self._classify(listing)
+        return listing, plan
+
+    def compare(
+        self, known: Mapping[str, tuple[int, int, str]]
+    ) -> tuple[list[tuple[str, Owner, os.stat_result]], int, Set[str]]:
+        """The indexed files whose (mtime, size, layer) is not ``known``'s (new ones too),
+        in the order ``files`` gives them; how many are; and every indexed file's path."""
+        listing, plan = self._planned()
+        entries, singles, get = listing.entries, listing.singles, known.get
+        stale: list[tuple[str, Owner, os.stat_result]] = []
+        gone: list[str] = []
+        for relpath, owner, at in plan.files:
+            if at < 0:
+                stat = singles[-1 - at]
+                assert stat is not None  # the plan matched: the same paths are files
+            else:
+                try:
+                    stat = entries[at][1].stat()
+                except OSError:
+                    gone.append(relpath)
+                    continue
+            row = get(relpath)
+            if (
+                row is None
+                or row[0] != stat.st_mtime_ns
+                or row[1] != stat.st_size
+                or row[2] != owner[0]
+            ):
+                stale.append((relpath, owner, stat))
+        present = plan.paths.difference(gone) if gone else plan.paths
+        return stale, len(plan.files) - len(gone) - len(stale), present
+
+    def files(self) -> Found:
+        """Every indexed file (memory-folder path, in layer and pattern order) with its
+        owning layer and its stat."""
+        listing, plan = self._planned()
         found: Found = {}
         entries, singles = listing.entries, listing.singles
         for relpath, owner, at in plan.files:
@@ -166,7 +201,7 @@ class Survey:
                     continue  # an earlier layer that is not indexed owns it
                 owned[relpath] = ((name, layer), where)
         files = [(relpath, owner, where) for relpath, (owner, where) in owned.items()]
-        return _Plan(listing.key, files)
+        return _Plan(listing.key, files, frozenset(owned))
 
     def _candidates(
         self, listing: _Listing, name: str, layer: Layer, owned: dict[str, tuple[Owner, int]]

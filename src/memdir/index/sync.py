@@ -405,16 +405,13 @@ class Index:
             self._recover(sqlite3.DatabaseError(MOVED))  # another process moved a damaged file
         with self.lock:
             known = self._known()
-            on_disk = self._stats()
-            if not known and on_disk:  # nothing indexed yet: every file is new
-                with transaction(self.db), refilling(self.db):
-                    self._fill(on_disk, report, progress)
-                return self._scanned(report, began)
-            stale: list[tuple[str, tuple[str, Layer], os.stat_result]] = []
-            for relpath, (found, stat) in on_disk.items():
-                if known.get(relpath) != (stat.st_mtime_ns, stat.st_size, found[0]):
-                    stale.append((relpath, found, stat))
-            report.unchanged = len(on_disk) - len(stale)
+            if not known:
+                on_disk = self._stats()
+                if on_disk:  # nothing indexed yet: every file is new
+                    with transaction(self.db), refilling(self.db):
+                        self._fill(on_disk, report, progress)
+                    return self._scanned(report, began)
+            stale, report.unchanged, present = self.survey.compare(known)
             for start in range(0, len(stale), _SCAN_BATCH):  # a transaction per batch
                 with transaction(self.db):
                     for relpath, found, stat in stale[start : start + _SCAN_BATCH]:
@@ -431,7 +428,7 @@ class Index:
                             report.unchanged += 1
                 if progress is not None:
                     progress(min(start + _SCAN_BATCH, len(stale)), len(stale))
-            for relpath in sorted(set(known) - set(on_disk)):
+            for relpath in sorted(path for path in known if path not in present):
                 self.remove_file(relpath)
                 report.removed.append(relpath)
             return self._scanned(report, began)
