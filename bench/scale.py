@@ -391,7 +391,8 @@ def phase_model(args: argparse.Namespace) -> dict[str, str]:
 
 def rewrite_floor(cards: list[Path], paths: list[Path]) -> float:
     """Seconds to read every card and atomically rewrite ``paths`` (bytes as they are):
-    temp file, fsync, rename, in decay's 4 threads; each folder fsynced once."""
+    temp file, fsync, rename, in decay's 4 threads taking turns between folders; each
+    folder fsynced once."""
     start = time.perf_counter()
     texts = {path: path.read_bytes() for path in cards}
 
@@ -405,8 +406,12 @@ def rewrite_floor(cards: list[Path], paths: list[Path]) -> float:
             os.close(fd)
         os.replace(tmp, path)
 
+    by_folder: dict[Path, list[Path]] = {}
+    for path in paths:
+        by_folder.setdefault(path.parent, []).append(path)
+    turns = itertools.zip_longest(*by_folder.values())  # folders take turns, as decay's do
     with ThreadPoolExecutor(max_workers=4) as pool:
-        list(pool.map(write, paths))
+        list(pool.map(write, [path for turn in turns for path in turn if path is not None]))
     for folder in {path.parent for path in paths}:
         fd = os.open(folder, os.O_RDONLY)
         try:

@@ -16,6 +16,7 @@ import memdir
 from memdir.files.atomic import TMP_SUFFIX
 from memdir.index import matrix
 from memdir.index.embedders import HashingEmbedder
+from memdir.index.sync import Index
 from memdir.index.vectors import VectorCache
 from memdir.testing import FakeClock
 
@@ -50,6 +51,7 @@ def _fresh(memory: memdir.Memory, folder: Path, clock: FakeClock) -> dict[int, b
 
 def _file(memory: memdir.Memory) -> Path:
     assert memory.index.vectors is not None and memory.index.vectors.path is not None
+    memory.index.vectors.flush()  # written in a thread of its own
     return memory.index.vectors.path
 
 
@@ -213,3 +215,32 @@ def test_a_database_that_lost_its_last_writes_never_reads_the_file(
     last = "SELECT seq, item_id, op FROM item_log ORDER BY seq DESC LIMIT 2"
     assert again.index.db.execute(last).fetchall()[1][2] == "add"
     assert _fresh(again, folder, clock) == _truth(again)
+
+
+def test_a_private_copy_of_the_index_reads_the_file_and_never_writes_it(
+    filled: memdir.Memory, folder: Path, clock: FakeClock, tmp_path: Path
+) -> None:
+    """As a read-only folder opens: its index copied elsewhere, the same database."""
+    path = _file(filled)
+    before = path.read_bytes()
+    filled.index.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    private = tmp_path / "private" / "index.db"
+    private.parent.mkdir()
+    shutil.copyfile(folder / ".memdir" / "index.db", private)
+    filled.knowledge.save("a note the copy never saw")  # the folder's index moves on
+    index = Index(folder, filled.manifest, embedder=HashingEmbedder(), clock=clock, path=private)
+    assert index.vectors is not None
+    index.vectors.refresh(index.db)
+    held = _held(index.vectors)
+    cache = VectorCache(index.vectors.model, index.vectors.dim)  # the copy's own rows
+    cache.refresh(index.db)
+    index.close()
+    assert held == _held(cache)
+    assert path.read_bytes() == before
+    path.unlink()  # nothing to read: the rows come from the copy, and no file is written
+    index = Index(folder, filled.manifest, embedder=HashingEmbedder(), clock=clock, path=private)
+    assert index.vectors is not None
+    index.vectors.refresh(index.db)
+    index.close()
+    assert not path.exists()
+    assert [p.name for p in private.parent.iterdir()] == ["index.db"]

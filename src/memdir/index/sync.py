@@ -162,13 +162,18 @@ class Index:
                 )
 
     def close(self) -> None:
+        if self.vectors is not None:
+            self.vectors.flush()
         self.db.close()
 
     def _vector_cache(self) -> VectorCache | None:
+        """The vectors in memory, with their copy beside the folder's index: a read-only
+        folder's private copy of the index (the same database) reads it, never writes."""
         if self.embedder is None:
             return None
-        path = matrix_path(self.path, self.embedder.id)
-        return VectorCache(self.embedder.id, self.embedder.dim, path)
+        own = self.root / STATE_DIR / INDEX_FILE
+        path = matrix_path(own, self.embedder.id)
+        return VectorCache(self.embedder.id, self.embedder.dim, path, keep=self.path == own)
 
     # -- a damaged database ----------------------------------------------------
 

@@ -36,11 +36,15 @@ _CHECKED = 64  # log entries before the file's position whose rows are checked a
 
 
 class VectorCache:
-    def __init__(self, model: str, dim: int, path: Path | None = None) -> None:
+    def __init__(
+        self, model: str, dim: int, path: Path | None = None, *, keep: bool = True
+    ) -> None:
         self.model = model
         self.dim = dim
         self.path = path
-        """the copy of the matrix on disk (None: none is kept)"""
+        """the copy of the matrix on disk (None: none is read or kept)"""
+        self.keep = keep
+        """whether to write that copy (a read-only folder's is read, never written)"""
         self.seq = -1
         self.ids = np.zeros(0, dtype=np.int64)
         self.matrix: Vectors = np.zeros((0, dim), dtype=np.float32)
@@ -49,6 +53,7 @@ class VectorCache:
         self._rows: dict[int, int] | None = {}
         self._lock = threading.Lock()
         self._behind = 0  # rows caught up from the log since the copy on disk was made
+        self._writer: threading.Thread | None = None
 
     def refresh(self, db: sqlite3.Connection) -> None:
         """Catch up with the index (a full load the first time, after a reset, or after
@@ -177,11 +182,25 @@ class VectorCache:
         return all(held.get(int(item_id)) == bytes(blob) for item_id, blob in rows)
 
     def _write(self, db: sqlite3.Connection) -> None:
-        stamp = self._stamp(db, self.seq)
-        if stamp is not None and self.path is not None:
-            size = self.size
-            disk.write(self.path, stamp, self.ids[:size], self.matrix[:size], self.alive[:size])
+        """Write the copy on disk in a thread of its own: the search that loaded the rows
+        does not wait for it, and the process does not exit before it is done. The rows
+        it writes never change (new ones go after them, a grown matrix is a new array);
+        which are alive is copied now."""
         self._behind = 0
+        stamp = self._stamp(db, self.seq)
+        if stamp is None or self.path is None or not self.keep:
+            return
+        size = self.size
+        rows = (self.path, stamp, self.ids[:size], self.matrix[:size], self.alive[:size].copy())
+        self.flush()  # one at a time
+        self._writer = threading.Thread(target=disk.write, args=rows, name="memdir-vectors")
+        self._writer.start()
+
+    def flush(self) -> None:
+        """Wait until the copy on disk being written (if any) is there."""
+        if self._writer is not None:
+            self._writer.join()
+            self._writer = None
 
     def _add(self, db: sqlite3.Connection, item_ids: Iterable[int]) -> None:
         fresh = [item_id for item_id in item_ids if item_id not in self.rows]
