@@ -204,7 +204,7 @@ from memdir.storage.postgres.files import PgFiles
 url, schema, name = sys.argv[1:4]
 db = Database(url, schema=schema)
 files = PgFiles(db, "agent-a")
-for n in range(25):
+for n in range(10):
     with files.lock:
         current = files.read("log.md") or b""
         files.write("log.md", current + f"{name} {n}\\n".encode())
@@ -220,4 +220,4 @@ def test_writers_in_two_processes_lose_nothing(pg_db: Database, pg_url: str) -> 
     ]
     assert [proc.wait(timeout=120) for proc in procs] == [0, 0]
     lines = (PgFiles(pg_db, "agent-a").read("log.md") or b"").decode().splitlines()
-    assert sorted(lines) == sorted(f"{p} {n}" for p in ("p1", "p2") for n in range(25))
+    assert sorted(lines) == sorted(f"{p} {n}" for p in ("p1", "p2") for n in range(10))

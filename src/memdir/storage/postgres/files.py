@@ -35,9 +35,14 @@ class PgFiles:
     """One agent's memory folder as rows of ``files``."""
 
     def __init__(
-        self, db: Database, agent: str, *, clock_ns: Callable[[], int] = time.time_ns
+        self,
+        db: Database,
+        agent: str,
+        *,
+        clock_ns: Callable[[], int] = time.time_ns,
+        folder: Folder | None = None,
     ) -> None:
-        self.folder = Folder(db, agent)
+        self.folder = folder or Folder(db, agent)
         self.agent = agent
         self.clock_ns = clock_ns
 
