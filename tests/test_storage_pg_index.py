@@ -3,8 +3,11 @@ same BM25 scores, the same cosine neighbours."""
 
 from __future__ import annotations
 
+import secrets
+from collections.abc import Iterator
 from datetime import datetime
 
+import psycopg
 import pytest
 
 import memdir
@@ -14,6 +17,7 @@ from memdir.index.words import query_words
 from memdir.storage.postgres.db import Database
 from memdir.storage.postgres.index import PgIndex, index_text, tokens
 from memdir.storage.seam import Scope
+from memdir.testing import FakeClock
 
 JOURNAL = (
     "# Journal 2026-11-29\r\n\r\n"
@@ -47,18 +51,38 @@ def _copy(memory: memdir.Memory, pg: PgIndex) -> None:
 
 @pytest.fixture
 def pair(memory: memdir.Memory, pg_db: Database) -> tuple[memdir.Memory, PgIndex]:
+    """A folder of its own, indexed on both (for a test that writes)."""
     _fill(memory)
     pg = PgIndex(pg_db, memory.manifest.agent)
     _copy(memory, pg)
     return memory, pg
 
 
+@pytest.fixture(scope="module")
+def shared(
+    tmp_path_factory: pytest.TempPathFactory, pg_url: str
+) -> Iterator[tuple[memdir.Memory, PgIndex]]:
+    """One folder indexed on both for the tests that only read (built once)."""
+    root = tmp_path_factory.mktemp("shared") / "mem"
+    memdir.init(root)
+    schema = f"t_{secrets.token_hex(6)}"
+    db = Database(pg_url, schema=schema)
+    with memdir.open(root, clock=FakeClock("2026-11-30T10:00:00Z"), embedder="hashing") as memory:
+        _fill(memory)
+        pg = PgIndex(db, memory.manifest.agent)
+        _copy(memory, pg)
+        yield memory, pg
+    db.close()
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
 def _scope(memory: memdir.Memory, mode: str = "deep") -> Scope:
     return Scope(Filters(mode=mode), memory.manifest.decay, memory.clock())
 
 
-def test_the_rows_are_sqlites(pair: tuple[memdir.Memory, PgIndex]) -> None:
-    memory, pg = pair
+def test_the_rows_are_sqlites(shared: tuple[memdir.Memory, PgIndex]) -> None:
+    memory, pg = shared
     columns = [c for c in _COLUMNS if c != "id"]
     sqlite_rows = sorted(
         memory.index.db.execute(f"SELECT {', '.join(columns)} FROM items").fetchall()
@@ -96,8 +120,8 @@ def test_tokens_are_cut_as_fts5_cuts_them() -> None:
     ]  # fmt: skip
 
 
-def test_bm25_scores_are_fts5s(pair: tuple[memdir.Memory, PgIndex]) -> None:
-    memory, pg = pair
+def test_bm25_scores_are_fts5s(shared: tuple[memdir.Memory, PgIndex]) -> None:
+    memory, pg = shared
     scope = _scope(memory)
     where, params = scope.filters.sql(scope.decay, scope.now)
     for query in ("harbour", "sailing kids", "charity race shelter", "Caroline paints", "the"):
@@ -120,9 +144,9 @@ def test_bm25_scores_are_fts5s(pair: tuple[memdir.Memory, PgIndex]) -> None:
 
 
 def test_ts_rank_cd_finds_the_same_items_in_another_order(
-    pair: tuple[memdir.Memory, PgIndex],
+    shared: tuple[memdir.Memory, PgIndex],
 ) -> None:
-    memory, pg = pair
+    memory, pg = shared
     scope = _scope(memory)
     words = query_words("sailing harbour")
     assert {i for i, _ in pg.keyword(words, scope, 50, scorer="ts_rank_cd")} == {
@@ -130,8 +154,8 @@ def test_ts_rank_cd_finds_the_same_items_in_another_order(
     }
 
 
-def test_filters_apply_on_postgres_as_on_sqlite(pair: tuple[memdir.Memory, PgIndex]) -> None:
-    memory, pg = pair
+def test_filters_apply_on_postgres_as_on_sqlite(shared: tuple[memdir.Memory, PgIndex]) -> None:
+    memory, pg = shared
     now = memory.clock()
     cases = [
         Filters(mode="normal"),
@@ -157,8 +181,8 @@ def test_filters_apply_on_postgres_as_on_sqlite(pair: tuple[memdir.Memory, PgInd
             assert sorted((r["path"], r["anchor"]) for r in rows) == sorted(on_sqlite), filters
 
 
-def test_vector_neighbours_are_sqlites(pair: tuple[memdir.Memory, PgIndex]) -> None:
-    memory, pg = pair
+def test_vector_neighbours_are_sqlites(shared: tuple[memdir.Memory, PgIndex]) -> None:
+    memory, pg = shared
     embedder = load_embedder("hashing")
     assert embedder is not None
     assert pg.ensure_vectors(embedder) > 0
@@ -186,3 +210,35 @@ def test_vector_neighbours_are_sqlites(pair: tuple[memdir.Memory, PgIndex]) -> N
             assert got == [places[i] for i, _ in expected], (query, method)
             for (_, mine), (_, theirs) in zip(found, expected, strict=True):
                 assert mine == pytest.approx(theirs, abs=1e-5)
+
+
+def test_the_stored_weights_are_the_rankings() -> None:
+    from memdir.index.search import COLUMN_WEIGHTS
+    from memdir.storage.postgres import schema
+
+    # ``tf`` is stored with these weights: changing search's needs a migration
+    assert schema.COLUMN_WEIGHTS == COLUMN_WEIGHTS
+
+
+def test_migrations_are_recorded_and_applied_once(pg_url: str, pg_schema: str) -> None:
+    import threading
+
+    from memdir.storage.postgres.db import migrate
+    from memdir.storage.postgres.schema import MIGRATIONS
+
+    opened: list[Database] = []
+    threads = [
+        threading.Thread(target=lambda: opened.append(Database(pg_url, schema=pg_schema)))
+        for _ in range(3)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(opened) == 3
+    conn = opened[0].reader()
+    names = [row[0] for row in conn.execute("SELECT name FROM migrations ORDER BY name")]
+    assert names == [name for name, _ in MIGRATIONS]
+    assert migrate(conn, pg_schema, MIGRATIONS) == []
+    for db in opened:
+        db.close()

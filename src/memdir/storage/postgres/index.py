@@ -6,16 +6,18 @@ commits its file and its rows together. The primitives search ranks with:
 
 - ``keyword``: BM25 as FTS5 computes it (k1 1.2, b 0.75, IDF ln((N - n + 0.5) /
   (n + 0.5)) floored at 1e-6, a term's frequency summed over the columns with FTS5's
-  weights, |D| all of the item's tokens, N and avgdl over the agent's items) from the
-  weighted ``tsvector``: the candidates are the GIN index's matches of an OR of the
-  query's stems, scored in one statement. ``ts_rank_cd`` is not BM25 (no IDF, no
-  length normalisation of this kind); ``scorer="ts_rank_cd"`` is kept to measure it by
-  (bench/pg_search.py).
+  weights, |D| all of the item's tokens, N and avgdl over the agent's items): the
+  candidates are the GIN index's matches of an OR of the query's stems, scored in one
+  statement from ``tf`` (each stem's weighted frequency, made from the ``tsvector``
+  when the row is written; unnesting the tsvector per candidate instead cost 2.5
+  times as much). ``ts_rank_cd`` is not BM25 (no IDF, no length normalisation of this
+  kind); ``scorer="ts_rank_cd"`` is kept to measure it by (bench/pg_search.py).
 - ``semantic``: cosine (``<=>``) to the query among the agent's items with a vector of
   that embedder under the filters. ``method="exact"`` scores every such item, as the
-  SQLite path's matrix does; ``"hnsw"`` walks the embedder's HNSW index (pgvector
-  0.6 filters after the walk, so a filter or another agent's items crowd the result:
-  measured in bench/pg_search.py).
+  SQLite path's matrix does; ``"hnsw"`` walks the embedder's HNSW index (forced: the
+  planner scans a small table instead), with ``ef_search`` = depth. pgvector 0.6
+  filters after the walk, so a filter or other agents' items crowd the result:
+  bench/pg_search.py measures it with several agents in one table.
 
 Words are cut as FTS5's ``unicode61 remove_diacritics 2`` cuts them (letters and
 digits, diacritics off, lower case) before PostgreSQL stems them (``memdir``
@@ -38,9 +40,9 @@ from memdir.config import Layer
 from memdir.files.encoding import clean
 from memdir.index.embedders import Embedder, Vectors
 from memdir.index.extract import CORE_KINDS, Item, extract
-from memdir.index.search import _COLUMNS, COLUMN_WEIGHTS, STOPWORDS
+from memdir.index.search import _COLUMNS, STOPWORDS
 from memdir.storage.postgres.db import Connection, Database, Folder
-from memdir.storage.postgres.schema import TS_CONFIG, vector_index
+from memdir.storage.postgres.schema import COLUMN_WEIGHTS, TS_CONFIG, vector_index
 from memdir.storage.seam import Pairs, Scope
 from memdir.timeutil import format_ts
 
@@ -53,10 +55,6 @@ _K1, _B = 1.2, 0.75
 # FTS5's, scaled by the largest (the order they give is the same).
 _TS_WEIGHTS = (
     "{" + ", ".join(str(COLUMN_WEIGHTS[i] / max(COLUMN_WEIGHTS)) for i in (3, 1, 2, 0)) + "}"
-)
-_WEIGHT_OF = (
-    f"CASE w WHEN 'A' THEN {COLUMN_WEIGHTS[0]} WHEN 'B' THEN {COLUMN_WEIGHTS[2]} "
-    f"WHEN 'C' THEN {COLUMN_WEIGHTS[1]} ELSE {COLUMN_WEIGHTS[3]} END"
 )
 _TSV = (
     f"setweight(to_tsvector('{TS_CONFIG}', %s), 'A') || setweight(to_tsvector('{TS_CONFIG}', "
@@ -325,11 +323,9 @@ class PgIndex:
                 "stats AS (SELECT greatest(s.items, 1)::float8 AS n, "
                 "greatest(s.tokens::float8 / greatest(s.items, 1), 1e-9) AS avgdl "
                 "FROM index_stats AS s WHERE s.agent = %s), "
-                "hits AS (SELECT i.id, i.ntokens, u.lexeme, "
-                f"(SELECT sum({_WEIGHT_OF}) FROM unnest(u.weights) AS w) AS f "
-                "FROM items AS i CROSS JOIN q CROSS JOIN LATERAL unnest(i.tsv) AS u "
-                "WHERE i.agent = %s AND i.tsv @@ (SELECT query FROM q) "
-                "AND u.lexeme = ANY(q.lexemes)), "
+                "hits AS (SELECT i.id, i.ntokens, u.lexeme, (i.tf ->> u.lexeme)::float8 AS f "
+                "FROM items AS i CROSS JOIN q CROSS JOIN LATERAL unnest(q.lexemes) AS u(lexeme) "
+                "WHERE i.agent = %s AND i.tsv @@ (SELECT query FROM q) AND i.tf ? u.lexeme), "
                 "df AS (SELECT lexeme, count(*)::float8 AS n FROM hits GROUP BY lexeme), "
                 "scored AS (SELECT h.id, sum(greatest(ln((s.n - df.n + 0.5) / (df.n + 0.5)), "
                 f"1e-6) * h.f * {_K1 + 1} / (h.f + {_K1} * ({1 - _B} + {_B} * h.ntokens / "
@@ -372,6 +368,10 @@ class PgIndex:
             ).format(distance=distance, model=sql.Literal(model), where=sql.SQL(where))
             with conn.transaction():
                 conn.execute(f"SET LOCAL hnsw.ef_search = {min(max(depth, 40), HNSW_MAX_EF)}")
+                # the walk itself, as the planner takes it on a large table (on a small
+                # one it scans and sorts, which is the exact answer)
+                conn.execute("SET LOCAL enable_seqscan = off")
+                conn.execute("SET LOCAL enable_sort = off")
                 rows = conn.execute(
                     statement, [query, self.agent, *params, query, depth]
                 ).fetchall()

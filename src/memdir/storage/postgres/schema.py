@@ -8,12 +8,13 @@ partition by it (Citus's distribution column, or a schema per tenant) with no ch
 - ``index_files``, ``items``, ``index_meta``, ``index_stats``: the index, as
   ``index.db``'s ``files``, ``items`` and ``meta`` (same columns; ``items.agent`` is the
   folder's agent, which the SQLite column holds too), plus: ``tsv``, the weighted
-  ``tsvector`` (A heading, B tags, C body, D metadata words: ``ts_rank``'s weights
-  {0.5, 1.0, 1.5, 2.0} for D..A are FTS5's bm25 weights 2.0, 1.0, 1.5, 0.5), GIN
-  indexed; ``ntokens``, the item's length in tokens (BM25's |D|); ``embedding`` and
-  ``model``, the vector and the embedder's id that made it (NULL: none yet). Each
-  embedder gets its own HNSW cosine index over ``embedding::vector(dim)`` where
-  ``model`` is its id (``vector_index``), since one column holds vectors of any size.
+  ``tsvector`` (A heading, B tags, C body, D metadata words), GIN indexed; ``tf``, each
+  stem's frequency summed with FTS5's column weights (``COLUMN_WEIGHTS``: BM25's f,
+  read by key instead of unnesting the tsvector); ``ntokens``, the item's length in
+  tokens (BM25's |D|); ``embedding`` and ``model``, the vector and the embedder's id
+  that made it (NULL: none yet). Each embedder gets its own HNSW cosine index over
+  ``embedding::vector(dim)`` where ``model`` is its id (``vector_index``), since one
+  column holds vectors of any size.
   ``index_stats`` keeps per agent the item count and the tokens (BM25's N and avgdl).
 - ``activities``, ``activity_logs``, ``mailbox_items``, ``decisions``,
   ``context_usage``: the history, as ``history.db``'s tables (``history_schema``).
@@ -31,6 +32,13 @@ from memdir.storage.postgres.db import Connection, Migration
 from memdir.stores.history_schema import ACTIVITY_TYPES, LOG_TYPES
 
 TS_CONFIG = "memdir"
+COLUMN_WEIGHTS = (2.0, 1.0, 1.5, 0.5)
+"""FTS5's bm25 weights for heading, body, tags, metadata words (``index.search``'s);
+the tsvector's labels A, C, B, D"""
+WEIGHT_OF = (
+    f"CASE w WHEN 'A' THEN {COLUMN_WEIGHTS[0]} WHEN 'B' THEN {COLUMN_WEIGHTS[2]} "
+    f"WHEN 'C' THEN {COLUMN_WEIGHTS[1]} ELSE {COLUMN_WEIGHTS[3]} END"
+)
 
 
 def _m001_files(conn: Connection, schema: str) -> None:
@@ -59,6 +67,15 @@ def _m002_index(conn: Connection, schema: str) -> None:
     conn.execute(
         f"ALTER TEXT SEARCH CONFIGURATION {TS_CONFIG} ALTER MAPPING FOR asciiword, asciihword, "
         "hword_asciipart, word, hword, hword_part WITH memdir_stem"
+    )
+    conn.execute(
+        f"""
+        CREATE FUNCTION memdir_tf(tsv TSVECTOR) RETURNS JSONB IMMUTABLE PARALLEL SAFE
+        LANGUAGE sql AS $$
+            SELECT coalesce(jsonb_object_agg(u.lexeme, (SELECT sum({WEIGHT_OF})
+                                                        FROM unnest(u.weights) AS w)), '{{}}')
+            FROM unnest(tsv) AS u
+        $$"""
     )
     for statement in (
         """
@@ -100,6 +117,7 @@ def _m002_index(conn: Connection, schema: str) -> None:
             content_hash TEXT NOT NULL,
             vector_key TEXT NOT NULL,
             tsv TSVECTOR NOT NULL,
+            tf JSONB GENERATED ALWAYS AS (memdir_tf(tsv)) STORED,
             ntokens INTEGER NOT NULL,
             embedding VECTOR,
             model TEXT
