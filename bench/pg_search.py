@@ -14,7 +14,11 @@ each primitive as ``Memory.search(mode="deep")`` would call it (depth 200):
   computed from the weighted tsvector (``PgIndex.keyword``) and ``ts_rank_cd``;
 - vector: SQLite's cosine over the matrix (``_semantic``) beside PostgreSQL's exact
   cosine and its HNSW index (ef_search = depth);
-- fused: step 2 of the ranking (``index.search.fuse``) over each backend's two lists.
+- fused: step 2 of the ranking (``index.search.fuse``) over each backend's two lists;
+- full: the whole ranking of a deep search (``index.search.search`` on SQLite; on
+  PostgreSQL its own steps 2-8, ``_rank`` and the floor, over PostgreSQL's candidates,
+  reading rows through a shim that hands ``_rank``'s one row query to PostgreSQL: the
+  ranking code is the same, untouched; a deep search never widens).
 
 Printed: R@5 and R@10 (LoCoMo categories 1-4, the shared scorer), how much of SQLite's
 top 10 each PostgreSQL list holds, and each primitive's p50 time as a ratio to SQLite's
@@ -68,6 +72,7 @@ def main() -> None:
     from locomo import MemdirRetriever  # type: ignore[import-not-found]
 
     from memdir.index.search import Filters, _floor, _keyword, _semantic, fuse
+    from memdir.index.search import search as run_search
     from memdir.index.words import query_words
     from memdir.storage.postgres.db import Database
     from memdir.storage.postgres.index import PgIndex, index_text
@@ -122,10 +127,11 @@ def main() -> None:
     )
 
     methods = ["kw_sqlite", "kw_pg_bm25", "kw_pg_ts_rank_cd", "vec_sqlite", "vec_pg_exact",
-               "vec_pg_hnsw", "fused_sqlite", "fused_pg"]  # fmt: skip
+               "vec_pg_hnsw", "fused_sqlite", "fused_pg", "full_sqlite", "full_pg"]  # fmt: skip
     scores: dict[str, list[dict[str, float]]] = {m: [] for m in methods}
     overlap: dict[str, list[float]] = {m: [] for m in methods}
     times: dict[str, list[float]] = {m: [] for m in methods}
+    lengths: dict[str, list[int]] = {m: [] for m in methods}
     for question in questions:
         memory = retriever.memories[question["conv"]]
         index = memory.index
@@ -160,18 +166,65 @@ def main() -> None:
         ):
             fused = fuse(lists[kw], lists[vec], floor)
             lists[f"fused_{backend}"] = sorted(fused.items(), key=lambda p: (-p[1], p[0]))
+        full = run_search(index, question["question"], scope.filters, k=DEPTH,
+                          decay=scope.decay, now=scope.now)  # fmt: skip
+        lists["full_sqlite"] = [(_id_of(index, hit.path, hit.anchor), hit.score) for hit in full]
+        lists["full_pg"] = (
+            _full(_Shim(pg, embedder), question["question"], words, lists["kw_pg_bm25"],
+                  lists["vec_pg_exact"], scope)
+            if words else []
+        )  # fmt: skip
         places = _places(index, pg, lists)
         for name in methods:
+            lengths[name].append(len(places[name]))
             ranked = [mapping[p] for p in places[name] if p in mapping]
             scores[name].append(locomo_bench.score_ranking(ranked, question["evidence"]))
-            base = "kw_sqlite" if name.startswith("kw") else (
-                "vec_sqlite" if name.startswith("vec") else "fused_sqlite"
-            )  # fmt: skip
+            base = {"kw": "kw_sqlite", "vec": "vec_sqlite", "fused": "fused_sqlite",
+                    "full": "full_sqlite"}[name.split("_")[0]]  # fmt: skip
             top = set(places[base][:10])
             overlap[name].append(len(top & set(places[name][:10])) / len(top) if top else 1.0)
     db.close()
     stop()
-    _report(methods, scores, overlap, times, len(questions), args.embedder, wanted)
+    _report(methods, scores, overlap, times, lengths, len(questions), args.embedder, wanted)
+
+
+class _ShimDb:
+    """What ``_rank`` asks of ``index.db`` (its rows by id), asked of PostgreSQL."""
+
+    def __init__(self, pg: Any) -> None:
+        self.pg = pg
+
+    def execute(self, sql: str, params: list[object]) -> Any:
+        return self.pg.folder.conn().execute(sql.replace("?", "%s"), params)
+
+
+class _Shim:
+    """An ``Index`` as ``index.search._rank`` sees it: ``db``, ``lock``, ``embedder``."""
+
+    def __init__(self, pg: Any, embedder: Any) -> None:
+        import threading
+
+        self.db = _ShimDb(pg)
+        self.lock = threading.RLock()
+        self.embedder = embedder
+
+
+def _full(shim: Any, query: str, words: list[str], keyword: Any, semantic: Any, scope: Any) -> Any:
+    """``search``'s steps 2-8 for a deep search, over these candidates."""
+    from memdir.index.search import FLOOR_SHARE, _rank
+
+    _, ranked = _rank(shim, query, words, keyword, semantic, scope.decay, scope.now)
+    if ranked:
+        least = FLOOR_SHARE * max(entry.match for entry in ranked)
+        ranked = [entry for entry in ranked if entry.exact or entry.match >= least]
+    return [(entry.item_id, entry.score) for entry in ranked]
+
+
+def _id_of(index: Any, path: str, anchor: str) -> int:
+    row = index.db.execute(
+        "SELECT id FROM items WHERE path = ? AND anchor = ?", (path, anchor)
+    ).fetchone()
+    return int(row[0])
 
 
 def _places(
@@ -196,24 +249,29 @@ def _report(
     scores: dict[str, list[dict[str, float]]],
     overlap: dict[str, list[float]],
     times: dict[str, list[float]],
+    lengths: dict[str, list[int]],
     n: int,
     embedder: str,
     convs: list[str],
 ) -> None:
     print(f"\nLoCoMo {', '.join(convs)}: {n} questions (categories 1-4), embedder {embedder}\n")
-    print("| primitive | R@5 | R@10 | SQLite's top 10 held | p50 ms | p50 / SQLite's |")
-    print("|---|---|---|---|---|---|")
+    print("| primitive | R@5 | R@10 | SQLite's top 10 held | mean list | p50 ms | p50 / SQLite's |")
+    print("|---|---|---|---|---|---|---|")
     for name in methods:
         r5 = statistics.fmean(s["recall@5"] for s in scores[name])
         r10 = statistics.fmean(s["recall@10"] for s in scores[name])
         held = statistics.fmean(overlap[name])
-        if name.startswith("fused"):
-            print(f"| {name} | {r5:.4f} | {r10:.4f} | {held:.3f} | | |")
+        size = statistics.fmean(lengths[name])
+        if name.startswith(("fused", "full")):
+            print(f"| {name} | {r5:.4f} | {r10:.4f} | {held:.3f} | {size:.0f} | | |")
             continue
         base = "kw_sqlite" if name.startswith("kw") else "vec_sqlite"
         p50 = statistics.median(times[name]) * 1000
         ratio = p50 / (statistics.median(times[base]) * 1000)
-        print(f"| {name} | {r5:.4f} | {r10:.4f} | {held:.3f} | {p50:.2f} | {ratio:.2f}x |")
+        print(
+            f"| {name} | {r5:.4f} | {r10:.4f} | {held:.3f} | {size:.0f} | {p50:.2f} | "
+            f"{ratio:.2f}x |"
+        )
 
 
 if __name__ == "__main__":
