@@ -217,7 +217,7 @@ def _full(shim: Any, query: str, words: list[str], keyword: Any, semantic: Any, 
     if ranked:
         least = FLOOR_SHARE * max(entry.match for entry in ranked)
         ranked = [entry for entry in ranked if entry.exact or entry.match >= least]
-    return [(entry.item_id, entry.score) for entry in ranked]
+    return [(entry.item_id, entry.score) for entry in ranked[:DEPTH]]
 
 
 def _id_of(index: Any, path: str, anchor: str) -> int:
