@@ -7,10 +7,10 @@ commits its file and its rows together. The primitives search ranks with:
 - ``keyword``: BM25 as FTS5 computes it (k1 1.2, b 0.75, IDF ln((N - n + 0.5) /
   (n + 0.5)) floored at 1e-6, a term's frequency summed over the columns with FTS5's
   weights, |D| all of the item's tokens, N and avgdl over the agent's items): the
-  candidates are the GIN index's matches of an OR of the query's stems, scored in one
+  candidates are the GIN index's matches of each of the query's stems, scored in one
   statement from ``tf`` (each stem's weighted frequency, made from the ``tsvector``
-  when the row is written; unnesting the tsvector per candidate instead cost 2.5
-  times as much). ``ts_rank_cd`` is not BM25 (no IDF, no length normalisation of this
+  when the row is written): bench/RESULTS.md has the steps that took it from 21x
+  SQLite's time to about 5x. ``ts_rank_cd`` is not BM25 (no IDF, no length normalisation of this
   kind); ``scorer="ts_rank_cd"`` is kept to measure it by (bench/pg_search.py).
 - ``semantic``: cosine (``<=>``) to the query among the agent's items with a vector of
   that embedder under the filters. ``method="exact"`` scores every such item, as the
@@ -317,24 +317,27 @@ class PgIndex:
             )
             values = [*args, self.agent, *params, depth]
         elif scorer == "bm25":
+            # one (item, stem) pair per stem an item holds, found by the GIN index; the
+            # filters are a flag on each pair (N, avgdl and df count every item, as FTS5's)
+            both = f" AND i.tsv @@ phraseto_tsquery('{TS_CONFIG}', %s)" if phrase else ""
             sql_text = (
-                f"WITH q AS (SELECT {query} AS query, (SELECT array_agg(DISTINCT u.lexeme) "
-                f"FROM unnest(to_tsvector('{TS_CONFIG}', %s)) AS u) AS lexemes), "
+                "WITH q AS (SELECT (SELECT array_agg(DISTINCT u.lexeme) FROM "
+                f"unnest(to_tsvector('{TS_CONFIG}', %s)) AS u) AS lexemes), "
                 "stats AS (SELECT greatest(s.items, 1)::float8 AS n, "
                 "greatest(s.tokens::float8 / greatest(s.items, 1), 1e-9) AS avgdl "
                 "FROM index_stats AS s WHERE s.agent = %s), "
-                "hits AS (SELECT i.id, i.ntokens, u.lexeme, (i.tf ->> u.lexeme)::float8 AS f "
-                "FROM items AS i CROSS JOIN q CROSS JOIN LATERAL unnest(q.lexemes) AS u(lexeme) "
-                "WHERE i.agent = %s AND i.tsv @@ (SELECT query FROM q) AND i.tf ? u.lexeme), "
+                "hits AS (SELECT i.id, i.ntokens, u.lexeme, (i.tf ->> u.lexeme)::float8 AS f, "
+                f"({where}) AS ok FROM q CROSS JOIN LATERAL unnest(q.lexemes) AS u(lexeme) "
+                "JOIN items AS i ON i.agent = %s AND i.tsv @@ quote_literal(u.lexeme)::tsquery"
+                f"{both}), "
                 "df AS (SELECT lexeme, count(*)::float8 AS n FROM hits GROUP BY lexeme), "
-                "scored AS (SELECT h.id, sum(greatest(ln((s.n - df.n + 0.5) / (df.n + 0.5)), "
-                f"1e-6) * h.f * {_K1 + 1} / (h.f + {_K1} * ({1 - _B} + {_B} * h.ntokens / "
-                "s.avgdl))) AS score FROM hits AS h JOIN df USING (lexeme) CROSS JOIN stats AS s "
-                "GROUP BY h.id) "
-                "SELECT i.id, sc.score FROM scored AS sc JOIN items AS i ON i.id = sc.id "
-                f"WHERE {where} ORDER BY sc.score DESC, i.id LIMIT %s"
+                "scored AS (SELECT h.id, bool_and(h.ok) AS ok, "
+                "sum(greatest(ln((s.n - df.n + 0.5) / (df.n + 0.5)), 1e-6) * h.f * "
+                f"{_K1 + 1} / (h.f + {_K1} * ({1 - _B} + {_B} * h.ntokens / s.avgdl))) AS score "
+                "FROM hits AS h JOIN df USING (lexeme) CROSS JOIN stats AS s GROUP BY h.id) "
+                "SELECT id, score FROM scored WHERE ok ORDER BY score DESC, id LIMIT %s"
             )
-            values = [*args, text, self.agent, self.agent, *params, depth]
+            values = [text, self.agent, *params, self.agent, *([text] if phrase else []), depth]
         else:
             raise ValueError(f"unknown scorer {scorer!r}")
         rows = self._conn().execute(sql_text, values).fetchall()
