@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -57,7 +58,12 @@ def start_database() -> tuple[str, Callable[[], None]]:
 
         base = Path(tempfile.mkdtemp(prefix="memdir-pg-bench-"))
         server = pgserver.get_server(base / "pgdata", cleanup_mode="delete")
-    return str(server.get_uri()), server.cleanup
+
+    def stop() -> None:
+        server.cleanup()
+        shutil.rmtree(base, ignore_errors=True)
+
+    return str(server.get_uri()), stop
 
 
 def main() -> None:
