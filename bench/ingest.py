@@ -209,13 +209,16 @@ def work_embedder(texts_file: Path, sample: int, setting: str | None) -> dict[st
         raws = {threads: Raw(threads) for threads in (1, 2)}
         for raw in raws.values():
             raw.embed(picked[:8], 512)  # warm
-        for budget in BUDGETS:
-            for threads, raw in raws.items():
-                seconds, cpu, _ = _timed(raw, picked, budget)
-                grid.append(
-                    {"threads": threads, "budget": budget, "per_s": len(picked) / seconds,
-                     "cpu_per_item_ms": 1000 * cpu / len(picked)}
-                )  # fmt: skip
+        cells = [(threads, budget) for budget in BUDGETS for threads in raws]
+        found: dict[tuple[int, int], dict[str, Any]] = {}
+        for cell in cells + cells[::-1]:  # twice, the second pass backwards: load drifts
+            threads, budget = cell
+            seconds, cpu, _ = _timed(raws[threads], picked, budget)
+            row = {"threads": threads, "budget": budget, "per_s": len(picked) / seconds,
+                   "cpu_per_item_ms": 1000 * cpu / len(picked)}  # fmt: skip
+            if cell not in found or row["per_s"] > found[cell]["per_s"]:
+                found[cell] = row
+        grid = [found[cell] for cell in cells]
         best = max(grid, key=lambda row: row["per_s"])
         threads, budget = best["threads"], best["budget"]
         raw = raws[threads]
@@ -349,7 +352,9 @@ def _report(
     best = {name: max(results, key=lambda r: r["per_s"]) for name, results in runs.items()}
     grid = runs["embedder"][0]["grid"]
     if grid:
-        print("\nsettings grid (embedder alone, round 1 sample):")
+        print(
+            "\nsettings grid (embedder alone, round 1, a sample of the texts, best of two passes):"
+        )
         print("| threads | tokens a run | items/s | cpu ms/item |")
         print("|---|---|---|---|")
         for row in grid:
