@@ -27,10 +27,12 @@ a name there maps to a class (or factory) taking no arguments.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from importlib import metadata, resources
 from pathlib import Path
@@ -118,7 +120,12 @@ class MiniLMEmbedder:
     ``BATCH_TOKENS`` padded tokens a run (the int8 weights are dequantised at load,
     so a run is float32 matrix products, fastest while a batch's activations stay in
     the core's cache), and no batch pads more than ``PADDING`` times its texts'
-    tokens (bar a batch of one). ``stats`` counts what the model was given."""
+    tokens (bar a batch of one). Runs go ``threads`` at once, each on one core
+    (onnxruntime runs one session from several threads): a batch split across cores
+    waits at every operator for the slowest, which on a shared machine is often
+    descheduled. A batch's vectors do not depend on its neighbours, its thread or the
+    batch size (the attention mask keeps padding out), so they match the text embedded
+    alone. ``stats`` counts what the model was given."""
 
     MAX_TOKENS = 256  # sentence-transformers' max_seq_length for this model
     # What the tokenizer is given: 64 chars a token covers any text but one whose
@@ -126,13 +133,12 @@ class MiniLMEmbedder:
     MAX_CHARS = MAX_TOKENS * 64
     BATCH_TOKENS = 512  # bench/ingest.py: 256 to 1024 within a few percent, 4096 -30%
     PADDING = 1.15
-    # bench/ingest.py measured one thread against two on a 2-core machine shared with
-    # other work: THREADS_NOTE
-    THREADS = 0
+    MAX_THREADS = 4  # runs at once by default: the cores this process may use, up to this
 
     def __init__(self, model_path: Path | None = None, threads: int | None = None) -> None:
         self._model_path = model_path
-        self._threads = self.THREADS if threads is None else threads
+        self._threads = threads or min(_cores(), self.MAX_THREADS)
+        """model runs at once (each single-threaded)"""
         self._lock = threading.Lock()
         self._session: Any = None
         self._tokenizer: Any = None
@@ -168,8 +174,8 @@ class MiniLMEmbedder:
             # Idle worker threads must not spin after a run: the vector scan that
             # follows a query embedding needs the same cores.
             options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-            if self._threads:
-                options.intra_op_num_threads = self._threads
+            options.intra_op_num_threads = 1  # one core a run; runs go side by side
+            options.inter_op_num_threads = 1
             session = ort.InferenceSession(
                 str(path), sess_options=options, providers=["CPUExecutionProvider"]
             )
@@ -185,11 +191,30 @@ class MiniLMEmbedder:
         encodings = self._tokenizer.encode_batch([text[: self.MAX_CHARS] for text in texts])
         lengths = np.fromiter((len(e.ids) for e in encodings), dtype=np.int64, count=len(texts))
         order = np.argsort(lengths, kind="stable")
+        batches = [
+            order[rows] for rows in token_batches(lengths[order], self.BATCH_TOKENS, self.PADDING)
+        ]
+
+        def run(chunk: npt.NDArray[np.intp]) -> Vectors:
+            return self._run([encodings[i].ids for i in chunk], lengths[chunk])
+
+        workers = min(self._threads, len(batches))
+        if workers > 1:
+            pool = ThreadPoolExecutor(workers, thread_name_prefix="memdir-embed")
+            try:
+                pooled = list(pool.map(run, batches))
+            finally:  # Ctrl-C: the batches not started are dropped, not waited for
+                pool.shutdown(wait=True, cancel_futures=True)
+        else:
+            pooled = [run(chunk) for chunk in batches]
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for rows in token_batches(lengths[order], self.BATCH_TOKENS, self.PADDING):
-            chunk = order[rows]
-            out[chunk] = self._run([encodings[i].ids for i in chunk], lengths[chunk])
-        self.stats.add(len(texts), int(lengths.sum()), time.perf_counter() - began)
+        for chunk, vectors in zip(batches, pooled, strict=True):
+            out[chunk] = vectors
+        padded = sum(len(chunk) * int(lengths[chunk].max()) for chunk in batches)
+        with self._lock:
+            self.stats.add(
+                len(texts), int(lengths.sum()), padded, len(batches), time.perf_counter() - began
+            )
         return out
 
     def _run(self, ids: list[list[int]], lengths: npt.NDArray[np.int64]) -> Vectors:
@@ -202,8 +227,6 @@ class MiniLMEmbedder:
         if "token_type_ids" in self._inputs:
             feeds["token_type_ids"] = np.zeros_like(tokens)
         hidden = self._session.run(None, feeds)[0]
-        self.stats.runs += 1
-        self.stats.padded_tokens += tokens.size
         weights = mask[..., None].astype(np.float32)
         pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
         return _normalise(pooled)
@@ -220,9 +243,11 @@ class EmbedStats:
     runs: int = 0
     seconds: float = 0.0
 
-    def add(self, texts: int, tokens: int, seconds: float) -> None:
+    def add(self, texts: int, tokens: int, padded_tokens: int, runs: int, seconds: float) -> None:
         self.texts += texts
         self.tokens += tokens
+        self.padded_tokens += padded_tokens
+        self.runs += runs
         self.seconds += seconds
 
     @property
@@ -244,6 +269,14 @@ def token_batches(lengths: npt.NDArray[np.int64], budget: int, padding: float) -
         total += length
     if start < len(lengths):
         yield slice(start, len(lengths))
+
+
+def _cores() -> int:
+    """The cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
 
 
 def _vocab_path() -> Path:
