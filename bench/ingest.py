@@ -48,7 +48,7 @@ DATA = (
     Path(os.environ.get("MEMDIR_SHARED_BENCH", REPO.parent / "shared" / "bench"))
     / "locomo10-dev.json"
 )
-BUDGETS = (0, 256, 512, 1024)  # padded tokens a run; 0: one text a run
+BUDGETS = (0, 256, 384, 512, 1024)  # padded tokens a run; 0: one text a run
 # (threads a run, runs at once): one core; two cores on every operator; two runs side by side
 SPLITS = ((1, 1), (2, 1), (1, 2))
 QUERY = "what did they say about surfing and chasing dreams"
@@ -312,9 +312,9 @@ def _cosines(texts_file: Path, reference: Any) -> tuple[float, float] | None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--limit", type=int, default=None, help="about this many turns")
-    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--baseline", default="c04a545", help="git ref of the previous release")
-    parser.add_argument("--sample", type=int, default=400, help="texts for the settings grid")
+    parser.add_argument("--sample", type=int, default=200, help="texts for the settings grid")
     parser.add_argument("--worker", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
@@ -402,6 +402,12 @@ def _report(
     print(
         f"\nmemdir / embedder's best: {mine / alone:.2f} (target >= 0.9)\n"
         f"memdir / {args.baseline}: {mine / base:.2f} (target >= 1.5)"
+    )
+    cpu = {name: row["cpu"] / row["items"] for name, row in best.items()}
+    print(
+        f"CPU seconds an item, the same rounds (load moves them less): embedder / memdir "
+        f"{cpu['embedder'] / cpu['memdir']:.2f}, {args.baseline} / memdir "
+        f"{cpu['baseline'] / cpu['memdir']:.2f}"
     )
     reference = np.load(mine_texts.with_suffix(".npy"))
     for label, texts in (("memdir", mine_texts), (args.baseline, base_texts)):

@@ -131,7 +131,9 @@ class MiniLMEmbedder:
     # What the tokenizer is given: 64 chars a token covers any text but one whose
     # first 256 tokens average over 64 chars (words over 100 chars are one [UNK]).
     MAX_CHARS = MAX_TOKENS * 64
-    BATCH_TOKENS = 512  # bench/ingest.py: 256 to 1024 within a few percent, 4096 -30%
+    # CPU per text on LoCoMo turns (one core, bench/RESULTS.md): flat from 256 to 512
+    # padded tokens a run, +10% at 1,024 and at one text a run, +30% at 4,096.
+    BATCH_TOKENS = 384
     PADDING = 1.15
     MAX_THREADS = 4  # runs at once by default: the cores this process may use, up to this
 
