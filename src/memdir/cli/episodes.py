@@ -24,8 +24,8 @@ from memdir.cli._common import (
     reports_errors,
     stoppable,
 )
-from memdir.history import Activity, ActivityDetail
 from memdir.ingest import FORMATS, LeftOut
+from memdir.stores.history import Activity, ActivityDetail
 from memdir.textutil import plural
 from memdir.timeutil import format_ts, parse_ts
 
