@@ -202,7 +202,9 @@ class Memory:
 
     def reindex(self, progress: Progress | None = None) -> ScanReport:
         """Rebuild the index from the files (``memdir reindex``); ``progress(done, total)``
-        is called as files are read, then as their texts are embedded."""
+        is called as files are read, then as their texts are embedded. Vectors are
+        committed a batch at a time and kept by content: a reindex stopped part-way
+        and run again reads the files again but embeds only what has no vector yet."""
         with self.lock:
             report = self.index.reindex(progress)
         self.index.ensure_vectors(progress)
@@ -423,11 +425,14 @@ class Memory:
         """Import a chat history (generic JSON/JSONL, ChatGPT, Claude, LoCoMo) into
         sessions, the journal and the index; idempotent, all or nothing per
         conversation. ``progress(done, total)`` follows the conversations, then the
-        texts embedded (a search embeds for about a second only)."""
+        texts embedded (a search embeds for about a second only). Stopped part-way,
+        what was imported and embedded stays; the same call again goes on from there
+        (it imports nothing twice and embeds only what has no vector yet)."""
         with writing_as("import"):
             report = import_file(self, Path(path), format, progress)
-        if report.imported:  # embed now, so the next search is semantic over all of it
-            self.index.ensure_vectors(progress)
+        # Embed now, so the next search is semantic over all of it; also when nothing
+        # was new, as a stopped run may have left texts unembedded.
+        self.index.ensure_vectors(progress)
         return report
 
     # -- context -------------------------------------------------------------

@@ -6,7 +6,8 @@ Conventions every command keeps:
 - ``--json`` prints one JSON document on stdout and nothing else; progress bars and
   messages go to stderr.
 - Exit codes: 0 done, 1 refused / not found / a memdir error (one line on stderr),
-  2 a usage error (typer's own, or ``typer.BadParameter`` raised here).
+  2 a usage error (typer's own, or ``typer.BadParameter`` raised here), 130 a long
+  job (``reindex``, ``ingest``) stopped by Ctrl-C, what it had done kept (``stoppable``).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from rich.progress import (
     SpinnerColumn,
     TextColumn,
     TimeElapsedColumn,
+    TimeRemainingColumn,
 )
 
 from memdir.cli.helpfmt import HelpGroup
@@ -188,6 +190,7 @@ def progress(description: str) -> Iterator[Callable[[int, int], None]]:
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
+        TimeRemainingColumn(),
     )
     with Progress(*columns, console=errors, transient=True) as bar:
         task = bar.add_task(description, total=None)
@@ -196,6 +199,20 @@ def progress(description: str) -> Iterator[Callable[[int, int], None]]:
             bar.update(task, completed=done, total=total)
 
         yield step
+
+
+@contextmanager
+def stoppable(memory: Memory, command: str) -> Iterator[None]:
+    """Ctrl-C in a long job: what it committed stays (the index's vectors are written a
+    batch at a time, an import is all or nothing per conversation), so say how far the
+    embedding got and that ``command`` again goes on, and exit 130, not a traceback."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        embedded, texts = memory.index.vector_counts()
+        kept = f"{embedded:,} of {texts:,} texts embedded and kept; " if texts else ""
+        errors.print(f"stopped: {kept}run {command} again to go on", markup=False)
+        raise typer.Exit(130) from None
 
 
 # -- output ---------------------------------------------------------------------

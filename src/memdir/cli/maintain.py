@@ -22,6 +22,7 @@ from memdir.cli._common import (
     print_json,
     progress,
     reports_errors,
+    stoppable,
 )
 from memdir.maintain.databases import repair as run_repair
 
@@ -124,10 +125,11 @@ def reindex(
     folder: FolderOption = None, agent: AgentOption = None, as_json: JsonOption = False
 ) -> None:
     """Rebuild the search index (.memdir/index.db) from the files: read them, then embed
-    their texts."""
+    their texts. Stopped (Ctrl-C, or killed), what was embedded is kept: run it again
+    and only the rest is embedded."""
     with opened(folder, agent) as memory:
         began = time.perf_counter()
-        with progress("rebuilding the index") as step:
+        with stoppable(memory, "memdir reindex"), progress("rebuilding the index") as step:
             report = memory.reindex(progress=step)
         seconds = time.perf_counter() - began  # reading and embedding: what the user waited
         items = int(memory.index.db.execute("SELECT count(*) FROM items").fetchone()[0])
