@@ -274,6 +274,8 @@ class ToolSettings(_Strict):
     @field_validator("include", "exclude")
     @classmethod
     def _known(cls, names: list[str]) -> list[str]:
+        if not names:  # the usual case: no need to load every tool's definition
+            return names
         from memdir.tools.catalog import TOOLS  # config is read before the tools exist
 
         known = [tool.name for tool in TOOLS]

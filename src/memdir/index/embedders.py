@@ -32,14 +32,17 @@ import threading
 from collections.abc import Callable, Sequence
 from importlib import metadata, resources
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, runtime_checkable
 
 from memdir.errors import MemdirError
 
-Vectors = npt.NDArray[np.float32]
+# numpy is imported where vectors are made, not here: a process that writes and never
+# embeds (``memdir save``) does without it.
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    Vectors: TypeAlias = npt.NDArray[np.float32]
 
 VOCAB_FILE = "bert-base-uncased-vocab.txt"
 VOCAB_SHA256 = "07eced375cec144d27c900241f3e339478dec958f92fddbc551f295c992038a3"
@@ -67,7 +70,18 @@ class Embedder(Protocol):
         ...
 
 
+def __getattr__(name: str) -> Any:
+    if name == "Vectors":  # the alias, for a module that imports it at run time
+        import numpy as np
+        import numpy.typing as npt
+
+        return npt.NDArray[np.float32]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def _normalise(matrix: npt.NDArray[Any]) -> Vectors:
+    import numpy as np
+
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     normalised: Vectors = (matrix / np.clip(norms, 1e-12, None)).astype(np.float32)
     return normalised
@@ -97,6 +111,8 @@ class HashingEmbedder:
         return self._dim
 
     def embed(self, texts: Sequence[str]) -> Vectors:
+        import numpy as np
+
         out = np.zeros((len(texts), self._dim), dtype=np.float32)
         for row, text in enumerate(texts):
             words = self._WORD_RE.findall(text[: self.MAX_CHARS].lower())
@@ -165,6 +181,8 @@ class MiniLMEmbedder:
             self._session = session
 
     def embed(self, texts: Sequence[str]) -> Vectors:
+        import numpy as np
+
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         self._load()
@@ -177,6 +195,8 @@ class MiniLMEmbedder:
         return out
 
     def _encode(self, texts: list[str]) -> Vectors:
+        import numpy as np
+
         encodings = self._tokenizer.encode_batch(texts)
         ids = np.array([e.ids for e in encodings], dtype=np.int64)
         mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
