@@ -60,7 +60,7 @@ LAYERS: dict[str, int] = {
 
 # Upward imports that are allowed, each with its reason.
 ALLOWED = {
-    ("memdir.config", "memdir.tools.catalog"): (
+    ("memdir.config.manifest", "memdir.tools.catalog"): (
         "the manifest's [tools] include/exclude name tools; checked inside the validator, "
         "only when they are set"
     ),
