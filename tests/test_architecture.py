@@ -18,6 +18,7 @@ LAYERS: dict[str, int] = {
     # 0-1: the ground every other module stands on
     "memdir.errors": 0,
     "memdir.timeutil": 0,
+    "memdir.lazy": 0,
     "memdir.sqlite": 1,
     "memdir.results": 1,
     "memdir.config": 1,

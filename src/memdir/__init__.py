@@ -25,6 +25,7 @@ from memdir.errors import (
     StorageError,
     WriteRefused,
 )
+from memdir.lazy import lazy_exports as _lazy_exports
 
 if _typing.TYPE_CHECKING:
     from memdir.config import (
@@ -80,70 +81,54 @@ if _typing.TYPE_CHECKING:
 
 __version__ = "0.1.0"
 
-# name -> (module, attribute): what each exported name is, imported when first asked for
-_LAZY: dict[str, tuple[str, str]] = {
-    "Activity": ("memdir.stores.history", "Activity"),
-    "ActivityDetail": ("memdir.stores.history", "ActivityDetail"),
-    "BackupError": ("memdir.maintain.backup", "BackupError"),
-    "BackupResult": ("memdir.maintain.backup", "BackupResult"),
-    "ChatModel": ("memdir.llm.chat", "ChatModel"),
-    "Embedder": ("memdir.index.embedders", "Embedder"),
-    "EmbedderUnavailable": ("memdir.index.embedders", "EmbedderUnavailable"),
-    "GetResult": ("memdir.files.reader", "GetResult"),
-    "HashingEmbedder": ("memdir.index.embedders", "HashingEmbedder"),
-    "History": ("memdir.stores.history", "History"),
-    "HistoryError": ("memdir.stores.history", "HistoryError"),
-    "Hit": ("memdir.index.search", "Hit"),
-    "Hits": ("memdir.index.search", "Hits"),
-    "ImportReport": ("memdir.ingest", "ImportReport"),
-    "IngestError": ("memdir.ingest", "IngestError"),
-    "InitReport": ("memdir.scaffold", "InitReport"),
-    "KnowledgeSection": ("memdir.stores", "KnowledgeSection"),
-    "KnowledgeStore": ("memdir.stores", "KnowledgeStore"),
-    "KnowledgeUsage": ("memdir.stores", "KnowledgeUsage"),
-    "LLMError": ("memdir.llm.chat", "LLMError"),
-    "Manifest": ("memdir.config", "Manifest"),
-    "Memory": ("memdir.memory", "Memory"),
-    "MiniLMEmbedder": ("memdir.index.embedders", "MiniLMEmbedder"),
-    "Notebook": ("memdir.stores", "Notebook"),
-    "NotebookEntry": ("memdir.stores", "NotebookEntry"),
-    "Notice": ("memdir.results", "Notice"),
-    "Observation": ("memdir.stores", "Observation"),
-    "OpenAIChat": ("memdir.llm.chat", "OpenAIChat"),
-    "ScanReport": ("memdir.index.sync", "ScanReport"),
-    "SessionInfo": ("memdir.stores.sessions", "SessionInfo"),
-    "SessionStore": ("memdir.stores.sessions", "SessionStore"),
-    "StateEntry": ("memdir.stores", "StateEntry"),
-    "StateStore": ("memdir.stores", "StateStore"),
-    "UnknownSession": ("memdir.stores.sessions", "UnknownSession"),
-    "WriteResult": ("memdir.results", "WriteResult"),
-    "adopt": ("memdir.scaffold", "adopt_folder"),
-    "init": ("memdir.scaffold", "init_folder"),
-    "load_embedder": ("memdir.index.embedders", "load_embedder"),
-    "load_llm": ("memdir.llm.chat", "load_llm"),
-    "load_manifest": ("memdir.config", "load_manifest"),
-    "memdir_home": ("memdir.config", "memdir_home"),
-    "open": ("memdir.memory", "open_memory"),
-}
-
-
-def __getattr__(name: str) -> object:
-    """An exported name, imported now; or a submodule (``memdir.tools``) not yet imported."""
-    import importlib
-    import importlib.util
-
-    where = _LAZY.get(name)
-    if where is None:
-        if name.startswith("_") or importlib.util.find_spec(f"{__name__}.{name}") is None:
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-        return importlib.import_module(f"{__name__}.{name}")
-    value = getattr(importlib.import_module(where[0]), where[1])
-    globals()[name] = value  # the next lookup is a plain one
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
+__getattr__, __dir__ = _lazy_exports(
+    globals(),
+    {
+        "Activity": "memdir.stores.history",
+        "ActivityDetail": "memdir.stores.history",
+        "BackupError": "memdir.maintain.backup",
+        "BackupResult": "memdir.maintain.backup",
+        "ChatModel": "memdir.llm.chat",
+        "Embedder": "memdir.index.embedders",
+        "EmbedderUnavailable": "memdir.index.embedders",
+        "GetResult": "memdir.files.reader",
+        "HashingEmbedder": "memdir.index.embedders",
+        "History": "memdir.stores.history",
+        "HistoryError": "memdir.stores.history",
+        "Hit": "memdir.index.search",
+        "Hits": "memdir.index.search",
+        "ImportReport": "memdir.ingest",
+        "IngestError": "memdir.ingest",
+        "InitReport": "memdir.scaffold",
+        "KnowledgeSection": "memdir.stores",
+        "KnowledgeStore": "memdir.stores",
+        "KnowledgeUsage": "memdir.stores",
+        "LLMError": "memdir.llm.chat",
+        "Manifest": "memdir.config",
+        "Memory": "memdir.memory",
+        "MiniLMEmbedder": "memdir.index.embedders",
+        "Notebook": "memdir.stores",
+        "NotebookEntry": "memdir.stores",
+        "Notice": "memdir.results",
+        "Observation": "memdir.stores",
+        "OpenAIChat": "memdir.llm.chat",
+        "ScanReport": "memdir.index.sync",
+        "SessionInfo": "memdir.stores.sessions",
+        "SessionStore": "memdir.stores.sessions",
+        "StateEntry": "memdir.stores",
+        "StateStore": "memdir.stores",
+        "UnknownSession": "memdir.stores.sessions",
+        "WriteResult": "memdir.results",
+        "adopt": "memdir.scaffold:adopt_folder",
+        "init": "memdir.scaffold:init_folder",
+        "load_embedder": "memdir.index.embedders",
+        "load_llm": "memdir.llm.chat",
+        "load_manifest": "memdir.config",
+        "memdir_home": "memdir.config",
+        "open": "memdir.memory:open_memory",
+    },
+    submodules=True,  # memdir.tools after a bare ``import memdir``, as before
+)
 
 
 __all__ = [

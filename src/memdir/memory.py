@@ -25,6 +25,8 @@ from types import TracebackType
 from typing import TYPE_CHECKING
 
 from memdir.config import (
+    LEGACY_MEMORIES_JSON,
+    LEGACY_MEMORY_MD,
     MANIFEST_NAME,
     STATE_DIR,
     Layer,
@@ -546,13 +548,14 @@ class Memory:
 
     def _startup(self) -> None:
         from memdir.files.temps import sweep_after_crash
-        from memdir.maintain.migrate import migrate_legacy
 
         mounts = set(self.space.mounts.values())
         with self.lock:
             # Temp files a killed writer left: swept only when a writer died (files.temps).
             sweep_after_crash(self.root / STATE_DIR, self._write_folders(), skip=mounts)
-            if self.has("knowledge"):
+            if self.has("knowledge") and self._legacy_files():  # else no store is loaded
+                from memdir.maintain.migrate import migrate_legacy
+
                 state = self.state if self.has("state") else None
                 self.migration = migrate_legacy(self.knowledge, state, self.clock)
         for mount in mounts:  # each under its own lock, taken after ours is released
@@ -561,6 +564,11 @@ class Memory:
                     sweep_after_crash(mount / STATE_DIR, {mount: True})
             except MemdirError:  # busy, or a mount this agent cannot write
                 continue
+
+    def _legacy_files(self) -> bool:
+        """A MEMORY.md or memories.json beside knowledge.md: the one-time migration is due."""
+        folder = (self.root / self._path("knowledge")).parent
+        return any((folder / name).is_file() for name in (LEGACY_MEMORY_MD, LEGACY_MEMORIES_JSON))
 
     def _write_folders(self) -> dict[Path, bool]:
         """Every folder memdir writes here, mounts aside, each with whether it writes

@@ -30,7 +30,6 @@ import hashlib
 import re
 import threading
 from collections.abc import Callable, Sequence
-from importlib import metadata, resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, runtime_checkable
 
@@ -210,6 +209,8 @@ class MiniLMEmbedder:
 
 
 def _vocab_path() -> Path:
+    from importlib import resources
+
     path = Path(str(resources.files("memdir.index").joinpath("data", VOCAB_FILE)))
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
     if digest != VOCAB_SHA256:
@@ -242,6 +243,8 @@ def load_embedder(name: str) -> Embedder | None:
         return None
     if name in BUILTIN:
         return BUILTIN[name]()
+    from importlib import metadata  # for a name not built in only
+
     for entry in metadata.entry_points(group=ENTRY_POINT_GROUP):
         if entry.name == name:
             factory = entry.load()
