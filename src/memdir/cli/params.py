@@ -3,12 +3,12 @@
 Typer (0.2x) coerces every parameter through a pydantic ``TypeAdapter``, built when
 the command line is parsed: importing pydantic and building a dozen adapters was the
 largest part of a ``memdir save``. ``plain_runtime_param`` (used by the options and
-arguments ``helpfmt`` gives every command) reads a ``str``, a flag's ``bool``, an ``int`` or ``float`` in
-plain digits within its bounds, a choice (``enum``) and a ``Path`` as typer does, with
-typer's own functions for choices and paths, and a list of those; anything else, and
-any value it cannot read, goes to typer's adapter, so an error reads as before
-(tests/test_cli_params.py checks both against every parameter of every command).
-Without typer's coercion layer (an older typer) nothing changes.
+arguments ``helpfmt`` gives every command) reads a ``str``, a flag's ``bool``, an
+``int`` or ``float`` in plain digits within its bounds, a choice (``enum``) and a
+``Path`` as typer does, with typer's own functions for choices and paths, and a list
+of those; anything else, and any value it cannot read, goes to typer's adapter, so an
+error reads as before (tests/test_cli_params.py checks both against every parameter
+of every command). Without typer's coercion layer (an older typer) nothing changes.
 """
 
 from __future__ import annotations
