@@ -515,7 +515,12 @@ class Memory:
     def maybe_memory_flush(self, session_id: str) -> FlushRequest | None:
         """Before a turn: if the last one filled the context past the threshold, open a
         ``sys_`` session holding the flush instruction and return it (once per session)."""
-        from memdir.context.flush import FlushSession, flush_instruction, should_memory_flush
+        from memdir.context.flush import (
+            FlushRequest,
+            FlushSession,
+            flush_instruction,
+            should_memory_flush,
+        )
 
         usage, flushed = self.history.usage(session_id)
         threshold = self.manifest.context.flush_threshold
