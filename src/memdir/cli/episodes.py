@@ -23,7 +23,7 @@ from memdir.cli._common import (
     progress,
     reports_errors,
 )
-from memdir.ingest.detect import FORMATS
+from memdir.ingest.model import FORMATS
 from memdir.textutil import plural
 from memdir.timeutil import format_ts, parse_ts
 

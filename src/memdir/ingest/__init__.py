@@ -13,9 +13,10 @@ from typing import TYPE_CHECKING
 from memdir.lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from memdir.ingest.detect import FORMATS, detect_format, parse_file
+    from memdir.ingest.detect import detect_format, parse_file
     from memdir.ingest.importer import ImportReport, import_file
     from memdir.ingest.model import (
+        FORMATS,
         ROLES,
         Conversation,
         IngestError,
@@ -30,7 +31,7 @@ __getattr__, __dir__ = lazy_exports(
     globals(),
     {
         "Conversation": "memdir.ingest.model",
-        "FORMATS": "memdir.ingest.detect",
+        "FORMATS": "memdir.ingest.model",
         "ImportReport": "memdir.ingest.importer",
         "IngestError": "memdir.ingest.model",
         "LeftOut": "memdir.ingest.model",
