@@ -30,7 +30,7 @@ from memdir.cli._common import (
     report_write,
     reports_errors,
 )
-from memdir.stores.vault import CARD_TYPES
+from memdir.files.cards import CARD_TYPES
 from memdir.tiers import TIERS
 
 if TYPE_CHECKING:

@@ -31,6 +31,8 @@ from memdir.errors import FileShapeError
 from memdir.files.sections import detect_newline, line_content, split_lines
 
 _OPEN_RE = re.compile(r"---[ \t]*")
+CARD_TYPES = ("person", "project", "company", "idea", "place", "topic", "other")
+"""what a card's ``type`` says it is (the vault specification's kinds)"""
 _PLAIN_KEY_RE = re.compile(r"([A-Za-z_][\w-]*)[ \t]*:(?:[ \t]|\r?\n|$)")
 _PLAIN_WORD_RE = re.compile(r"[A-Za-z][A-Za-z_-]*")
 # Words YAML 1.1 reads as something other than a string.
