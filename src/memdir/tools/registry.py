@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from memdir.errors import MemdirError
 from memdir.safety.provenance import writing_as
+from memdir.tools.argcheck import plainly_valid
 
 if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError
@@ -297,6 +298,8 @@ class Tools:
         return f"there is no tool named {name!r} here; this memory offers: {offered}"
 
     def _check(self, tool: Tool, args: dict[str, Any]) -> str | None:
+        if plainly_valid(tool.parameters, args):
+            return None  # most calls: no validator needed to tell
         validator = self._validators.get(tool.name)
         if validator is None:
             from jsonschema import Draft202012Validator
