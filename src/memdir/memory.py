@@ -32,7 +32,6 @@ from memdir.config import (
     Layer,
     Manifest,
     file_template,
-    is_glob,
     load_manifest,
     static_prefix,
 )
@@ -41,8 +40,9 @@ from memdir.files.atomic import FolderLock, folder_lock
 from memdir.paths import FileSpace
 from memdir.readonly import private_index, remove_private_index
 from memdir.results import Notice, Progress, WriteResult
+from memdir.sqlite import disk_refused
 from memdir.stores.base import Archive, StoreContext
-from memdir.timeutil import Clock, parse_ts, utc_now
+from memdir.timeutil import Clock, moment_argument, utc_now
 
 # Each feature is imported where it is first used (a method, a store's property), so
 # opening a folder to save or search loads none of the others (tests/test_startup.py).
@@ -222,7 +222,7 @@ class Memory:
             try:
                 self.scan()
             except (StorageError, sqlite3.OperationalError) as exc:
-                if isinstance(exc, sqlite3.OperationalError) and not _disk_refused(exc):
+                if isinstance(exc, sqlite3.OperationalError) and not disk_refused(exc):
                     raise
                 # a full or read-only disk: answer from the index as it is, and say so
                 self.notices.append(
@@ -266,8 +266,8 @@ class Memory:
             layers=tuple(layers or ()),
             kinds=tuple(kinds or ()),
             tags=tuple(tags or ()),
-            since=_moment(since, "since"),
-            until=_moment(until, "until"),
+            since=moment_argument(since, "since"),
+            until=moment_argument(until, "until"),
         )
         index = self._fresh_index()
         return index.guard(  # a damaged index is rebuilt and the search run again
@@ -576,27 +576,8 @@ class Memory:
         return any((folder / name).is_file() for name in (LEGACY_MEMORY_MD, LEGACY_MEMORIES_JSON))
 
     def _write_folders(self) -> dict[Path, bool]:
-        """Every folder memdir writes here, mounts aside, each with whether it writes
-        in its subfolders too: the layers' folders, the archive, sessions,
-        tool-outputs and .memdir."""
-        folders = {
-            self.root: False,
-            self.root / STATE_DIR: True,
-            self.root / "tool-outputs": False,
-            self.root / self.manifest.archive_dir(): True,
-        }
-        for name, layer in self.manifest.layers.items():
-            if name in self.space.mounts:
-                continue
-            for pattern in layer.paths:
-                if not is_glob(pattern):
-                    folder, deep = (self.root / pattern).parent, False
-                else:
-                    start = static_prefix(pattern)
-                    rest = pattern[len(start) :].strip("/")
-                    folder, deep = self.root / start, "/" in rest or "**" in rest
-                folders[folder] = folders.get(folder, False) or deep
-        return folders
+        """Every folder memdir writes here, mounts aside (``FileSpace.write_folders``)."""
+        return self.space.write_folders(self.manifest)
 
     def check(self) -> list[Notice]:
         """What needs attention: files over their caps, empty entries, a migration done."""
@@ -632,12 +613,6 @@ class Memory:
         self.close()
 
 
-def _disk_refused(exc: sqlite3.OperationalError) -> bool:
-    """SQLite's way of saying the disk is full or cannot be written."""
-    message = str(exc).lower()
-    return "full" in message or "readonly" in message or "read-only" in message
-
-
 def find_root(path: str | Path) -> Path:
     root = Path(path).expanduser().resolve()
     if not (root / MANIFEST_NAME).is_file():
@@ -646,15 +621,6 @@ def find_root(path: str | Path) -> Path:
             f"(`memdir init {root} --adopt` maps files already there without moving them)"
         )
     return root
-
-
-def _moment(value: datetime | str | None, name: str) -> datetime | None:
-    if value is None or isinstance(value, datetime):
-        return value
-    moment = parse_ts(value)
-    if moment is None:
-        raise ValueError(f"{name} must be a date such as 2026-11-30, not {value!r}")
-    return moment
 
 
 def open_memory(
