@@ -254,6 +254,9 @@ def print_hits(hits: list[Hit]) -> None:
 
     found = hits if isinstance(hits, Hits) else Hits(hits, mode="deep")
     sentence = found.sentence("--mode deep")
+    if not found and found.listing:
+        console.print("Nothing to list: no observations yet (an empty query matches nothing).")
+        return
     if not found:
         console.print("No hits in any tier." if found.widened else "No hits.")
         return
