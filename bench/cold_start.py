@@ -13,6 +13,10 @@ host starting ``memdir serve`` per conversation pays it:
 - MCP over stdio: the real ``mcp`` client starts ``memdir serve``, initializes and
   calls ``memory_search``; the time from the spawn to that first tool result.
 
+Beside them, what no change to memdir can take away, in the same rounds: the
+interpreter importing typer and rich (every command), numpy, onnxruntime and
+tokenizers (a semantic search), and the MCP SDK's server (``memdir serve``).
+
 The commands run in turn, round after round (A B C ... A B C ...), so a machine
 that slows down slows every command alike; each figure is the median over the
 rounds, and beside it the median of its ratio to ``python -c pass`` in the same
@@ -44,6 +48,12 @@ import anyio
 HERE = Path(__file__).resolve().parent
 SRC = HERE.parent / "src"
 QUERY = "what did we decide about the release checklist"
+FLOORS = {
+    "floor: import typer, rich.console": "import typer, rich.console",
+    "floor: import numpy, onnxruntime, tokenizers": "import numpy, onnxruntime, tokenizers",
+    "floor: import mcp.server.mcpserver": "import mcp.server.mcpserver",
+}
+"""third-party imports, timed beside memdir's commands: the part memdir cannot remove"""
 TARGETS = {
     "memdir --help": "<= ~300 ms",
     "memdir save": "<= ~300 ms",
@@ -166,6 +176,10 @@ def main() -> None:
                 [sys.executable, "-c", "pass"], child_env(SRC)
             )
         }
+        for floor, code in FLOORS.items():
+            table[(floor, "this")] = lambda n, code=code: run_process(
+                [sys.executable, "-c", code], child_env(SRC)
+            )
         for tree, src in trees.items():
             scratch = Path(tmp) / f"save-{tree}"
             shutil.copytree(folder, scratch)

@@ -115,6 +115,7 @@ def test_a_command_imports_only_its_own_module(folder: Path, argv: list[str]) ->
     assert commands == [
         "memdir.cli._common",
         "memdir.cli.helpfmt",
+        "memdir.cli.listing",
         "memdir.cli.memories",
         "memdir.cli.params",
     ]

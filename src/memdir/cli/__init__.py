@@ -13,7 +13,8 @@ One typer app (``app``, in ``_common``) that each module adds its commands to:
 A run imports only the module of the command it runs (``COMMANDS``), so ``memdir
 save`` never loads the code of ``memdir dream``; ``memdir --help``, shell completion, a
 name no module claims and ``memdir.cli.app`` load them all, in ``COMMANDS``' order,
-which is the order of ``memdir --help``.
+which is the order of ``memdir --help`` (printed from a tree without the commands'
+parameters: ``listing``).
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ import typer
 
 from memdir import __version__
 from memdir.cli import _common
+from memdir.cli.listing import listing as listing_tree
+from memdir.cli.listing import wants_listing
 
 if TYPE_CHECKING:
     from memdir.cli._common import app  # memdir.cli.app: every command loaded (__getattr__)
@@ -84,7 +87,11 @@ def __getattr__(name: str) -> typer.Typer:
 
 def main() -> None:
     """The console script's entry point."""
-    load_commands(sys.argv[1:])()
+    args = sys.argv[1:]
+    app = load_commands(args)
+    if wants_listing(args):  # the top help or the version: no command's options needed
+        app = listing_tree(app)
+    app()
 
 
 __all__ = ["COMMANDS", "app", "load_commands", "main"]
