@@ -171,12 +171,15 @@ def type_only_names_used_at_run_time(path: Path) -> list[str]:
                     annotations |= {id(n) for n in ast.walk(arg.annotation)}
             if node.returns is not None:
                 annotations |= {id(n) for n in ast.walk(node.returns)}
-            bound = {
+            bound = {  # names the function binds itself: imports, assignments, arguments
                 alias.asname or alias.name.split(".")[0]
                 for stmt in ast.walk(node)
                 if isinstance(stmt, (ast.Import, ast.ImportFrom))
                 for alias in stmt.names
             }
+            bound |= {n.id for n in ast.walk(node) if isinstance(n, ast.Name)
+                      and isinstance(n.ctx, ast.Store)}  # fmt: skip
+            bound |= {a.arg for a in ast.walk(node.args) if isinstance(a, ast.arg)}
             for inner in ast.walk(node):
                 local.setdefault(id(inner), set()).update(bound)
         elif isinstance(node, ast.AnnAssign):
