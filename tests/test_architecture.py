@@ -29,6 +29,8 @@ LAYERS: dict[str, int] = {
     "memdir.layouts": 2,
     "memdir.files": 3,
     "memdir.textutil": 3,
+    # the storage seam's Protocols, and today's files behind it
+    "memdir.storage": 3,
     # 4: checks on text before it is kept, and the optional model client
     "memdir.safety": 4,
     "memdir.llm": 4,
@@ -44,6 +46,8 @@ LAYERS: dict[str, int] = {
     "memdir.dream": 7,
     "memdir.maintain": 7,
     "memdir.ingest": 7,
+    # the PostgreSQL backend: its index and history stand on index/ and stores/
+    "memdir.storage.postgres": 7,
     # 8: the facade
     "memdir.memory": 8,
     # 9: what is built on a Memory
