@@ -128,3 +128,15 @@ def test_the_manifest_names_the_embedder(folder: Path) -> None:
     memory.knowledge.save("still searchable")
     assert [h.semantic for h in memory.search("searchable")] == [None]
     assert any("keyword search only" in str(notice) for notice in memory.check())
+
+
+def test_minilm_starts_on_the_quick_session_and_moves_to_the_optimised_one() -> None:
+    model = MiniLMEmbedder()
+    texts = ["Dana keeps the release checklist.", "The deploy needs a rollback plan."]
+    quick = model.embed(texts)
+    assert not model._optimised  # one short call: the session that is quick to make
+    model._light_seconds = model.LIGHT_SECONDS  # as if it had run that long
+    optimised = model.embed(texts)
+    assert model._optimised
+    assert np.allclose(quick, optimised, atol=1e-5)  # the same vectors either way
+    assert np.allclose(model.embed(texts[:1]), optimised[:1], atol=1e-5)

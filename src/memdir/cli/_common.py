@@ -19,29 +19,22 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any, ParamSpec
+from typing import TYPE_CHECKING, Annotated, Any, ParamSpec
 
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    SpinnerColumn,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
 
 from memdir.cli.helpfmt import HelpGroup
-from memdir.cli.hints import with_hint
 from memdir.errors import LayerNotConfigured, MemdirError
-from memdir.home import resolve_folder
-from memdir.index.search import Hit, Hits
-from memdir.memory import Memory, open_memory
-from memdir.results import WriteResult
 from memdir.safety.provenance import writing_as
+
+# What a command needs of memdir is imported when it runs, not here: every command's
+# module imports this one, and `memdir --help` imports every command's module.
+if TYPE_CHECKING:
+    from memdir.index.search import Hit
+    from memdir.memory import Memory
+    from memdir.results import WriteResult
 
 app = typer.Typer(
     name="memdir",
@@ -117,6 +110,8 @@ def fail(message: str, cause: BaseException | None = None) -> None:
 
 def folder_for(folder: Path | None, agent: str | None, *, create: bool = False) -> Path:
     """The folder a command works on: ``--agent``'s in the home, else ``--dir``, else ``.``."""
+    from memdir.home import resolve_folder
+
     if folder is not None and agent is not None:
         raise typer.BadParameter("give --dir or --agent, not both", param_hint="'--agent'")
     return resolve_folder(folder, agent, create=create)
@@ -126,10 +121,14 @@ def folder_for(folder: Path | None, agent: str | None, *, create: bool = False) 
 def opened(folder: Path | None, agent: str | None) -> Iterator[Memory]:
     """The memory folder, opened for one command and closed after it. A store the
     folder has no layer for is an error that names the command serving it here."""
+    from memdir.memory import open_memory
+
     with open_memory(folder_for(folder, agent)) as memory:
         try:
             yield memory
         except LayerNotConfigured as exc:
+            from memdir.cli.hints import with_hint
+
             raise LayerNotConfigured(with_hint(str(exc), memory.manifest)) from exc
 
 
@@ -184,6 +183,16 @@ def progress(description: str) -> Iterator[Callable[[int, int], None]]:
 
         yield line
         return
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        SpinnerColumn,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
     columns = (
         SpinnerColumn(),
         TextColumn("{task.description}"),
@@ -258,6 +267,8 @@ def report_write(result: WriteResult, as_json: bool, lines: list[str] | None = N
 def print_hits(hits: list[Hit]) -> None:
     """Numbered hits, each with its kind, tier and score (a listing: its date), and
     what the search did: widened to the colder tiers, or how many hits wait there."""
+    from memdir.index.search import Hits
+
     found = hits if isinstance(hits, Hits) else Hits(hits, mode="deep")
     sentence = found.sentence("--mode deep")
     if not found and found.listing:
@@ -286,6 +297,8 @@ def print_hits(hits: list[Hit]) -> None:
 def print_hits_json(hits: list[Hit]) -> None:
     """The hits as a JSON list on stdout (a listing's without scores); what the search
     did (widened, more in colder tiers, a listing), as the text output says it, on stderr."""
+    from memdir.index.search import Hits
+
     found = hits if isinstance(hits, Hits) else Hits(hits, mode="deep")
     print_json(found.to_dicts())
     sentence = found.sentence("--mode deep")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import enum
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
@@ -24,10 +24,13 @@ from memdir.cli._common import (
     reports_errors,
     stoppable,
 )
-from memdir.ingest import FORMATS, LeftOut
-from memdir.stores.history import Activity, ActivityDetail
+from memdir.ingest.model import FORMATS
 from memdir.textutil import plural
 from memdir.timeutil import format_ts, parse_ts
+
+if TYPE_CHECKING:
+    from memdir.ingest import LeftOut
+    from memdir.stores.history import Activity, ActivityDetail
 
 
 class ActivityType(enum.StrEnum):

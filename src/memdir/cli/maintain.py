@@ -8,7 +8,6 @@ from typing import Annotated
 
 import typer
 from rich.markup import escape
-from rich.table import Table
 
 from memdir.cli._common import (
     UPKEEP,
@@ -24,7 +23,6 @@ from memdir.cli._common import (
     reports_errors,
     stoppable,
 )
-from memdir.maintain.databases import repair as run_repair
 
 
 class Profile(enum.StrEnum):
@@ -73,6 +71,8 @@ def context(
     as_json: JsonOption = False,
 ) -> None:
     """Print what an agent loads into its prompt: the stable part, then the live part."""
+    from rich.table import Table
+
     with opened(folder, agent) as memory:
         ctx = memory.context(profile.value, query, budget)
     if as_json:
@@ -99,6 +99,8 @@ def budget_command(
     folder: FolderOption = None, agent: AgentOption = None, as_json: JsonOption = False
 ) -> None:
     """Every always-loaded file, its bytes and tokens against its target."""
+    from rich.table import Table
+
     with opened(folder, agent) as memory:
         report = memory.budget()
     if as_json:
@@ -179,6 +181,8 @@ def doctor(
     damaged databases, temp files.
 
     Exits with 1 if it finds anything (after --repair: anything left)."""
+    from memdir.maintain.databases import repair as run_repair
+
     with opened(folder, agent) as memory:
         repaired = run_repair(memory) if repair else []
         findings = memory.doctor()

@@ -40,18 +40,20 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Concatenate, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Concatenate, ParamSpec, TypeVar
 
 from memdir.config import LEGACY_MEMORY_MD, STATE_DIR, Layer, Manifest, is_glob, static_prefix
 from memdir.files.encoding import clean, has_surrogates
 from memdir.index.db import MIGRATIONS, clear_items, connect, log_bounds, transaction
 from memdir.index.embedders import Embedder
 from memdir.index.extract import CORE_KINDS, EXTRACT_VERSION, Item, extract
-from memdir.index.vectors import VectorCache
 from memdir.paths import FileSpace, Walks
 from memdir.results import Notice, Progress
 from memdir.sqlite import MOVED, damage_reason, file_id, relative, set_aside
 from memdir.timeutil import Clock, format_ts
+
+if TYPE_CHECKING:
+    from memdir.index.vectors import VectorCache
 
 INDEX_FILE = "index.db"
 EXTRACTABLE = frozenset(
@@ -127,7 +129,7 @@ class Index:
         self.folder_lock = lock
         """taken to move a damaged database aside (the memory folder's lock)"""
         self.on_notice = on_notice
-        self.vectors = VectorCache(embedder.id, embedder.dim) if embedder is not None else None
+        self._vectors: VectorCache | None = None  # built on first use: it needs numpy
         self.scanned_at: float | None = None
         self.unnamable: set[str] = set()
         """files left out because their names are not UTF-8 (``memdir doctor`` lists them)"""
@@ -140,6 +142,18 @@ class Index:
         except sqlite3.DatabaseError as exc:
             if not self._recover(exc, opening=True):
                 raise
+
+    @property
+    def vectors(self) -> VectorCache | None:
+        """The vectors in memory (None without an embedder), made on first use: a
+        process that writes and never searches does without numpy."""
+        if self._vectors is None and self.embedder is not None:
+            from memdir.index.vectors import VectorCache
+
+            with self.lock:  # one cache, however many threads ask first
+                if self._vectors is None:
+                    self._vectors = VectorCache(self.embedder.id, self.embedder.dim)
+        return self._vectors
 
     def _check_version(self) -> None:
         """Drop rows made by another extractor version; the next scan rebuilds them."""
@@ -201,8 +215,7 @@ class Index:
             self.db = connect(self.path)
             self._file_id = file_id(self.path)
             self._check_version()
-            if self.embedder is not None:
-                self.vectors = VectorCache(self.embedder.id, self.embedder.dim)
+            self._vectors = None  # the next search loads the fresh file's vectors
             self._vectors_seen = None
             depth = getattr(self._guards, "depth", 0)
             self._guards.depth = depth + 1  # the scan below must not mend again
