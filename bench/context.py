@@ -119,7 +119,8 @@ def vectors(memory: memdir.Memory, args: argparse.Namespace) -> str:
         chosen = set(rng.choice(len(cards), min(500, len(cards)), replace=False).tolist())
         sample = [row for n, row in enumerate(cards) if n in chosen]
         rest = [key for n, (key, _) in enumerate(cards) if n not in chosen]
-        anchors = model.embed(index._embed_texts([item for _, item in sample]))
+        texts = index._embed_texts([item for _, item in sample])
+        anchors = model.embed([texts[item] for _, item in sample])
         pick, blend = rng.integers(0, len(anchors), (2, len(rest))), rng.random((len(rest), 1))
         matrix = (blend * anchors[pick[0]] + (1 - blend) * anchors[pick[1]]).astype(np.float32)
         matrix += rng.standard_normal(matrix.shape, dtype=np.float32) * 0.02

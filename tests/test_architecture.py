@@ -18,6 +18,7 @@ LAYERS: dict[str, int] = {
     # 0-1: the ground every other module stands on
     "memdir.errors": 0,
     "memdir.timeutil": 0,
+    "memdir.lazy": 0,
     "memdir.sqlite": 1,
     "memdir.results": 1,
     "memdir.config": 1,
@@ -28,6 +29,8 @@ LAYERS: dict[str, int] = {
     "memdir.layouts": 2,
     "memdir.files": 3,
     "memdir.textutil": 3,
+    # the storage seam's Protocols, and today's files behind it
+    "memdir.storage": 3,
     # 4: checks on text before it is kept, and the optional model client
     "memdir.safety": 4,
     "memdir.llm": 4,
@@ -43,6 +46,8 @@ LAYERS: dict[str, int] = {
     "memdir.dream": 7,
     "memdir.maintain": 7,
     "memdir.ingest": 7,
+    # the PostgreSQL backend: its index and history stand on index/ and stores/
+    "memdir.storage.postgres": 7,
     # 8: the facade
     "memdir.memory": 8,
     # 9: what is built on a Memory
@@ -60,7 +65,7 @@ LAYERS: dict[str, int] = {
 
 # Upward imports that are allowed, each with its reason.
 ALLOWED = {
-    ("memdir.config", "memdir.tools.catalog"): (
+    ("memdir.config.manifest", "memdir.tools.catalog"): (
         "the manifest's [tools] include/exclude name tools; checked inside the validator, "
         "only when they are set"
     ),

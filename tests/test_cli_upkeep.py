@@ -14,6 +14,7 @@ from typer.testing import CliRunner, Result
 
 import memdir
 from memdir.cli import _common, app
+from memdir.index.embedders import HashingEmbedder
 
 CARD = "vault/alice-moreau.md"
 
@@ -190,6 +191,35 @@ def test_reindex_reports_the_time_of_the_reading_and_of_the_embedding(folder: Pa
         r"\(reading \d+\.\d s, embedding \d+\.\d s\)\.\n",
         text,
     ), text
+
+
+def test_a_reindex_stopped_by_ctrl_c_keeps_what_it_embedded(
+    folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C while the second batch is embedded: exit 130, one line saying how far it
+    got and how to go on, no traceback; the next reindex embeds the rest."""
+    journal = "".join(f"\n## note {n}\nNote {n} on topic {n % 13}.\n" for n in range(300))
+    (folder / "journal" / "2026-10-01.md").write_text(f"# 2026-10-01\n{journal}")
+    real, calls = HashingEmbedder.embed, []
+
+    def embed(self: HashingEmbedder, texts: list[str]) -> object:
+        calls.append(len(texts))
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(self, texts)
+
+    monkeypatch.setattr(HashingEmbedder, "embed", embed)
+    stopped = invoke(folder, "reindex")
+    with memdir.open(folder, embedder="hashing") as memory:
+        texts = memory.index.vector_counts()[1]
+    assert stopped.exit_code == 130 and stopped.stdout == ""
+    assert stopped.stderr == (
+        f"stopped: 256 of {texts:,} texts embedded and kept; run memdir reindex again to go on\n"
+    )
+    monkeypatch.setattr(HashingEmbedder, "embed", real)
+    assert invoke(folder, "reindex").exit_code == 0
+    with memdir.open(folder, embedder="hashing") as memory:
+        assert memory.index.vector_counts() == (texts, texts)
 
 
 def test_progress_off_a_terminal_is_a_line_every_few_seconds(

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import memdir
 from memdir.index import embedders
@@ -16,6 +18,7 @@ from memdir.index.embedders import (
     HashingEmbedder,
     MiniLMEmbedder,
     load_embedder,
+    token_batches,
 )
 
 
@@ -48,6 +51,38 @@ def test_minilm_is_the_same_for_a_text_alone_or_in_a_batch(minilm: MiniLMEmbedde
     alone = np.vstack([minilm.embed([text]) for text in texts])
     assert np.allclose(batch, alone, atol=1e-4)
     assert minilm.embed([]).shape == (0, 384)
+
+
+def test_minilm_pads_little_and_gives_each_text_its_vector_alone(minilm: MiniLMEmbedder) -> None:
+    """Texts of every length in one call: sorted into runs of neighbours (two at once),
+    padded under 1.15x their tokens, and each vector is the text's own, embedded alone."""
+    texts = [" ".join(["word"] * (n % 37 + 1)) + f" {n}" for n in range(90)]
+    texts += ["a long one " * 150, "", "x"]
+    before = minilm.stats.padded_tokens, minilm.stats.tokens
+    batch = MiniLMEmbedder(threads=2).embed(texts)
+    one = MiniLMEmbedder(threads=1)
+    vectors = one.embed(texts)
+    assert one.stats.texts == len(texts) and one.stats.runs < len(texts) / 4
+    assert one.stats.padding < 1.15
+    assert np.array_equal(batch, vectors)
+    alone = np.vstack([minilm.embed([text]) for text in texts[::7]])
+    assert np.allclose(vectors[::7], alone, atol=1e-5)
+    assert minilm.stats.padded_tokens - before[0] == minilm.stats.tokens - before[1]  # one each
+
+
+@given(st.lists(st.integers(1, 256), max_size=200), st.sampled_from([256, 512, 1024]))
+def test_token_batches_cover_every_text_in_order_within_the_budget(
+    lengths: list[int], budget: int
+) -> None:
+    ordered = np.array(sorted(lengths), dtype=np.int64)
+    batches = list(token_batches(ordered, budget, 1.15))
+    assert [i for rows in batches for i in range(len(ordered))[rows]] == list(range(len(ordered)))
+    for rows in batches:
+        chunk = ordered[rows]
+        assert len(chunk) >= 1
+        if len(chunk) > 1:
+            assert len(chunk) * chunk.max() <= budget
+            assert len(chunk) * chunk.max() <= 1.15 * chunk.sum()
 
 
 def test_the_vendored_vocabulary_is_checked(tmp_path: Path) -> None:
@@ -93,3 +128,15 @@ def test_the_manifest_names_the_embedder(folder: Path) -> None:
     memory.knowledge.save("still searchable")
     assert [h.semantic for h in memory.search("searchable")] == [None]
     assert any("keyword search only" in str(notice) for notice in memory.check())
+
+
+def test_minilm_starts_on_the_quick_session_and_moves_to_the_optimised_one() -> None:
+    model = MiniLMEmbedder()
+    texts = ["Dana keeps the release checklist.", "The deploy needs a rollback plan."]
+    quick = model.embed(texts)
+    assert not model._optimised  # one short call: the session that is quick to make
+    model._light_seconds = model.LIGHT_SECONDS  # as if it had run that long
+    optimised = model.embed(texts)
+    assert model._optimised
+    assert np.allclose(quick, optimised, atol=1e-5)  # the same vectors either way
+    assert np.allclose(model.embed(texts[:1]), optimised[:1], atol=1e-5)

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -255,3 +259,49 @@ def test_reindex_and_decay_report_their_progress(memory: memdir.Memory) -> None:
     decayed: list[tuple[int, int]] = []
     memory.decay(progress=lambda done, total: decayed.append((done, total)))
     assert decayed == [(5, 5)]
+
+
+KILLED_EMBEDDING = """
+    import sys, time, memdir
+    from memdir.index.embedders import HashingEmbedder
+
+    real, calls = HashingEmbedder.embed, []
+
+    def embed(self, texts):
+        calls.append(len(texts))
+        if len(calls) == 2:  # the first batch is committed; now the kill
+            print("one batch embedded", flush=True)
+            time.sleep(60)
+        return real(self, texts)
+
+    HashingEmbedder.embed = embed
+    memdir.open(sys.argv[1], embedder="hashing").reindex()
+"""
+
+
+def test_a_killed_reindex_keeps_what_it_embedded_and_the_next_embeds_the_rest(
+    folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SIGKILL while the second batch is embedded: the first batch's vectors are
+    committed, and the next reindex reads every file again but embeds only the rest."""
+    for day in range(1, 4):
+        notes = {f"note {n}": f"Day {day}, note {n} on topic {n * 7 % 13}." for n in range(200)}
+        _journal(folder, f"2026-10-0{day}.md", notes)
+    command = [sys.executable, "-c", textwrap.dedent(KILLED_EMBEDDING), str(folder)]
+    child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert child.stdout is not None and child.stdout.readline() == b"one batch embedded\n"
+    os.kill(child.pid, signal.SIGKILL)
+    child.communicate()
+    with memdir.open(folder, embedder="hashing") as memory:
+        embedded, texts = memory.index.vector_counts()
+        assert embedded == 256 and texts > 600
+        sizes: list[int] = []
+        real = HashingEmbedder.embed
+
+        def counted(self: HashingEmbedder, batch: list[str]) -> object:
+            sizes.append(len(batch))
+            return real(self, batch)
+
+        monkeypatch.setattr(HashingEmbedder, "embed", counted)
+        memory.reindex()
+        assert sum(sizes) == texts - 256 and memory.index.vector_counts() == (texts, texts)

@@ -17,6 +17,7 @@ from typer.testing import CliRunner, Result
 
 import memdir
 from memdir.cli import app
+from memdir.index.embedders import HashingEmbedder
 from memdir.ingest import IngestError
 from memdir.ingest.detect import parse_file
 from memdir.ingest.importer import session_id
@@ -350,6 +351,36 @@ def test_an_import_is_embedded_before_it_returns(mem: memdir.Memory, tmp_path: P
     source.write_text(json.dumps([_chat(n) for n in range(3)]))
     mem.ingest(source)
     assert mem.index.ensure_vectors() == 0  # nothing left for a search to embed
+
+
+def test_an_import_stopped_while_embedding_is_embedded_by_the_next_run(
+    mem: memdir.Memory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C after the first batch of vectors: the conversations are imported, and the
+    same import again imports nothing twice but embeds the rest (it used to embed only
+    when it imported something, leaving the rest to searches, a second at a time)."""
+    notes = "".join(f"\n## note {n}\nNote {n} about the offsite.\n" for n in range(300))
+    (mem.root / "journal" / "2026-09-01.md").write_text(f"# 2026-09-01\n{notes}")
+    mem.scan()  # indexed, not embedded yet
+    source = tmp_path / "chats.json"
+    source.write_text(json.dumps([_chat(n) for n in range(2)]))
+    real, calls = HashingEmbedder.embed, []
+
+    def embed(self: HashingEmbedder, texts: list[str]) -> object:
+        calls.append(len(texts))
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(self, texts)
+
+    monkeypatch.setattr(HashingEmbedder, "embed", embed)
+    with pytest.raises(KeyboardInterrupt):
+        mem.ingest(source)
+    embedded, texts = mem.index.vector_counts()
+    assert embedded == 256 < texts
+    monkeypatch.setattr(HashingEmbedder, "embed", real)
+    again = mem.ingest(source)
+    assert (again.imported, again.skipped) == (0, 2)
+    assert mem.index.vector_counts() == (texts, texts)
 
 
 # -- real exports, end to end through the CLI ---------------------------------------------

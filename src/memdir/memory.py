@@ -22,61 +22,58 @@ from datetime import datetime
 from functools import cached_property
 from pathlib import Path
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 from memdir.config import (
+    LEGACY_MEMORIES_JSON,
+    LEGACY_MEMORY_MD,
     MANIFEST_NAME,
     STATE_DIR,
     Layer,
     Manifest,
     file_template,
-    is_glob,
     load_manifest,
     static_prefix,
 )
-from memdir.context.assemble import Context, assemble
-from memdir.context.budget import BudgetReport, budget_report
-from memdir.context.flush import FlushRequest, FlushSession, flush_instruction, should_memory_flush
-from memdir.context.tokens import TokenCounter, load_counter
-from memdir.dream import DreamReport, run_dream
-from memdir.dream.distill import distill_activity
 from memdir.errors import LayerNotConfigured, MemdirError, NotAMemoryFolder, StorageError
 from memdir.files.atomic import FolderLock, folder_lock
-from memdir.files.reader import GetResult, read_lines
-from memdir.files.temps import sweep_after_crash
-from memdir.index.embedders import Embedder, EmbedderUnavailable, load_embedder
-from memdir.index.search import Filters, Hit, Hits
-from memdir.index.search import creative as run_creative
-from memdir.index.search import search as run_search
-from memdir.index.sync import INDEX_FILE, Index, ScanReport
-from memdir.ingest.importer import ImportReport, import_file
-from memdir.llm.chat import ChatModel, LLMError, load_llm
-from memdir.llm.summaries import LLMSummariser
-from memdir.maintain.backup import BackupResult
-from memdir.maintain.backup import backup as run_backup
-from memdir.maintain.compress import compress_journals
-from memdir.maintain.decay import DecayReport, run_decay
-from memdir.maintain.doctor import Finding, diagnose
-from memdir.maintain.graph import Graph, build_graph, graph_dir, write_mocs
-from memdir.maintain.jobs import MaintainReport, run_maintenance
-from memdir.maintain.migrate import MigrationReport, migrate_legacy
 from memdir.paths import FileSpace
 from memdir.readonly import private_index, remove_private_index
 from memdir.results import Notice, Progress, WriteResult
-from memdir.safety.provenance import writing_as
-from memdir.stores.audit import write_audit_line
-from memdir.stores.base import Archive, SectionFileStore, StoreContext
-from memdir.stores.history import Activity, History
-from memdir.stores.intel import IntelStore
-from memdir.stores.journal import CompressionReport, JournalStore
-from memdir.stores.knowledge import KnowledgeStore
-from memdir.stores.lessons import LessonsStore
-from memdir.stores.notebook import Notebook
-from memdir.stores.sessions import SessionStore
-from memdir.stores.state import StateStore
-from memdir.stores.vault import VaultStore
-from memdir.stores.workstate import FILE_KEYS, NOTEBOOK_KEYS, WORKSTATE_STARTER, WorkState
-from memdir.tiers import MODE_TIERS
-from memdir.timeutil import Clock, parse_ts, utc_now
+from memdir.sqlite import disk_refused
+from memdir.stores.base import Archive, StoreContext
+from memdir.timeutil import Clock, moment_argument, utc_now
+
+# Each feature is imported where it is first used (a method, a store's property), so
+# opening a folder to save or search loads none of the others (tests/test_startup.py).
+if TYPE_CHECKING:
+    from memdir.context.assemble import Context
+    from memdir.context.budget import BudgetReport
+    from memdir.context.flush import FlushRequest
+    from memdir.context.tokens import TokenCounter
+    from memdir.dream import DreamReport
+    from memdir.files.reader import GetResult
+    from memdir.index.embedders import Embedder
+    from memdir.index.search import Hit, Hits
+    from memdir.index.sync import Index, ScanReport
+    from memdir.ingest.importer import ImportReport
+    from memdir.llm.chat import ChatModel
+    from memdir.maintain.backup import BackupResult
+    from memdir.maintain.decay import DecayReport
+    from memdir.maintain.doctor import Finding
+    from memdir.maintain.graph import Graph
+    from memdir.maintain.jobs import MaintainReport
+    from memdir.maintain.migrate import MigrationReport
+    from memdir.stores.history import Activity, History
+    from memdir.stores.intel import IntelStore
+    from memdir.stores.journal import CompressionReport, JournalStore
+    from memdir.stores.knowledge import KnowledgeStore
+    from memdir.stores.lessons import LessonsStore
+    from memdir.stores.notebook import Notebook
+    from memdir.stores.sessions import SessionStore
+    from memdir.stores.state import StateStore
+    from memdir.stores.vault import VaultStore
+    from memdir.stores.workstate import WorkState
 
 LOCK_FILE = "lock"
 
@@ -128,16 +125,22 @@ class Memory:
     @cached_property
     def notebook(self) -> Notebook:
         """Working memory (NOTEBOOK.md)."""
+        from memdir.stores.notebook import Notebook
+
         return Notebook(self._ctx, self._path("notebook"))
 
     @cached_property
     def knowledge(self) -> KnowledgeStore:
         """Curated knowledge and observations (knowledge.md)."""
+        from memdir.stores.knowledge import KnowledgeStore
+
         return KnowledgeStore(self._ctx, self._path("knowledge"))
 
     @cached_property
     def state(self) -> StateStore:
         """TTL snapshots (state.md)."""
+        from memdir.stores.state import StateStore
+
         return StateStore(self._ctx, self._path("state"))
 
     # -- the index -------------------------------------------------------------
@@ -147,6 +150,8 @@ class Memory:
         """The derived search index (``.memdir/index.db``), opened on first use. In a
         read-only folder it is a private copy (``readonly.private_index``), kept up to
         date with the files for this process and removed at ``close``."""
+        from memdir.index.sync import INDEX_FILE, Index
+
         path = None
         if self.read_only is not None:
             path = private_index(self.root / STATE_DIR / INDEX_FILE)
@@ -162,6 +167,8 @@ class Memory:
         )
 
     def _embedder(self) -> Embedder | None:
+        from memdir.index.embedders import EmbedderUnavailable, load_embedder
+
         choice = self._embedder_choice
         if choice is not None and not isinstance(choice, str):
             return choice
@@ -202,7 +209,9 @@ class Memory:
 
     def reindex(self, progress: Progress | None = None) -> ScanReport:
         """Rebuild the index from the files (``memdir reindex``); ``progress(done, total)``
-        is called as files are read, then as their texts are embedded."""
+        is called as files are read, then as their texts are embedded. Vectors are
+        committed a batch at a time and kept by content: a reindex stopped part-way
+        and run again reads the files again but embeds only what has no vector yet."""
         with self.lock:
             report = self.index.reindex(progress)
         self.index.ensure_vectors(progress)
@@ -215,7 +224,7 @@ class Memory:
             try:
                 self.scan()
             except (StorageError, sqlite3.OperationalError) as exc:
-                if isinstance(exc, sqlite3.OperationalError) and not _disk_refused(exc):
+                if isinstance(exc, sqlite3.OperationalError) and not disk_refused(exc):
                     raise
                 # a full or read-only disk: answer from the index as it is, and say so
                 self.notices.append(
@@ -246,6 +255,10 @@ class Memory:
         lists the most recent observations (``hits.listing``). The result is a
         ``list[Hit]``, best first. Raises ValueError on a bad mode, k or date.
         """
+        from memdir.index.search import Filters
+        from memdir.index.search import search as run_search
+        from memdir.tiers import MODE_TIERS
+
         if mode not in MODE_TIERS:
             raise ValueError(f"mode must be one of {', '.join(MODE_TIERS)}, not {mode!r}")
         if k < 1:
@@ -255,8 +268,8 @@ class Memory:
             layers=tuple(layers or ()),
             kinds=tuple(kinds or ()),
             tags=tuple(tags or ()),
-            since=_moment(since, "since"),
-            until=_moment(until, "until"),
+            since=moment_argument(since, "since"),
+            until=moment_argument(until, "until"),
         )
         index = self._fresh_index()
         return index.guard(  # a damaged index is rebuilt and the search run again
@@ -267,11 +280,15 @@ class Memory:
 
     def get(self, path: str, from_line: int | None = None, to_line: int | None = None) -> GetResult:
         """Exact lines of a memory file (``memory_get``): open what a hit points at."""
+        from memdir.files.reader import read_lines
+
         return read_lines(self.space, path, from_line, to_line)
 
     def creative(self, n: int = 5, *, seed: int | None = None) -> list[Hit]:
         """A random sample of cold and archived items, not ranked by any query
         (the vault specification's creative mode: surface forgotten associations)."""
+        from memdir.index.search import creative as run_creative
+
         if n < 1:
             raise ValueError("n must be at least 1")
         index = self._fresh_index()
@@ -286,6 +303,8 @@ class Memory:
     @cached_property
     def vault(self) -> VaultStore:
         """Cards (the first vault layer; mounted from another folder if its manifest says so)."""
+        from memdir.stores.vault import VaultStore
+
         found = self.manifest.layer_for("vault")
         if found is None:
             raise LayerNotConfigured(
@@ -302,14 +321,20 @@ class Memory:
 
     def decay(self, *, dry_run: bool = False, progress: Progress | None = None) -> DecayReport:
         """Recompute every card's relevance and tier (``memdir decay``); touches nothing."""
+        from memdir.maintain.decay import run_decay
+
         return run_decay(self.vault, dry_run=dry_run, progress=progress)
 
     def graph(self) -> Graph:
         """The vault's link graph (also saved to ``graph.json``: see ``graph_dir``)."""
+        from memdir.maintain.graph import build_graph, graph_dir
+
         return build_graph(self.vault, graph_dir(self.vault, self.root))
 
     def write_mocs(self) -> list[str]:
         """Write a Map of Content per vault folder (``memdir moc``); touches no card."""
+        from memdir.maintain.graph import write_mocs
+
         return write_mocs(self.vault)
 
     # -- the workspace ---------------------------------------------------------
@@ -325,16 +350,23 @@ class Memory:
     @cached_property
     def journal(self) -> JournalStore:
         """Daily journals (Decisions, Learnings, Milestones, Context)."""
+        from memdir.stores.journal import JournalStore
+
         return JournalStore(self._ctx, file_template(self._layer("journal").paths[0], "date"))
 
     @cached_property
     def lessons(self) -> LessonsStore:
         """Lessons learned, by category; never pruned."""
+        from memdir.stores.lessons import LessonsStore
+
         return LessonsStore(self._ctx, self._layer("lessons").paths[0])
 
     @cached_property
     def workstate(self) -> WorkState:
         """Right Now / Done / Pending (working-state.md; NOTEBOOK.md keys by default)."""
+        from memdir.stores.base import SectionFileStore
+        from memdir.stores.workstate import FILE_KEYS, NOTEBOOK_KEYS, WORKSTATE_STARTER, WorkState
+
         journal = self.journal if self.has("journal") else None
         if self.has("workstate"):
             path = self._layer("workstate").paths[0]
@@ -346,6 +378,9 @@ class Memory:
     def intel(self) -> IntelStore:
         """Research intel, one file per project: this week in detail, past weeks compressed
         (by ``memory.llm`` when there is one, checked, else offline: ``LLMSummariser``)."""
+        from memdir.llm.summaries import LLMSummariser
+        from memdir.stores.intel import IntelStore
+
         template = file_template(self._layer("intel").paths[0], "project")
         summariser = LLMSummariser.following(
             lambda: self.llm, on_note=lambda note: self.notices.append(Notice("intel", note))
@@ -357,21 +392,29 @@ class Memory:
     ) -> DreamReport:
         """Consolidate knowledge.md's observations (``memdir dream``): when due, or with
         ``force``; ``planner`` is ``offline``, ``llm`` or ``auto`` (the manifest's)."""
+        from memdir.dream import run_dream
+
         return run_dream(self, force=force, dry_run=dry_run, planner=planner)
 
     def maintain(self, *, only: list[str] | None = None, dry_run: bool = False) -> MaintainReport:
         """Every due job in order: decay, state prune, dream, journals, intel (``memdir
         maintain``; safe from cron: a second call while one runs does nothing)."""
+        from memdir.maintain.jobs import run_maintenance
+
         return run_maintenance(self, only=only, dry_run=dry_run)
 
     def compress_journals(self) -> list[CompressionReport]:
         """Compress every day over 20 KB: the full text to the archive, lines naming a
         card into its History, learnings into lessons, the day to a 20-line summary."""
+        from memdir.maintain.compress import compress_journals
+
         return compress_journals(self)
 
     @cached_property
     def sessions(self) -> SessionStore:
         """Conversation sessions (the current episode): append-only, compacted at 2000."""
+        from memdir.stores.sessions import SessionStore
+
         folder = static_prefix(self._layer("sessions").paths[0]) or "sessions"
         return SessionStore(self._ctx, folder)
 
@@ -380,6 +423,8 @@ class Memory:
         """The activity history (``.memdir/history.db``): activities, logs, mailbox, decisions.
         A damaged file is set aside under the folder lock and a fresh one started, with a
         notice; ``memdir doctor --repair`` recovers what it can from the damaged one."""
+        from memdir.stores.history import History
+
         path = self.root / self._layer("history").paths[0]
         return History(
             path,
@@ -392,8 +437,12 @@ class Memory:
         )
 
     def _audit(self, activity: Activity) -> None:
+        from memdir.stores.audit import write_audit_line
+
         write_audit_line(self, activity)
         if self.manifest.dream.distill:  # post-task distillation; never raises
+            from memdir.dream.distill import distill_activity
+
             distill_activity(self, activity)
 
     @cached_property
@@ -404,6 +453,8 @@ class Memory:
         has an offline path and takes it without one. Set it on the instance to
         choose another: ``memory.llm = FakeChat([...])`` in a test, ``None`` for off.
         """
+        from memdir.llm.chat import LLMError, load_llm
+
         try:
             return load_llm(self.manifest)
         except LLMError as exc:
@@ -423,11 +474,17 @@ class Memory:
         """Import a chat history (generic JSON/JSONL, ChatGPT, Claude, LoCoMo) into
         sessions, the journal and the index; idempotent, all or nothing per
         conversation. ``progress(done, total)`` follows the conversations, then the
-        texts embedded (a search embeds for about a second only)."""
+        texts embedded (a search embeds for about a second only). Stopped part-way,
+        what was imported and embedded stays; the same call again goes on from there
+        (it imports nothing twice and embeds only what has no vector yet)."""
+        from memdir.ingest.importer import import_file
+        from memdir.safety.provenance import writing_as
+
         with writing_as("import"):
             report = import_file(self, Path(path), format, progress)
-        if report.imported:  # embed now, so the next search is semantic over all of it
-            self.index.ensure_vectors(progress)
+        # Embed now, so the next search is semantic over all of it; also when nothing
+        # was new, as a stopped run may have left texts unembedded.
+        self.index.ensure_vectors(progress)
         return report
 
     # -- context -------------------------------------------------------------
@@ -435,6 +492,8 @@ class Memory:
     @cached_property
     def tokens(self) -> TokenCounter:
         """How this folder counts tokens (``[context] tokenizer``; bytes / 4 by default)."""
+        from memdir.context.tokens import load_counter
+
         return load_counter(self.manifest.context.tokenizer, self.root)
 
     def context(
@@ -444,10 +503,14 @@ class Memory:
 
         ``profile``: reflex, default, deep or heartbeat. ``query`` adds a retrieval
         slot of search hits. ``budget`` (tokens) overrides ``[context] max_tokens``."""
+        from memdir.context.assemble import assemble
+
         return assemble(self, self.tokens, profile, query, budget)
 
     def budget(self) -> BudgetReport:
         """Every always-loaded file against its target (``memdir budget``)."""
+        from memdir.context.budget import budget_report
+
         return budget_report(self)
 
     def record_context_usage(self, session_id: str, used_tokens: int, window_tokens: int) -> None:
@@ -457,6 +520,13 @@ class Memory:
     def maybe_memory_flush(self, session_id: str) -> FlushRequest | None:
         """Before a turn: if the last one filled the context past the threshold, open a
         ``sys_`` session holding the flush instruction and return it (once per session)."""
+        from memdir.context.flush import (
+            FlushRequest,
+            FlushSession,
+            flush_instruction,
+            should_memory_flush,
+        )
+
         usage, flushed = self.history.usage(session_id)
         threshold = self.manifest.context.flush_threshold
         if not should_memory_flush(usage, threshold, FlushSession(session_id, flushed)):
@@ -470,10 +540,14 @@ class Memory:
 
     def doctor(self) -> list[Finding]:
         """The specifications' audits (``memdir doctor``); reads only, touches nothing."""
+        from memdir.maintain.doctor import diagnose
+
         return diagnose(self)
 
     def backup(self, *, push: bool = False) -> BackupResult:
         """Commit the folder with git, history included (``memdir backup``)."""
+        from memdir.maintain.backup import backup as run_backup
+
         return run_backup(self.root, now=self.clock(), push=push, lock=self.lock)
 
     def has(self, store: str) -> bool:
@@ -483,11 +557,15 @@ class Memory:
     # -- lifecycle -------------------------------------------------------------
 
     def _startup(self) -> None:
+        from memdir.files.temps import sweep_after_crash
+
         mounts = set(self.space.mounts.values())
         with self.lock:
             # Temp files a killed writer left: swept only when a writer died (files.temps).
             sweep_after_crash(self.root / STATE_DIR, self._write_folders(), skip=mounts)
-            if self.has("knowledge"):
+            if self.has("knowledge") and self._legacy_files():  # else no store is loaded
+                from memdir.maintain.migrate import migrate_legacy
+
                 state = self.state if self.has("state") else None
                 self.migration = migrate_legacy(self.knowledge, state, self.clock)
         for mount in mounts:  # each under its own lock, taken after ours is released
@@ -497,28 +575,14 @@ class Memory:
             except MemdirError:  # busy, or a mount this agent cannot write
                 continue
 
+    def _legacy_files(self) -> bool:
+        """A MEMORY.md or memories.json beside knowledge.md: the one-time migration is due."""
+        folder = (self.root / self._path("knowledge")).parent
+        return any((folder / name).is_file() for name in (LEGACY_MEMORY_MD, LEGACY_MEMORIES_JSON))
+
     def _write_folders(self) -> dict[Path, bool]:
-        """Every folder memdir writes here, mounts aside, each with whether it writes
-        in its subfolders too: the layers' folders, the archive, sessions,
-        tool-outputs and .memdir."""
-        folders = {
-            self.root: False,
-            self.root / STATE_DIR: True,
-            self.root / "tool-outputs": False,
-            self.root / self.manifest.archive_dir(): True,
-        }
-        for name, layer in self.manifest.layers.items():
-            if name in self.space.mounts:
-                continue
-            for pattern in layer.paths:
-                if not is_glob(pattern):
-                    folder, deep = (self.root / pattern).parent, False
-                else:
-                    start = static_prefix(pattern)
-                    rest = pattern[len(start) :].strip("/")
-                    folder, deep = self.root / start, "/" in rest or "**" in rest
-                folders[folder] = folders.get(folder, False) or deep
-        return folders
+        """Every folder memdir writes here, mounts aside (``FileSpace.write_folders``)."""
+        return self.space.write_folders(self.manifest)
 
     def check(self) -> list[Notice]:
         """What needs attention: files over their caps, empty entries, a migration done."""
@@ -554,12 +618,6 @@ class Memory:
         self.close()
 
 
-def _disk_refused(exc: sqlite3.OperationalError) -> bool:
-    """SQLite's way of saying the disk is full or cannot be written."""
-    message = str(exc).lower()
-    return "full" in message or "readonly" in message or "read-only" in message
-
-
 def find_root(path: str | Path) -> Path:
     root = Path(path).expanduser().resolve()
     if not (root / MANIFEST_NAME).is_file():
@@ -568,15 +626,6 @@ def find_root(path: str | Path) -> Path:
             f"(`memdir init {root} --adopt` maps files already there without moving them)"
         )
     return root
-
-
-def _moment(value: datetime | str | None, name: str) -> datetime | None:
-    if value is None or isinstance(value, datetime):
-        return value
-    moment = parse_ts(value)
-    if moment is None:
-        raise ValueError(f"{name} must be a date such as 2026-11-30, not {value!r}")
-    return moment
 
 
 def open_memory(

@@ -17,7 +17,7 @@ from collections.abc import Container, Iterator
 from pathlib import Path
 from stat import S_ISREG
 
-from memdir.config import Layer, Manifest, is_glob, static_prefix
+from memdir.config import STATE_DIR, Layer, Manifest, is_glob, static_prefix
 
 _REAL_KEPT = 100_000
 
@@ -49,6 +49,30 @@ class FileSpace:
         """The folder ``relpath`` must stay inside: a mount, or the memory folder."""
         first, _, rest = relpath.partition("/")
         return self.mounts[first] if first in self.mounts and rest else self.root
+
+    def write_folders(self, manifest: Manifest) -> dict[Path, bool]:
+        """Every folder memdir writes here, mounts aside, each with whether it writes
+        in its subfolders too: the layers' folders, the archive, sessions,
+        tool-outputs and .memdir."""
+        root = self.root
+        folders = {
+            root: False,
+            root / STATE_DIR: True,
+            root / "tool-outputs": False,
+            root / manifest.archive_dir(): True,
+        }
+        for name, layer in manifest.layers.items():
+            if name in self.mounts:
+                continue
+            for pattern in layer.paths:
+                if not is_glob(pattern):
+                    folder, deep = (root / pattern).parent, False
+                else:
+                    start = static_prefix(pattern)
+                    rest = pattern[len(start) :].strip("/")
+                    folder, deep = root / start, "/" in rest or "**" in rest
+                folders[folder] = folders.get(folder, False) or deep
+        return folders
 
     def files(self, layer_name: str, layer: Layer) -> list[str]:
         """The layer's existing files, as memory-folder paths, hidden ones left out."""

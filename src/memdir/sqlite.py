@@ -352,3 +352,9 @@ def relative(path: Path, root: Path) -> str:
         return path.relative_to(root).as_posix()
     except ValueError:
         return str(path)
+
+
+def disk_refused(exc: sqlite3.OperationalError) -> bool:
+    """SQLite's way of saying the disk is full or cannot be written."""
+    message = str(exc).lower()
+    return "full" in message or "readonly" in message or "read-only" in message

@@ -41,3 +41,14 @@ def parse_ts(text: str | None) -> datetime | None:
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
     return moment.astimezone(UTC)
+
+
+def moment_argument(value: datetime | str | None, name: str) -> datetime | None:
+    """An API's date argument (``since``, ``until``): a datetime, a date string, or None;
+    ValueError naming ``name`` for anything else."""
+    if value is None or isinstance(value, datetime):
+        return value
+    moment = parse_ts(value)
+    if moment is None:
+        raise ValueError(f"{name} must be a date such as 2026-11-30, not {value!r}")
+    return moment

@@ -10,26 +10,52 @@ One typer app (``app``, in ``_common``) that each module adds its commands to:
 - ``maintain``: context, budget, reindex, doctor, backup; ``consolidate``: dream, maintain
 - ``reference``: the help of every command as markdown, for docs/cli.md
 
-The import order below is the order of ``memdir --help``.
+A run imports only the module of the command it runs (``COMMANDS``), so ``memdir
+save`` never loads the code of ``memdir dream``; ``memdir --help``, shell completion, a
+name no module claims and ``memdir.cli.app`` load them all, in ``COMMANDS``' order,
+which is the order of ``memdir --help`` (printed from a tree without the commands'
+parameters: ``listing``).
 """
 
 from __future__ import annotations
 
-from typing import Annotated
+import importlib
+import sys
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from memdir import __version__
-from memdir.cli._common import app, console
+from memdir.cli import _common
+from memdir.cli.listing import listing as listing_tree
+from memdir.cli.listing import wants_listing
+
+if TYPE_CHECKING:
+    from memdir.cli._common import app  # memdir.cli.app: every command loaded (__getattr__)
+
+# module -> the commands and groups it adds to the app, in the order of ``memdir --help``
+# (tests/test_cli.py checks this against what each module registers)
+COMMANDS: dict[str, tuple[str, ...]] = {
+    "setup": ("init", "status", "agents", "demo"),
+    "serve": ("serve",),
+    "memories": ("search", "get", "save", "update"),
+    "notebook": ("notebook", "state"),
+    "vault": ("touch", "decay", "creative", "moc", "lessons", "rotate"),
+    "cards": ("card",),
+    "workspace": ("journal", "work", "intel"),
+    "episodes": ("recall", "history", "sessions", "ingest"),
+    "maintain": ("context", "budget", "reindex", "doctor", "backup"),
+    "consolidate": ("dream", "maintain"),
+}
 
 
 def _version(value: bool) -> None:
     if value:
-        console.print(f"memdir {__version__}", markup=False)
+        _common.console.print(f"memdir {__version__}", markup=False)
         raise typer.Exit()
 
 
-@app.callback()
+@_common.app.callback()
 def _root(
     version: Annotated[
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")
@@ -43,13 +69,29 @@ def _root(
     """
 
 
-from memdir.cli import setup, serve, memories, notebook, vault, cards, workspace  # noqa: E402, F401, I001
-from memdir.cli import episodes, maintain, consolidate  # noqa: E402, F401, I001
+def load_commands(args: list[str] | None = None) -> typer.Typer:
+    """The app with the commands ``args`` may run: the module of the command named first,
+    or every module when none is named (``--help``, completion) or the name is unknown."""
+    named = next((arg for arg in args or () if not arg.startswith("-")), None)
+    wanted = [module for module, names in COMMANDS.items() if named in names]
+    for module in wanted if named is not None and wanted else COMMANDS:
+        importlib.import_module(f"{__name__}.{module}")
+    return _common.app
+
+
+def __getattr__(name: str) -> typer.Typer:
+    if name == "app":  # the whole command line, for CliRunner, the docs and completion
+        return load_commands()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def main() -> None:
     """The console script's entry point."""
+    args = sys.argv[1:]
+    app = load_commands(args)
+    if wants_listing(args):  # the top help or the version: no command's options needed
+        app = listing_tree(app)
     app()
 
 
-__all__ = ["app", "main"]
+__all__ = ["COMMANDS", "app", "load_commands", "main"]

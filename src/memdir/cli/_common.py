@@ -6,7 +6,8 @@ Conventions every command keeps:
 - ``--json`` prints one JSON document on stdout and nothing else; progress bars and
   messages go to stderr.
 - Exit codes: 0 done, 1 refused / not found / a memdir error (one line on stderr),
-  2 a usage error (typer's own, or ``typer.BadParameter`` raised here).
+  2 a usage error (typer's own, or ``typer.BadParameter`` raised here), 130 a long
+  job (``reindex``, ``ingest``) stopped by Ctrl-C, what it had done kept (``stoppable``).
 """
 
 from __future__ import annotations
@@ -18,28 +19,22 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any, ParamSpec
+from typing import TYPE_CHECKING, Annotated, Any, ParamSpec
 
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    SpinnerColumn,
-    TextColumn,
-    TimeElapsedColumn,
-)
 
 from memdir.cli.helpfmt import HelpGroup
-from memdir.cli.hints import with_hint
 from memdir.errors import LayerNotConfigured, MemdirError
-from memdir.home import resolve_folder
-from memdir.index.search import Hit, Hits
-from memdir.memory import Memory, open_memory
-from memdir.results import WriteResult
 from memdir.safety.provenance import writing_as
+
+# What a command needs of memdir is imported when it runs, not here: every command's
+# module imports this one, and `memdir --help` imports every command's module.
+if TYPE_CHECKING:
+    from memdir.index.search import Hit
+    from memdir.memory import Memory
+    from memdir.results import WriteResult
 
 app = typer.Typer(
     name="memdir",
@@ -115,6 +110,8 @@ def fail(message: str, cause: BaseException | None = None) -> None:
 
 def folder_for(folder: Path | None, agent: str | None, *, create: bool = False) -> Path:
     """The folder a command works on: ``--agent``'s in the home, else ``--dir``, else ``.``."""
+    from memdir.home import resolve_folder
+
     if folder is not None and agent is not None:
         raise typer.BadParameter("give --dir or --agent, not both", param_hint="'--agent'")
     return resolve_folder(folder, agent, create=create)
@@ -124,10 +121,14 @@ def folder_for(folder: Path | None, agent: str | None, *, create: bool = False) 
 def opened(folder: Path | None, agent: str | None) -> Iterator[Memory]:
     """The memory folder, opened for one command and closed after it. A store the
     folder has no layer for is an error that names the command serving it here."""
+    from memdir.memory import open_memory
+
     with open_memory(folder_for(folder, agent)) as memory:
         try:
             yield memory
         except LayerNotConfigured as exc:
+            from memdir.cli.hints import with_hint
+
             raise LayerNotConfigured(with_hint(str(exc), memory.manifest)) from exc
 
 
@@ -182,12 +183,23 @@ def progress(description: str) -> Iterator[Callable[[int, int], None]]:
 
         yield line
         return
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        SpinnerColumn,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
     columns = (
         SpinnerColumn(),
         TextColumn("{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
+        TimeRemainingColumn(),
     )
     with Progress(*columns, console=errors, transient=True) as bar:
         task = bar.add_task(description, total=None)
@@ -196,6 +208,20 @@ def progress(description: str) -> Iterator[Callable[[int, int], None]]:
             bar.update(task, completed=done, total=total)
 
         yield step
+
+
+@contextmanager
+def stoppable(memory: Memory, command: str) -> Iterator[None]:
+    """Ctrl-C in a long job: what it committed stays (the index's vectors are written a
+    batch at a time, an import is all or nothing per conversation), so say how far the
+    embedding got and that ``command`` again goes on, and exit 130, not a traceback."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        embedded, texts = memory.index.vector_counts()
+        kept = f"{embedded:,} of {texts:,} texts embedded and kept; " if texts else ""
+        errors.print(f"stopped: {kept}run {command} again to go on", markup=False)
+        raise typer.Exit(130) from None
 
 
 # -- output ---------------------------------------------------------------------
@@ -241,6 +267,8 @@ def report_write(result: WriteResult, as_json: bool, lines: list[str] | None = N
 def print_hits(hits: list[Hit]) -> None:
     """Numbered hits, each with its kind, tier and score (a listing: its date), and
     what the search did: widened to the colder tiers, or how many hits wait there."""
+    from memdir.index.search import Hits
+
     found = hits if isinstance(hits, Hits) else Hits(hits, mode="deep")
     sentence = found.sentence("--mode deep")
     if not found and found.listing:
@@ -269,6 +297,8 @@ def print_hits(hits: list[Hit]) -> None:
 def print_hits_json(hits: list[Hit]) -> None:
     """The hits as a JSON list on stdout (a listing's without scores); what the search
     did (widened, more in colder tiers, a listing), as the text output says it, on stderr."""
+    from memdir.index.search import Hits
+
     found = hits if isinstance(hits, Hits) else Hits(hits, mode="deep")
     print_json(found.to_dicts())
     sentence = found.sentence("--mode deep")

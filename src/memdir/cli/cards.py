@@ -10,10 +10,9 @@ A folder without a vault layer says what serves instead (``_common.opened``).
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-import yaml
 from rich.markup import escape
 
 from memdir.cli._common import (
@@ -31,12 +30,11 @@ from memdir.cli._common import (
     report_write,
     reports_errors,
 )
-from memdir.files.cards import Card
-from memdir.files.sections import SectionDocument
-from memdir.maintain.graph import build_graph
-from memdir.stores.vault import CARD_TYPES, HISTORY, CardInfo, VaultStore
+from memdir.files.cards import CARD_TYPES
 from memdir.tiers import TIERS
-from memdir.tools.schema import json_safe
+
+if TYPE_CHECKING:
+    from memdir.stores.vault import CardInfo, VaultStore
 
 card_app = typer.Typer(
     help="Vault cards, one per person, project, company or idea: write, show, list, links, "
@@ -53,6 +51,8 @@ CardArgument = Annotated[
 def _fields(values: list[str] | None) -> dict[str, Any] | None:
     """``--field KEY=VALUE`` pairs; each VALUE is read as YAML, as if written in the
     frontmatter (``3`` a number, ``[a, b]`` a list, ``2026-11-30`` a date)."""
+    import yaml
+
     if not values:
         return None
     fields: dict[str, Any] = {}
@@ -184,6 +184,8 @@ def card_show(
 ) -> None:
     """Print a card (card_read); reading it marks it recalled: one tier up, last_accessed
     today."""
+    from memdir.tools.schema import json_safe
+
     with opened(folder, agent) as memory:
         read = memory.vault.read(_found(memory.vault, card), touch=not no_touch)
     if read is None:  # removed between resolving and reading
@@ -258,6 +260,8 @@ def card_links(
     as_json: JsonOption = False,
 ) -> None:
     """A card's links, the cards that link to it (backlinks), and links that lead nowhere."""
+    from memdir.maintain.graph import build_graph
+
     with opened(folder, agent) as memory:
         path = _found(memory.vault, card)
         graph = build_graph(memory.vault)  # derived, saved nowhere: this command only reads
@@ -292,6 +296,10 @@ def card_history(
     as_json: JsonOption = False,
 ) -> None:
     """Show a card's ## History, or add a dated line to it (append-only)."""
+    from memdir.files.cards import Card
+    from memdir.files.sections import SectionDocument
+    from memdir.stores.vault import HISTORY
+
     if text is not None:
         line = read_text(text)
         with opened(folder, agent) as memory:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import enum
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
@@ -22,11 +22,15 @@ from memdir.cli._common import (
     print_json,
     progress,
     reports_errors,
+    stoppable,
 )
-from memdir.ingest import FORMATS, LeftOut
-from memdir.stores.history import Activity, ActivityDetail
+from memdir.ingest.model import FORMATS
 from memdir.textutil import plural
 from memdir.timeutil import format_ts, parse_ts
+
+if TYPE_CHECKING:
+    from memdir.ingest import LeftOut
+    from memdir.stores.history import Activity, ActivityDetail
 
 
 class ActivityType(enum.StrEnum):
@@ -272,12 +276,17 @@ def ingest(
     ] = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Import a chat history into sessions, the journal and the index."""
+    """Import a chat history into sessions, the journal and the index. Stopped (Ctrl-C,
+    or killed), what was imported and embedded is kept: run it again to go on."""
     if format is not None and format not in FORMATS:
         raise typer.BadParameter(
             f"{format!r} is not one of {', '.join(FORMATS)}", param_hint="'--format'"
         )
-    with opened(folder, agent) as memory, progress("importing") as step:
+    with (
+        opened(folder, agent) as memory,
+        stoppable(memory, f"memdir ingest {file}"),
+        progress("importing") as step,
+    ):
         report = memory.ingest(file, format, progress=step)
     if as_json:
         print_json(report.to_dict())

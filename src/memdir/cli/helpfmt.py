@@ -13,7 +13,9 @@ command and parameter below it:
   keeps a docstring's line breaks, so help broke mid-phrase at the source's width);
   a blank line still separates paragraphs.
 
-Everything else (panels, colours, the plain formatter behind docs/cli.md) is typer's.
+Every option and argument also reads its value without pydantic when it can
+(``params.plain_runtime_param``). Everything else (panels, colours, the plain formatter
+behind docs/cli.md) is typer's.
 Click's objects are typed ``Any`` here: typer ships its own copy of click (``typer._click``)
 in some versions and uses the click package in others.
 """
@@ -27,6 +29,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from typer.core import TyperArgument, TyperGroup, TyperOption
+
+from memdir.cli.params import plain_runtime_param
 
 CHOICES_INLINE_MAX = 24
 """the longest ``a|b|c`` shown as an option's type; past it, the option's name"""
@@ -106,6 +110,9 @@ def _inline(param: Any, choices: list[str]) -> bool:
 
 
 class _Option(TyperOption):
+    def get_runtime_param(self) -> Any:
+        return plain_runtime_param(self) or super().get_runtime_param()
+
     def display_type_rich(self, ctx: Any) -> str | None:
         if self.is_flag:
             return None  # a flag takes no value
@@ -120,6 +127,9 @@ class _Option(TyperOption):
 
 
 class _Argument(TyperArgument):
+    def get_runtime_param(self) -> Any:
+        return plain_runtime_param(self) or super().get_runtime_param()
+
     def display_type_rich(self, ctx: Any) -> str | None:
         return None  # the name (its metavar) says what it is
 

@@ -8,7 +8,6 @@ from typing import Annotated
 
 import typer
 from rich.markup import escape
-from rich.table import Table
 
 from memdir.cli._common import (
     UPKEEP,
@@ -22,8 +21,8 @@ from memdir.cli._common import (
     print_json,
     progress,
     reports_errors,
+    stoppable,
 )
-from memdir.maintain.databases import repair as run_repair
 
 
 class Profile(enum.StrEnum):
@@ -72,6 +71,8 @@ def context(
     as_json: JsonOption = False,
 ) -> None:
     """Print what an agent loads into its prompt: the stable part, then the live part."""
+    from rich.table import Table
+
     with opened(folder, agent) as memory:
         ctx = memory.context(profile.value, query, budget)
     if as_json:
@@ -98,6 +99,8 @@ def budget_command(
     folder: FolderOption = None, agent: AgentOption = None, as_json: JsonOption = False
 ) -> None:
     """Every always-loaded file, its bytes and tokens against its target."""
+    from rich.table import Table
+
     with opened(folder, agent) as memory:
         report = memory.budget()
     if as_json:
@@ -124,10 +127,11 @@ def reindex(
     folder: FolderOption = None, agent: AgentOption = None, as_json: JsonOption = False
 ) -> None:
     """Rebuild the search index (.memdir/index.db) from the files: read them, then embed
-    their texts."""
+    their texts. Stopped (Ctrl-C, or killed), what was embedded is kept: run it again
+    and only the rest is embedded."""
     with opened(folder, agent) as memory:
         began = time.perf_counter()
-        with progress("rebuilding the index") as step:
+        with stoppable(memory, "memdir reindex"), progress("rebuilding the index") as step:
             report = memory.reindex(progress=step)
         seconds = time.perf_counter() - began  # reading and embedding: what the user waited
         items = int(memory.index.db.execute("SELECT count(*) FROM items").fetchone()[0])
@@ -177,6 +181,8 @@ def doctor(
     damaged databases, temp files.
 
     Exits with 1 if it finds anything (after --repair: anything left)."""
+    from memdir.maintain.databases import repair as run_repair
+
     with opened(folder, agent) as memory:
         repaired = run_repair(memory) if repair else []
         findings = memory.doctor()

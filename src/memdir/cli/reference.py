@@ -13,7 +13,7 @@ from typing import Any
 
 import typer
 
-from memdir.cli._common import app
+from memdir.cli import app  # every command
 
 WIDTH = 88
 START = "<!-- cli-reference:start -->"

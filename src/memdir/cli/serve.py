@@ -20,7 +20,6 @@ from memdir.cli._common import (
     folder_for,
     reports_errors,
 )
-from memdir.memory import find_root
 
 
 @app.command(rich_help_panel=SETUP)
@@ -73,6 +72,8 @@ def serve(
     ] = 900,
 ) -> None:
     """Serve the memory folder to an agent host over MCP: tools, files and the boot context."""
+    from memdir.memory import find_root
+
     root = find_root(folder_for(folder, agent, create=True))
     try:
         from memdir.server.mcp import serve as run_server

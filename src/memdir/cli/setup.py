@@ -5,11 +5,10 @@ from __future__ import annotations
 import enum
 import sqlite3
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
-from rich.table import Table
 
 from memdir.cli._common import (
     SETUP,
@@ -23,14 +22,13 @@ from memdir.cli._common import (
     reports_errors,
 )
 from memdir.config import MANIFEST_NAME, STATE_DIR, load_manifest
-from memdir.dream.cycle import dream_due, last_dream
 from memdir.errors import MemdirError
-from memdir.home import agent_folder, agents_dir, list_agents
-from memdir.index.sync import INDEX_FILE
-from memdir.memory import Memory
-from memdir.scaffold import InitReport, adopt_folder, init_folder
 from memdir.textutil import plural
 from memdir.timeutil import format_ts
+
+if TYPE_CHECKING:
+    from memdir.memory import Memory
+    from memdir.scaffold import InitReport
 
 
 class Layout(enum.StrEnum):
@@ -82,6 +80,9 @@ def init(
     as_json: JsonOption = False,
 ) -> None:
     """Make a folder a memory folder: write memdir.toml and the layout's starter files."""
+    from memdir.home import agent_folder
+    from memdir.scaffold import adopt_folder, init_folder
+
     if path is not None and folder is not None:
         raise typer.BadParameter("give PATH or --dir, not both", param_hint="'--dir'")
     target = path or folder
@@ -129,6 +130,8 @@ def status(
     folder: FolderOption = None, agent: AgentOption = None, as_json: JsonOption = False
 ) -> None:
     """What a memory folder holds: its layers, index, history, notebook, knowledge and state."""
+    from rich.table import Table
+
     with opened(folder, agent) as memory:
         data = folder_status(memory)
     if as_json:
@@ -188,6 +191,8 @@ def _status_lines(data: dict[str, Any]) -> list[str]:
 
 def folder_status(memory: Memory) -> dict[str, Any]:
     """The numbers ``memdir status`` shows, read without writing anything."""
+    from memdir.index.sync import INDEX_FILE
+
     manifest = memory.manifest
     data: dict[str, Any] = {
         "folder": str(memory.root),
@@ -249,6 +254,8 @@ def folder_status(memory: Memory) -> dict[str, Any]:
 
 def _dream_status(memory: Memory, *, has_history: bool) -> dict[str, Any]:
     """Whether a dream is due, and the last one (the history is read only if it exists)."""
+    from memdir.dream.cycle import dream_due, last_dream
+
     if not has_history:
         count = len(memory.knowledge.observations())
         minimum = memory.manifest.dream.min_observations
@@ -289,6 +296,8 @@ def _count(database: Path, table: str) -> int | None:
 @reports_errors
 def agents(as_json: JsonOption = False) -> None:
     """The agents in the home ($MEMDIR_HOME/agents), each with its folder and layout."""
+    from memdir.home import agent_folder, agents_dir, list_agents
+
     found = []
     for name in list_agents():
         path = agent_folder(name)

@@ -19,7 +19,7 @@ from __future__ import annotations
 import enum
 from datetime import date, timedelta
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -40,8 +40,10 @@ from memdir.cli._common import (
     report_write,
     reports_errors,
 )
-from memdir.memory import Memory
-from memdir.results import WriteResult
+
+if TYPE_CHECKING:
+    from memdir.memory import Memory
+    from memdir.results import WriteResult
 
 
 class JournalSection(enum.StrEnum):

@@ -27,13 +27,13 @@ from collections.abc import Mapping
 from datetime import date, datetime
 from typing import Any
 
-import yaml
-
 from memdir.errors import FileShapeError
 from memdir.files.flat_yaml import load_flat
 from memdir.files.sections import detect_newline, line_content, split_lines
 
 _OPEN_RE = re.compile(r"---[ \t]*")
+CARD_TYPES = ("person", "project", "company", "idea", "place", "topic", "other")
+"""what a card's ``type`` says it is (the vault specification's kinds)"""
 _PLAIN_KEY_RE = re.compile(r"([A-Za-z_][\w-]*)[ \t]*:(?:[ \t]|\r?\n|$)")
 _PLAIN_WORD_RE = re.compile(r"[A-Za-z][A-Za-z_-]*")
 _KEY_NAME_RE = re.compile(r"[A-Za-z_][\w-]*")
@@ -42,15 +42,25 @@ _YAML_WORDS = frozenset({"y", "n", "yes", "no", "on", "off", "true", "false", "n
 _CLOSE_RE = re.compile(r"(---|\.\.\.)[ \t]*")
 
 
-# libyaml's loader when PyYAML was built with it (the wheels are): many times faster.
-_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-_Dumper: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+@functools.cache
+def _yaml() -> Any:
+    """PyYAML, imported the first time a card's frontmatter is read or written."""
+    import yaml
+
+    return yaml
+
+
+def _loader() -> Any:
+    """libyaml's loader when PyYAML was built with it (the wheels are): many times faster."""
+    yaml = _yaml()
+    return getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def _load_yaml(text: str) -> dict[str, Any]:
     flat = load_flat(text, _parse_yaml)  # one key a line, plain values: no YAML parse
     if flat is not None:
         return flat
+    yaml = _yaml()
     try:
         data = _parse_yaml(text) if text.strip() else {}
     except (yaml.YAMLError, ValueError, TypeError) as exc:  # bad dates raise ValueError
@@ -64,10 +74,11 @@ def _load_yaml(text: str) -> dict[str, Any]:
 
 def _parse_yaml(text: str) -> Any:
     """libyaml first; the pure-Python loader for what libyaml refuses (lone surrogates)."""
+    yaml, loader = _yaml(), _loader()
     try:
-        return yaml.load(text, Loader=_Loader)
+        return yaml.load(text, Loader=loader)
     except yaml.YAMLError:
-        if _Loader is yaml.SafeLoader:
+        if loader is yaml.SafeLoader:
             raise
         return yaml.load(text, Loader=yaml.SafeLoader)
 
@@ -80,6 +91,7 @@ def _dump(mapping: Mapping[str, Any]) -> str:
     then that key is dumped with non-ASCII escaped.
     """
     out = []
+    yaml = _yaml()
     for key, value in mapping.items():
         scalar = _plain_scalar(value)
         if scalar is not None and _plain_key(key):
@@ -138,8 +150,10 @@ def _dump_one(item: dict[str, Any], readable: bool, style: bool | None) -> str:
         "default_flow_style": style,
         "width": 10_000,
     }
+    yaml = _yaml()
+    dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
     try:
-        return str(yaml.dump(item, Dumper=_Dumper, **options))
+        return str(yaml.dump(item, Dumper=dumper, **options))
     except (UnicodeEncodeError, yaml.YAMLError):  # libyaml refuses lone surrogates
         return str(yaml.dump(item, Dumper=yaml.SafeDumper, **options))
 
@@ -176,7 +190,7 @@ def _block_key(text: str) -> str | None:
         return plain.group(1)  # the common case, without a YAML parse
     try:
         loaded = _parse_yaml(text)
-    except (yaml.YAMLError, ValueError, TypeError):
+    except (_yaml().YAMLError, ValueError, TypeError):
         loaded = None
     if isinstance(loaded, dict) and len(loaded) == 1:
         return str(next(iter(loaded)))

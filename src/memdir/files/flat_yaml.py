@@ -16,11 +16,10 @@ None, it equals what YAML loads from ``text``.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from typing import Any
-
-from yaml.resolver import Resolver
 
 _LINE_RE = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*):(?: +(.*?))? *")
 _KEY_WORDS = frozenset({"y", "n", "yes", "no", "on", "off", "true", "false", "null", "nan", "inf"})
@@ -32,7 +31,6 @@ _ITEM_RE = re.compile(r"[^\-?:,\[\]{}#&*!|>'\"%@`\s][^:,\[\]{}\t]*")
 _ODD_RE = re.compile(
     "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\u2028\u2029\ufeff\ufffe\uffff]|\r(?!\n)"
 )
-_RESOLVERS = Resolver.yaml_implicit_resolvers
 _KEEP = 20_000  # lines (and scalars) remembered; past that the memory starts over
 _LINE_KEPT = 200  # longer lines are read every time, not remembered
 
@@ -116,10 +114,19 @@ def _items(value: str, parse: Callable[[str], Any]) -> Any:
     return items
 
 
+@functools.cache
+def _resolvers() -> dict[Any, list[tuple[str, re.Pattern[str]]]]:
+    """PyYAML's implicit resolvers (imported on the first frontmatter read)."""
+    from yaml.resolver import Resolver
+
+    return Resolver.yaml_implicit_resolvers
+
+
 def _is_string(text: str) -> bool:
     """Whether no implicit resolver takes the plain scalar ``text`` (so it loads as itself)."""
-    resolvers = _RESOLVERS.get(text[0], []) + _RESOLVERS.get(None, [])
-    return not any(pattern.match(text) for _, pattern in resolvers)
+    resolvers = _resolvers()
+    candidates = resolvers.get(text[0], []) + resolvers.get(None, [])
+    return not any(pattern.match(text) for _, pattern in candidates)
 
 
 def _scalar(text: str, parse: Callable[[str], Any]) -> Any:

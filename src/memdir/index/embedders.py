@@ -27,19 +27,25 @@ a name there maps to a class (or factory) taking no arguments.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import threading
-from collections.abc import Callable, Sequence
-from importlib import metadata, resources
+import time
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, runtime_checkable
 
 from memdir.errors import MemdirError
 
-Vectors = npt.NDArray[np.float32]
+# numpy is imported where vectors are made, not here: a process that writes and never
+# embeds (``memdir save``) does without it.
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    Vectors: TypeAlias = npt.NDArray[np.float32]
 
 VOCAB_FILE = "bert-base-uncased-vocab.txt"
 VOCAB_SHA256 = "07eced375cec144d27c900241f3e339478dec958f92fddbc551f295c992038a3"
@@ -67,7 +73,18 @@ class Embedder(Protocol):
         ...
 
 
+def __getattr__(name: str) -> Any:
+    if name == "Vectors":  # the alias, for a module that imports it at run time
+        import numpy as np
+        import numpy.typing as npt
+
+        return npt.NDArray[np.float32]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def _normalise(matrix: npt.NDArray[Any]) -> Vectors:
+    import numpy as np
+
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     normalised: Vectors = (matrix / np.clip(norms, 1e-12, None)).astype(np.float32)
     return normalised
@@ -97,6 +114,8 @@ class HashingEmbedder:
         return self._dim
 
     def embed(self, texts: Sequence[str]) -> Vectors:
+        import numpy as np
+
         out = np.zeros((len(texts), self._dim), dtype=np.float32)
         for row, text in enumerate(texts):
             words = self._WORD_RE.findall(text[: self.MAX_CHARS].lower())
@@ -109,22 +128,53 @@ class HashingEmbedder:
 
 
 class MiniLMEmbedder:
-    """all-MiniLM-L6-v2, int8 ONNX on onnxruntime: mean pooling, L2 normalisation."""
+    """all-MiniLM-L6-v2, int8 ONNX on onnxruntime: mean pooling, L2 normalisation.
+
+    A call tokenises its texts at once (the library's ``encode_batch``, unpadded),
+    sorts them by token count and runs the model on batches of neighbours: at most
+    ``BATCH_TOKENS`` padded tokens a run (the int8 weights are dequantised at load,
+    so a run is float32 matrix products, fastest while a batch's activations stay in
+    the core's cache), and no batch pads more than ``PADDING`` times its texts'
+    tokens (bar a batch of one). Runs go ``threads`` at once, each on one core
+    (onnxruntime runs one session from several threads): a batch split across cores
+    waits at every operator for the slowest, which on a shared machine is often
+    descheduled. A batch's vectors do not depend on its neighbours, its thread or the
+    batch size (the attention mask keeps padding out), so they match the text embedded
+    alone. ``stats`` counts what the model was given.
+
+    Two onnxruntime sessions, one at a time: graph optimisation (constant folding turns
+    the int8 weights into float32 matrices once) costs about 0.3 s when a session is
+    made and makes every run cheaper; without it a session is ready in about 0.04 s but
+    dequantises the weights on each run. A process that embeds little (a command: its
+    query, the few texts written since the last search) keeps the quick session; one
+    that keeps embedding (a server, a reindex) makes the optimised one once the quick
+    one has run ``LIGHT_SECONDS`` in all. The two give the same vectors to within 1e-6.
+    """
 
     MAX_TOKENS = 256  # sentence-transformers' max_seq_length for this model
     # What the tokenizer is given: 64 chars a token covers any text but one whose
     # first 256 tokens average over 64 chars (words over 100 chars are one [UNK]).
     MAX_CHARS = MAX_TOKENS * 64
-    BATCH = 32
+    # CPU per text on LoCoMo turns (one core, bench/RESULTS.md): flat from 256 to 512
+    # padded tokens a run, +10% at 1,024 and at one text a run, +30% at 4,096.
+    BATCH_TOKENS = 384
+    PADDING = 1.15
+    MAX_THREADS = 4  # runs at once by default: the cores this process may use, up to this
+    LIGHT_SECONDS = 0.25
 
     def __init__(self, model_path: Path | None = None, threads: int | None = None) -> None:
         self._model_path = model_path
-        self._threads = threads
+        self._threads = threads or min(_cores(), self.MAX_THREADS)
+        """model runs at once (each single-threaded)"""
         self._lock = threading.Lock()
         self._session: Any = None
+        self._optimised = False
+        self._light_seconds = 0.0  # run time on the quick session so far
+        self._ort: Any = None
+        self._path: Path | None = None
         self._tokenizer: Any = None
         self._inputs: tuple[str, ...] = ()
-        self._version = "unloaded"
+        self.stats = EmbedStats()
         # Measured on paraphrase pairs (0.84-0.96) against related but different facts
         # (0.60-0.89, the high ones told apart by the dream's number/name/swap checks).
         self.duplicate_threshold = 0.85
@@ -140,56 +190,143 @@ class MiniLMEmbedder:
     def _load(self) -> None:
         with self._lock:
             if self._session is not None:
+                if not self._optimised and self._light_seconds >= self.LIGHT_SECONDS:
+                    self._session = self._new_session(optimised=True)
+                    self._optimised = True
                 return
             try:
                 import onnxruntime as ort
                 from tokenizers import BertWordPieceTokenizer
             except ImportError as exc:  # pragma: no cover - both are memdir dependencies
                 raise EmbedderUnavailable(f"onnxruntime and tokenizers are needed: {exc}") from exc
-            path = self._model_path or _packaged_model()
+            self._ort = ort
+            self._path = self._model_path or _packaged_model()
             tokenizer = BertWordPieceTokenizer(str(_vocab_path()), lowercase=True)
             tokenizer.enable_truncation(max_length=self.MAX_TOKENS)
-            tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
-            options = ort.SessionOptions()
-            options.log_severity_level = 3
-            # Idle worker threads must not spin after a run: the vector scan that
-            # follows a query embedding needs the same cores.
-            options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-            if self._threads:
-                options.intra_op_num_threads = self._threads
-            session = ort.InferenceSession(
-                str(path), sess_options=options, providers=["CPUExecutionProvider"]
-            )
+            session = self._new_session(optimised=False)
             self._inputs = tuple(node.name for node in session.get_inputs())
             self._tokenizer = tokenizer
             self._session = session
 
+    def _new_session(self, *, optimised: bool) -> Any:
+        ort = self._ort
+        options = ort.SessionOptions()
+        options.log_severity_level = 3
+        # Idle worker threads must not spin after a run: the vector scan that
+        # follows a query embedding needs the same cores.
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        options.intra_op_num_threads = 1  # one core a run; runs go side by side
+        options.inter_op_num_threads = 1
+        if not optimised:
+            options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+        return ort.InferenceSession(
+            str(self._path), sess_options=options, providers=["CPUExecutionProvider"]
+        )
+
     def embed(self, texts: Sequence[str]) -> Vectors:
+        import numpy as np
+
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         self._load()
-        # Sort by length so each batch pads little; restore the order at the end.
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        began, light = time.perf_counter(), not self._optimised
+        encodings = self._tokenizer.encode_batch([text[: self.MAX_CHARS] for text in texts])
+        lengths = np.fromiter((len(e.ids) for e in encodings), dtype=np.int64, count=len(texts))
+        order = np.argsort(lengths, kind="stable")
+        batches = [
+            order[rows] for rows in token_batches(lengths[order], self.BATCH_TOKENS, self.PADDING)
+        ]
+
+        def run(chunk: npt.NDArray[np.intp]) -> Vectors:
+            return self._run([encodings[i].ids for i in chunk], lengths[chunk])
+
+        workers = min(self._threads, len(batches))
+        if workers > 1:
+            pool = ThreadPoolExecutor(workers, thread_name_prefix="memdir-embed")
+            try:
+                pooled = list(pool.map(run, batches))
+            finally:  # Ctrl-C: the batches not started are dropped, not waited for
+                pool.shutdown(wait=True, cancel_futures=True)
+        else:
+            pooled = [run(chunk) for chunk in batches]
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for start in range(0, len(order), self.BATCH):
-            chunk = order[start : start + self.BATCH]
-            out[chunk] = self._encode([texts[i][: self.MAX_CHARS] for i in chunk])
+        for chunk, vectors in zip(batches, pooled, strict=True):
+            out[chunk] = vectors
+        padded = sum(len(chunk) * int(lengths[chunk].max()) for chunk in batches)
+        seconds = time.perf_counter() - began
+        with self._lock:
+            self.stats.add(len(texts), int(lengths.sum()), padded, len(batches), seconds)
+            if light:
+                self._light_seconds += seconds
         return out
 
-    def _encode(self, texts: list[str]) -> Vectors:
-        encodings = self._tokenizer.encode_batch(texts)
-        ids = np.array([e.ids for e in encodings], dtype=np.int64)
-        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
-        feeds = {"input_ids": ids, "attention_mask": mask}
+    def _run(self, ids: list[list[int]], lengths: npt.NDArray[np.int64]) -> Vectors:
+        import numpy as np
+
+        width = int(lengths.max())
+        tokens = np.zeros((len(ids), width), dtype=np.int64)  # 0 is [PAD]
+        for row, row_ids in enumerate(ids):
+            tokens[row, : len(row_ids)] = row_ids
+        mask = (np.arange(width) < lengths[:, None]).astype(np.int64)
+        feeds = {"input_ids": tokens, "attention_mask": mask}
         if "token_type_ids" in self._inputs:
-            feeds["token_type_ids"] = np.zeros_like(ids)
+            feeds["token_type_ids"] = np.zeros_like(tokens)
         hidden = self._session.run(None, feeds)[0]
         weights = mask[..., None].astype(np.float32)
         pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
         return _normalise(pooled)
 
 
+@dataclass
+class EmbedStats:
+    """What an embedder was given: texts, their tokens, the tokens the model ran on
+    (padding included), model runs, and the seconds spent in ``embed``."""
+
+    texts: int = 0
+    tokens: int = 0
+    padded_tokens: int = 0
+    runs: int = 0
+    seconds: float = 0.0
+
+    def add(self, texts: int, tokens: int, padded_tokens: int, runs: int, seconds: float) -> None:
+        self.texts += texts
+        self.tokens += tokens
+        self.padded_tokens += padded_tokens
+        self.runs += runs
+        self.seconds += seconds
+
+    @property
+    def padding(self) -> float:
+        """Padded tokens over the texts' tokens (1.0: no padding)."""
+        return self.padded_tokens / self.tokens if self.tokens else 1.0
+
+
+def token_batches(lengths: npt.NDArray[np.int64], budget: int, padding: float) -> Iterator[slice]:
+    """Slices of ``lengths`` (sorted ascending) for one model run each: a batch holds at
+    most ``budget`` padded tokens and pads at most ``padding`` times its tokens, unless
+    it is one text."""
+    start, total = 0, 0
+    for end, length in enumerate(lengths.tolist()):
+        count = end - start + 1
+        if end > start and (count * length > budget or count * length > padding * (total + length)):
+            yield slice(start, end)
+            start, total = end, 0
+        total += length
+    if start < len(lengths):
+        yield slice(start, len(lengths))
+
+
+def _cores() -> int:
+    """The cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
 def _vocab_path() -> Path:
+    from importlib import resources
+
     path = Path(str(resources.files("memdir.index").joinpath("data", VOCAB_FILE)))
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
     if digest != VOCAB_SHA256:
@@ -222,6 +359,8 @@ def load_embedder(name: str) -> Embedder | None:
         return None
     if name in BUILTIN:
         return BUILTIN[name]()
+    from importlib import metadata  # for a name not built in only
+
     for entry in metadata.entry_points(group=ENTRY_POINT_GROUP):
         if entry.name == name:
             factory = entry.load()

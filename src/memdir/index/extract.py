@@ -24,7 +24,6 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from memdir.errors import FileShapeError
-from memdir.files.cards import Card
 from memdir.files.sections import Section, SectionDocument
 from memdir.stores.knowledge import OBSERVATIONS_KEY
 from memdir.textutil import drop_comments
@@ -357,6 +356,8 @@ def _document(relpath: str, text: str) -> list[Item]:
 
 
 def _card(relpath: str, text: str) -> list[Item]:
+    from memdir.files.cards import Card  # YAML frontmatter: only a vault has cards
+
     if "MOC" in PurePosixPath(relpath).parts:
         return []  # Maps of Content are generated indexes of the cards, not cards
     try:

@@ -45,7 +45,7 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Concatenate, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Concatenate, ParamSpec, TypeVar
 
 from memdir.config import STATE_DIR, Layer, Manifest
 from memdir.files.encoding import clean
@@ -62,13 +62,14 @@ from memdir.index.db import (
 )
 from memdir.index.embedders import Embedder
 from memdir.index.extract import CORE_KINDS, EXTRACT_VERSION, Item, extract
-from memdir.index.matrix import matrix_path
 from memdir.index.survey import Survey
-from memdir.index.vectors import VectorCache
 from memdir.paths import FileSpace
 from memdir.results import Notice, Progress
 from memdir.sqlite import MOVED, damage_reason, file_id, relative, set_aside
 from memdir.timeutil import Clock, format_ts
+
+if TYPE_CHECKING:
+    from memdir.index.vectors import VectorCache
 
 INDEX_FILE = "index.db"
 _EMBED_BATCH = 256
@@ -132,7 +133,7 @@ class Index:
         self.folder_lock = lock
         """taken to move a damaged database aside (the memory folder's lock)"""
         self.on_notice = on_notice
-        self.vectors = self._vector_cache()
+        self._vectors: VectorCache | None = None  # built on first use: it needs numpy
         self.scanned_at: float | None = None
         self.unnamable = self.survey.unnamable
         """files left out because their names are not UTF-8 (``memdir doctor`` lists them)"""
@@ -146,6 +147,16 @@ class Index:
         except sqlite3.DatabaseError as exc:
             if not self._recover(exc, opening=True):
                 raise
+
+    @property
+    def vectors(self) -> VectorCache | None:
+        """The vectors in memory (None without an embedder), made on first use: a
+        process that writes and never searches does without numpy."""
+        if self._vectors is None and self.embedder is not None:
+            with self.lock:  # one cache, however many threads ask first
+                if self._vectors is None:
+                    self._vectors = self._vector_cache(self.embedder)
+        return self._vectors
 
     def _check_version(self) -> None:
         """Drop rows made by another extractor version; the next scan rebuilds them."""
@@ -162,18 +173,19 @@ class Index:
                 )
 
     def close(self) -> None:
-        if self.vectors is not None:
-            self.vectors.flush()
+        if self._vectors is not None:
+            self._vectors.flush()  # the copy of the matrix on disk, if one is being written
         self.db.close()
 
-    def _vector_cache(self) -> VectorCache | None:
+    def _vector_cache(self, embedder: Embedder) -> VectorCache:
         """The vectors in memory, with their copy beside the folder's index: a read-only
         folder's private copy of the index (the same database) reads it, never writes."""
-        if self.embedder is None:
-            return None
+        from memdir.index.matrix import matrix_path
+        from memdir.index.vectors import VectorCache
+
         own = self.root / STATE_DIR / INDEX_FILE
-        path = matrix_path(own, self.embedder.id)
-        return VectorCache(self.embedder.id, self.embedder.dim, path, keep=self.path == own)
+        path = matrix_path(own, embedder.id)
+        return VectorCache(embedder.id, embedder.dim, path, keep=self.path == own)
 
     # -- a damaged database ----------------------------------------------------
 
@@ -218,7 +230,7 @@ class Index:
             self.db = connect(self.path)
             self._file_id = file_id(self.path)
             self._check_version()
-            self.vectors = self._vector_cache()
+            self._vectors = None  # the next search loads the fresh file's vectors
             self._vectors_seen = None
             depth = getattr(self._guards, "depth", 0)
             self._guards.depth = depth + 1  # the scan below must not mend again
@@ -503,7 +515,10 @@ class Index:
         """Embed every item text that has no vector for the current embedder; return how many.
 
         After the first call only the items logged since the last one are checked,
-        so a search after no write costs one lookup of the log's end. With
+        so a search after no write costs one lookup of the log's end. The texts
+        missing a vector are listed once, then embedded and committed
+        ``_EMBED_BATCH`` at a time: a run stopped part-way (killed, Ctrl-C) keeps
+        what it embedded, and the next call embeds the rest only. With
         ``seconds``, stop after the batch that passes it (in batches of
         ``_BUDGET_BATCH``); the next call goes on from there.
         """
@@ -511,7 +526,6 @@ class Index:
             return 0
         done = 0
         began = time.monotonic()
-        batch = _EMBED_BATCH if seconds is None else _BUDGET_BATCH
         with self.lock:
             low, high = log_bounds(self.db)
             seen = self._vectors_seen
@@ -525,31 +539,40 @@ class Index:
                 ).fetchone()
                 is not None
             )
-            total = self._count_missing() if progress is not None and whole else 0
-            while True:
-                rows = self._missing_vectors(None if whole else seen, batch)
-                if not rows:
-                    break
-                self._store_vectors(rows)
-                done += len(rows)
-                if progress is not None:
-                    progress(done, max(total, done))
-                if seconds is not None and time.monotonic() - began >= seconds:
-                    return done  # the log position stays: the next call looks again
-            self._vectors_seen = log_bounds(self.db)[1]
+            since = None if whole else seen
+            if seconds is not None:  # a search: a batch or a few, each looked up afresh
+                while True:
+                    rows = self._missing_vectors(since, _BUDGET_BATCH)
+                    if not rows:
+                        break
+                    done += self._store_vectors(rows)
+                    if progress is not None:
+                        progress(done, done)
+                    if time.monotonic() - began >= seconds:
+                        return done  # the log position stays: the next call looks again
+            else:  # all of them: one look-up, not one per batch (each rescanned the done)
+                rows = self._missing_vectors(since, None)
+                for start in range(0, len(rows), _EMBED_BATCH):
+                    done += self._store_vectors(rows[start : start + _EMBED_BATCH])
+                    if progress is not None:
+                        progress(start + len(rows[start : start + _EMBED_BATCH]), len(rows))
+            # Items another process adds from now on are past ``high``: the next call sees them.
+            self._vectors_seen = high
         return done
 
-    def _count_missing(self) -> int:
-        assert self.embedder is not None
-        row = self.db.execute(
-            "SELECT count(DISTINCT vector_key) FROM items AS i WHERE NOT EXISTS (SELECT 1 FROM "
-            "vectors AS v WHERE v.vector_key = i.vector_key AND v.model = ?)",
+    def vector_counts(self) -> tuple[int, int]:
+        """(texts with a vector for the current embedder, texts): how far embedding is."""
+        if self.embedder is None:
+            return (0, 0)
+        total, embedded = self.db.execute(
+            "SELECT count(*), count(v.vector_key) FROM (SELECT DISTINCT vector_key FROM items) "
+            "AS i LEFT JOIN vectors AS v ON v.vector_key = i.vector_key AND v.model = ?",
             (self.embedder.id,),
         ).fetchone()
-        return int(row[0])
+        return int(embedded), int(total)
 
-    def _missing_vectors(self, since: int | None, limit: int) -> list[tuple[str, int]]:
-        """Up to a batch of (vector key, an item id) with no vector for this embedder."""
+    def _missing_vectors(self, since: int | None, limit: int | None) -> list[tuple[str, int]]:
+        """(vector key, an item id) with no vector for this embedder, up to ``limit``."""
         assert self.embedder is not None
         missing = (
             "NOT EXISTS (SELECT 1 FROM vectors AS v WHERE v.vector_key = i.vector_key "
@@ -557,19 +580,26 @@ class Index:
         )
         if since is None:
             sql = f"SELECT i.vector_key, min(i.id) FROM items AS i WHERE {missing} "
-            params: tuple[object, ...] = (self.embedder.id, limit)
+            params: tuple[object, ...] = (self.embedder.id,)
         else:
             sql = (
                 f"SELECT i.vector_key, min(i.id) FROM item_log AS l JOIN items AS i "
                 f"ON i.id = l.item_id WHERE l.seq > ? AND l.op = 'add' AND {missing} "
             )
-            params = (since, self.embedder.id, limit)
+            params = (since, self.embedder.id)
         sql += "GROUP BY i.vector_key LIMIT ?"
-        return [(str(key), int(item_id)) for key, item_id in self.db.execute(sql, params)]
+        limited = (*params, -1 if limit is None else limit)
+        return [(str(key), int(item_id)) for key, item_id in self.db.execute(sql, limited)]
 
-    def _store_vectors(self, rows: list[tuple[str, int]]) -> None:
+    def _store_vectors(self, rows: list[tuple[str, int]]) -> int:
+        """Embed and commit one batch; how many vectors it wrote (an item deleted since
+        it was listed is passed over)."""
         assert self.embedder is not None
-        matrix = self.embedder.embed(self._embed_texts([item_id for _, item_id in rows]))
+        texts = self._embed_texts([item_id for _, item_id in rows])
+        rows = [row for row in rows if row[1] in texts]
+        if not rows:
+            return 0
+        matrix = self.embedder.embed([texts[item_id] for _, item_id in rows])
         keys = [key for key, _ in rows]
         with transaction(self.db):
             self.db.executemany(
@@ -586,13 +616,14 @@ class Index:
                 f"WHERE vector_key IN ({marks})",
                 keys,
             )
+        return len(rows)
 
-    def _embed_texts(self, item_ids: list[int]) -> list[str]:
+    def _embed_texts(self, item_ids: list[int]) -> dict[int, str]:
+        """Each item's text as it is embedded: heading, meta and body."""
         marks = ",".join("?" * len(item_ids))
-        rows = {
-            item_id: (heading, meta, body)
+        return {
+            item_id: "\n".join(part for part in (heading, meta, body) if part)
             for item_id, heading, meta, body in self.db.execute(
                 f"SELECT id, heading, meta, body FROM items WHERE id IN ({marks})", item_ids
             )
         }
-        return ["\n".join(part for part in rows[item_id] if part) for item_id in item_ids]

@@ -8,16 +8,41 @@ unreadable or keeps no conversation. ``import_file`` stores them. Formats:
 ``FORMATS``.
 """
 
-from memdir.ingest.detect import FORMATS, detect_format, parse_file
-from memdir.ingest.importer import ImportReport, import_file
-from memdir.ingest.model import (
-    ROLES,
-    Conversation,
-    IngestError,
-    LeftOut,
-    Message,
-    ParsedFile,
-    content_hash,
+from typing import TYPE_CHECKING
+
+from memdir.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from memdir.ingest.detect import detect_format, parse_file
+    from memdir.ingest.importer import ImportReport, import_file
+    from memdir.ingest.model import (
+        FORMATS,
+        ROLES,
+        Conversation,
+        IngestError,
+        LeftOut,
+        Message,
+        ParsedFile,
+        content_hash,
+    )
+
+# imported on first use: FORMATS (--help) needs no importer
+__getattr__, __dir__ = lazy_exports(
+    globals(),
+    {
+        "Conversation": "memdir.ingest.model",
+        "FORMATS": "memdir.ingest.model",
+        "ImportReport": "memdir.ingest.importer",
+        "IngestError": "memdir.ingest.model",
+        "LeftOut": "memdir.ingest.model",
+        "Message": "memdir.ingest.model",
+        "ParsedFile": "memdir.ingest.model",
+        "ROLES": "memdir.ingest.model",
+        "content_hash": "memdir.ingest.model",
+        "detect_format": "memdir.ingest.detect",
+        "import_file": "memdir.ingest.importer",
+        "parse_file": "memdir.ingest.detect",
+    },
 )
 
 __all__ = [

@@ -21,9 +21,8 @@ from memdir.ingest.chatgpt import parse_chatgpt
 from memdir.ingest.claude import parse_claude
 from memdir.ingest.generic import is_conversation_list, parse_generic, parse_jsonl
 from memdir.ingest.locomo import parse_locomo
+from memdir.ingest.model import FORMATS as FORMATS  # re-exported: detect's own list
 from memdir.ingest.model import Conversation, IngestError, LeftOut, ParsedFile
-
-FORMATS: tuple[str, ...] = ("generic-json", "jsonl", "chatgpt", "claude", "locomo")
 
 _JSON_PARSERS: dict[str, Callable[[object], list[Parsed]]] = {
     "generic-json": parse_generic,

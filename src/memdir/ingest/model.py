@@ -19,6 +19,8 @@ from pathlib import Path
 from memdir.errors import MemdirError
 
 ROLES: tuple[str, ...] = ("user", "assistant", "system", "tool")
+FORMATS: tuple[str, ...] = ("generic-json", "jsonl", "chatgpt", "claude", "locomo")
+"""the export formats ``parse_file`` reads (``detect`` maps each to its parser)"""
 LEFT_OUT_KINDS: tuple[str, ...] = ("malformed", "empty", "refused")
 
 

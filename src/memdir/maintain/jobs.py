@@ -17,8 +17,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from filelock import FileLock, Timeout
-
 from memdir.config import STATE_DIR
 from memdir.textutil import plural
 
@@ -63,6 +61,8 @@ def run_maintenance(
     unknown = [name for name in only or [] if name not in JOBS]
     if unknown:
         raise ValueError(f"unknown job {', '.join(unknown)}: the jobs are {', '.join(JOBS)}")
+    from filelock import FileLock, Timeout  # JOBS (the CLI's help) needs no lock
+
     lock = FileLock(str(memory.root / STATE_DIR / MAINTAIN_LOCK))
     try:
         lock.acquire(timeout=0)

@@ -27,7 +27,6 @@ from typing import Any
 
 from memdir.files.encoding import clean, has_surrogates
 from memdir.safety.provenance import BY_KEY, FLAG_KEY, current_writer
-from memdir.safety.secrets import secret_refusal
 
 
 class Refusal(Exception):
@@ -71,6 +70,8 @@ def check_text(
             f"{control.start()}) that a markdown file should not hold; remove it, nothing was "
             "written"
         )
+    from memdir.safety.secrets import secret_refusal  # its patterns: a write's, not a read's
+
     reason = secret_refusal(text)
     if reason is not None:
         raise Refusal(reason)

@@ -48,6 +48,7 @@ from typing import Any
 from memdir.config import Layer
 from memdir.errors import FileShapeError
 from memdir.files.atomic import FolderLock
+from memdir.files.cards import CARD_TYPES as CARD_TYPES  # re-exported: the card kinds
 from memdir.files.cards import Card
 from memdir.files.sections import SectionDocument, strip_think
 from memdir.paths import FileSpace
@@ -56,7 +57,6 @@ from memdir.stores.base import Refusal, StoreContext, confine, read_text, write_
 from memdir.stores.validate import check_text, flag
 from memdir.tiers import TIERS, tier_for
 
-CARD_TYPES = ("person", "project", "company", "idea", "place", "topic", "other")
 HISTORY = "History"
 CARD_NAME_MAX_CHARS = 120
 """a card's file name (a file system holds 255 bytes a name)"""

@@ -38,7 +38,6 @@ from memdir.files.atomic import folder_lock
 from memdir.files.reader import resolve_inside
 from memdir.stores.base import read_text
 from memdir.stores.validate import Refusal, check_text
-from memdir.stores.vault import check_card_text
 from memdir.tools.registry import ToolCallError
 
 if TYPE_CHECKING:
@@ -188,6 +187,8 @@ def check_caps(memory: Memory, place: Target, text: str, before: str | None) -> 
     elif store == "state":
         reason = memory.state.check_text(text)
     elif store == "vault":
+        from memdir.stores.vault import check_card_text  # cards (YAML): a vault's only
+
         reason = check_card_text(text, before)
     if reason is not None:
         raise ToolCallError(

@@ -32,13 +32,13 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import ValidationError
-
 from memdir.errors import MemdirError
 from memdir.safety.provenance import writing_as
+from memdir.tools.argcheck import plainly_valid
 
 if TYPE_CHECKING:
+    from jsonschema.exceptions import ValidationError
+
     from memdir.config import Manifest
     from memdir.memory import Memory
 
@@ -201,9 +201,7 @@ class Tools:
             settings.include if include is None else include,
             settings.exclude if exclude is None else exclude,
         )
-        self._validators = {
-            name: Draft202012Validator(tool.parameters) for name, tool in self._all.items()
-        }
+        self._validators: dict[str, Any] = {}  # each tool's, made at its first call
 
     def __contains__(self, name: object) -> bool:
         return name in self._all
@@ -300,7 +298,14 @@ class Tools:
         return f"there is no tool named {name!r} here; this memory offers: {offered}"
 
     def _check(self, tool: Tool, args: dict[str, Any]) -> str | None:
-        found = sorted(self._validators[tool.name].iter_errors(args), key=_depth)
+        if plainly_valid(tool.parameters, args):
+            return None  # most calls: no validator needed to tell
+        validator = self._validators.get(tool.name)
+        if validator is None:
+            from jsonschema import Draft202012Validator
+
+            validator = self._validators[tool.name] = Draft202012Validator(tool.parameters)
+        found = sorted(validator.iter_errors(args), key=_depth)
         if not found:
             return None
         sentences = list(dict.fromkeys(_sentence(tool, e) for e in found))
