@@ -113,6 +113,45 @@ def test_a_rescan_sees_new_files_and_rows_another_process_changed(
     ]  # fmt: skip
 
 
+def test_a_rescan_sees_names_added_to_folders_it_listed_long_ago(
+    folder: Path, clock: FakeClock
+) -> None:
+    vault = folder / "vault" / "crm"
+    vault.mkdir(parents=True)
+    (vault / "otto.md").write_text("# Otto\n\nFeeds the okapi.\n")
+    old = 1_700_000_000_000_000_000  # the folders' mtimes long before this scan
+    for path in (vault, vault.parent, folder / "journal", folder):
+        os.utime(path, ns=(old, old))
+    memory = memdir.open(folder, clock=clock, embedder="hashing")
+    assert memory.scan().added  # listed once, mtimes old enough to keep the listing
+    assert not memory.scan().changed  # kept: nothing listed again, nothing new
+    (vault / "olga.md").write_text("# Olga\n\nWalks the okapi.\n")  # the folder moves on
+    (vault / "deep").mkdir()
+    (vault / "deep" / "oleg.md").write_text("# Oleg\n\nBrushes the okapi.\n")
+    (vault / "otto.md").unlink()
+    report = memory.scan()
+    assert sorted(report.added) == ["vault/crm/deep/oleg.md", "vault/crm/olga.md"]
+    assert report.removed == ["vault/crm/otto.md"]
+    (vault / "olga.md").write_text("# Olga\n\nWalks the okapi twice a day.\n")
+    assert memory.scan().updated == ["vault/crm/olga.md"]  # an edit: its own stat moved
+
+
+def test_a_name_added_in_the_same_tick_as_the_last_listing_is_seen(
+    folder: Path, clock: FakeClock
+) -> None:
+    """A coarse clock (FAT: two seconds) leaves a folder's mtime as it was when a name is
+    added in the same tick: a folder modified just before it was listed is listed again."""
+    vault = folder / "vault" / "crm"
+    vault.mkdir(parents=True)
+    (vault / "otto.md").write_text("# Otto\n\nFeeds the okapi.\n")
+    memory = memdir.open(folder, clock=clock, embedder="hashing")
+    memory.scan()
+    tick = vault.stat().st_mtime_ns
+    (vault / "olga.md").write_text("# Olga\n\nWalks the okapi.\n")
+    os.utime(vault, ns=(tick, tick))  # the same tick: the mtime did not move
+    assert memory.scan().added == ["vault/crm/olga.md"]
+
+
 def test_a_layer_path_through_a_linked_folder_is_indexed_only_inside(
     folder: Path, clock: FakeClock, tmp_path: Path
 ) -> None:

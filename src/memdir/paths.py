@@ -13,6 +13,7 @@ import functools
 import operator
 import os
 import re
+import time
 from collections.abc import Container, Iterator
 from pathlib import Path
 from stat import S_ISREG
@@ -186,6 +187,82 @@ def walk_files(base: Path, start: str) -> Iterator[tuple[str, os.DirEntry[str]]]
             elif entry.is_file() and (not entry.is_symlink() or _inside(base, entry.path)):
                 yield relative, entry  # a link is followed only if it stays inside
         folders.extend(reversed(below))
+
+
+class Listings:
+    """The files under folders as ``walk_files`` finds them, each folder listed again
+    only when its mtime moved (adding, removing or renaming a name in it moves it), so
+    a rescan of unchanged folders costs a stat per folder and no listing. A folder
+    modified less than ``RACY_NS`` before it was listed is listed again next time (a
+    change in the same tick of a coarse clock leaves its mtime as it was), and so is
+    one holding a link (where a link leads can change without it)."""
+
+    RACY_NS = 2_000_000_000
+
+    def __init__(self) -> None:
+        self._seen: dict[tuple[str, str], tuple[int, list[tuple[str, str]], list[str]]] = {}
+        """(base, folder) -> (the folder's mtime, its files as ``walk`` gives them, its
+        subfolders relative to the base)"""
+
+    def walk(self, base: Path, start: str) -> list[tuple[str, str]]:
+        """(path relative to ``base``, path on disk) of every file under ``base/start``,
+        in ``walk_files``' order."""
+        found: list[tuple[str, str]] = []
+        root = str(base)
+        now = time.time_ns()
+        folders = [start]
+        while folders:
+            folder = folders.pop()
+            path = os.path.join(root, folder) if folder else root
+            try:
+                mtime = os.stat(path).st_mtime_ns
+            except OSError:
+                self._seen.pop((root, folder), None)
+                continue
+            seen = self._seen.get((root, folder))
+            if seen is not None and seen[0] == mtime:
+                files, below = seen[1], seen[2]
+            else:
+                listed = _listed(base, path)
+                if listed is None:
+                    self._seen.pop((root, folder), None)
+                    continue
+                names, subfolders, linked = listed
+                prefix = f"{folder}/" if folder else ""
+                files = [(prefix + name, os.path.join(path, name)) for name in names]
+                below = [prefix + name for name in reversed(subfolders)]
+                if not linked and mtime < now - self.RACY_NS:
+                    self._seen[(root, folder)] = (mtime, files, below)
+                else:
+                    self._seen.pop((root, folder), None)
+            found += files
+            folders += below
+        return found
+
+
+def _listed(base: Path, path: str) -> tuple[list[str], list[str], bool] | None:
+    """A folder's files and subfolders (sorted, hidden ones left out, a link to a file
+    only if it stays inside ``base``) and whether it holds a link; None if unreadable."""
+    try:
+        with os.scandir(path) as entries:
+            listed = sorted(entries, key=_name)
+    except (FileNotFoundError, NotADirectoryError, PermissionError):
+        return None
+    files: list[str] = []
+    below: list[str] = []
+    linked = False
+    for entry in listed:
+        if entry.name.startswith("."):
+            continue
+        if entry.is_dir(follow_symlinks=False):
+            below.append(entry.name)
+        elif entry.is_symlink():
+            linked = True
+            if entry.is_file() and _inside(base, entry.path):
+                files.append(entry.name)
+        elif entry.is_file():
+            files.append(entry.name)
+    return files, below, linked
 
 
 @functools.lru_cache(maxsize=256)

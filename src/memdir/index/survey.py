@@ -5,12 +5,13 @@
   an earlier layer keeps out of the index). ``MEMORY.md`` is legacy: never indexed.
   A name that is not UTF-8 cannot be a row: it is left out and listed in
   ``unnamable``.
-- One walk per folder (``paths.walk_files``): a folder some layer globs from the top
+- One walk per folder (``paths.Listings``): a folder some layer globs from the top
   is walked once and filtered for every layer that globs inside it; each file is
-  stat'ed once.
+  stat'ed once. A folder whose mtime has not moved since it was listed (and was not
+  modified just before) is not listed again: its names are the same.
 - Which layer owns which file depends only on the names the walks found (and which
   single-file paths exist), so that answer is kept: while a rescan finds the same
-  names in the same folders, it costs the walk and a stat per file, no matching.
+  names in the same folders, it costs a stat per folder and per file, no matching.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from pathlib import Path
 
 from memdir.config import LEGACY_MEMORY_MD, Layer, Manifest, is_glob, static_prefix
 from memdir.files.encoding import has_surrogates
-from memdir.paths import FileSpace, glob_regex, regular_file, walk_files
+from memdir.paths import FileSpace, Listings, glob_regex, regular_file
 
 EXTRACTABLE = frozenset(
     {"notebook", "knowledge", "state", "workstate", "journal", "lessons", "intel", "archive",
@@ -51,14 +52,14 @@ class _Listing:
     A file is named by its place in ``entries`` (every walk's files, one walk after
     another), a single-file path by ``-1 - n`` for its place in ``singles``."""
 
-    def __init__(self, space: FileSpace, manifest: Manifest) -> None:
+    def __init__(self, space: FileSpace, manifest: Manifest, listings: Listings) -> None:
         self.whole = {
             space.base(name)[0]
             for name, layer in manifest.layers.items()
             if indexed(layer) and any(is_glob(p) and not static_prefix(p) for p in layer.paths)
         }
         self.walks: dict[_Walk, int] = {}  # where each walk's files start in ``entries``
-        self.entries: list[tuple[str, os.DirEntry[str]]] = []
+        self.entries: list[tuple[str, str]] = []  # (path relative to its base, on disk)
         self.singles: list[os.stat_result | None] = []
         self.single_at: dict[tuple[str, str], int] = {}
         for name, layer in manifest.layers.items():
@@ -73,7 +74,7 @@ class _Listing:
                 walk = self.walk_of(base, pattern)
                 if walk not in self.walks:
                     self.walks[walk] = len(self.entries)
-                    self.entries += walk_files(*walk)
+                    self.entries += listings.walk(*walk)
         self.key = (
             tuple(self.walks.items()),
             [name for name, _ in self.entries],
@@ -110,6 +111,7 @@ class Survey:
         """files left out because their names are not UTF-8 (``memdir doctor`` lists them)"""
         self._plan: _Plan | None = None
         self._owners: dict[str, Owner | None] = {}
+        self._listings = Listings()
 
     def layers(self) -> list[Owner]:
         return [(name, layer) for name, layer in self.manifest.layers.items() if indexed(layer)]
@@ -130,7 +132,7 @@ class Survey:
         return owner
 
     def _planned(self) -> tuple[_Listing, _Plan]:
-        listing = _Listing(self.space, self.manifest)
+        listing = _Listing(self.space, self.manifest, self._listings)
         plan = self._plan
         if plan is None or plan.key != listing.key:
             plan = self._plan = self._classify(listing)
@@ -151,7 +153,7 @@ class Survey:
                 assert stat is not None  # the plan matched: the same paths are files
             else:
                 try:
-                    stat = entries[at][1].stat()
+                    stat = os.stat(entries[at][1])
                 except OSError:
                     gone.append(relpath)
                     continue
@@ -178,7 +180,7 @@ class Survey:
                 assert stat is not None  # the plan matched: the same paths are files
             else:
                 try:
-                    stat = entries[at][1].stat()  # follows a link that stays inside
+                    stat = os.stat(entries[at][1])  # follows a link that stays inside
                 except OSError:  # gone since the walk
                     continue
             found[relpath] = (owner, stat)
