@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -85,6 +86,49 @@ def test_scan_skips_unchanged_files_and_rehashes_touched_ones(memory: memdir.Mem
     os.utime(memory.root / "knowledge.md", ns=(1, 1))  # new mtime, same bytes
     touched = memory.scan()
     assert not touched.changed and _rows(memory) == rows
+
+
+def test_a_rescan_sees_new_files_and_rows_another_process_changed(
+    folder: Path, clock: FakeClock, tmp_path: Path
+) -> None:
+    first = memdir.open(folder, clock=clock, embedder="hashing")
+    (folder / "vault" / "crm").mkdir(parents=True)
+    _journal(folder, "2026-11-28.md", {"Note": "the walrus was fed"})
+    first.scan()
+    assert [hit.anchor for hit in first.search("walrus")] == ["Note"]
+    card = folder / "vault" / "crm" / "wanda.md"
+    card.write_text("# Wanda\n\nKeeps the walrus enclosure.\n")
+    (folder / "notes.txt").write_text("walrus feeding times are posted\n")
+    report = first.scan()  # the same folders, new names in them
+    assert sorted(report.added) == ["notes.txt", "vault/crm/wanda.md"]
+    assert not first.scan().changed
+    journal = folder / "journal" / "2026-11-28.md"
+    journal.rename(tmp_path / "away.md")
+    second = memdir.open(folder, clock=clock, embedder="hashing")
+    assert second.scan().removed == ["journal/2026-11-28.md"]  # its rows are gone
+    (tmp_path / "away.md").rename(journal)  # back, with the same mtime and size
+    assert first.scan().added == ["journal/2026-11-28.md"]
+    assert sorted(hit.path for hit in first.search("walrus")) == [
+        "journal/2026-11-28.md", "notes.txt", "vault/crm/wanda.md",
+    ]  # fmt: skip
+
+
+def test_a_layer_path_through_a_linked_folder_is_indexed_only_inside(
+    folder: Path, clock: FakeClock, tmp_path: Path
+) -> None:
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "SOUL.md").write_text("# Soul\n\nThe narwhal is a secret kept elsewhere.\n")
+    shutil.rmtree(folder / "identity")
+    (folder / "identity").symlink_to(outside)  # identity/SOUL.md is a layer's own path
+    memory = memdir.open(folder, clock=clock, embedder="hashing")
+    assert memory.search("narwhal") == []
+    (folder / "identity").unlink()
+    (folder / "kept" / "identity").mkdir(parents=True)
+    (folder / "kept" / "identity" / "SOUL.md").write_text("# Soul\n\nThe narwhal stays home.\n")
+    (folder / "identity").symlink_to(Path("kept") / "identity")  # a link inside the folder
+    memory.index.scanned_at = None
+    assert "identity/SOUL.md" in {hit.path for hit in memory.search("narwhal")}
 
 
 def test_rescan_interval_comes_from_the_manifest(folder: Path, clock: FakeClock) -> None:

@@ -10,19 +10,23 @@ shared by several agents) shows its files under the layer's name: with
 from __future__ import annotations
 
 import functools
+import operator
 import os
 import re
-from collections.abc import Container, Iterable, Iterator
+from collections.abc import Container, Iterator
 from pathlib import Path
 from stat import S_ISREG
 
 from memdir.config import STATE_DIR, Layer, Manifest, is_glob, static_prefix
+
+_REAL_KEPT = 100_000
 
 
 class FileSpace:
     def __init__(self, root: Path, manifest: Manifest) -> None:
         self.root = root.resolve()
         self.mounts = manifest.mounts(self.root)
+        self._real: dict[str, Path] = {}
 
     def base(self, layer_name: str) -> tuple[Path, str]:
         """The folder a layer's paths start from, and the prefix its files carry."""
@@ -31,10 +35,15 @@ class FileSpace:
 
     def real(self, relpath: str) -> Path:
         """The file on disk for a memory-folder path (mounted layers included)."""
-        first, _, rest = relpath.partition("/")
-        if first in self.mounts and rest:
-            return self.mounts[first] / rest
-        return self.root / relpath
+        found = self._real.get(relpath)
+        if found is None:
+            first, _, rest = relpath.partition("/")
+            mounted = first in self.mounts and rest
+            found = self.mounts[first] / rest if mounted else self.root / relpath
+            if len(self._real) >= _REAL_KEPT:
+                self._real.clear()
+            self._real[relpath] = found  # joining paths costs more than looking them up
+        return found
 
     def confining(self, relpath: str) -> Path:
         """The folder ``relpath`` must stay inside: a mount, or the memory folder."""
@@ -70,32 +79,21 @@ class FileSpace:
         return list(self.stats(layer_name, layer))
 
     def stats(
-        self,
-        layer_name: str,
-        layer: Layer,
-        skip: Container[str] = (),
-        walks: Walks | None = None,
+        self, layer_name: str, layer: Layer, skip: Container[str] = ()
     ) -> dict[str, os.stat_result]:
         """The layer's files (memory-folder paths, in pattern order) with their stat,
         found by one ``scandir`` walk per pattern: each file is stat'ed once. Paths in
-        ``skip`` (files an earlier layer already owns) are left out unstat'ed; with
-        ``walks``, every layer of one scan shares a single walk of each folder."""
+        ``skip`` (files an earlier layer already owns) are left out unstat'ed."""
         base, prefix = self.base(layer_name)
         found: dict[str, os.stat_result] = {}
         for pattern in layer.paths:
             if not is_glob(pattern):
-                try:
-                    stat = os.stat(base / pattern)  # follows a link: checked below
-                except OSError:
-                    continue
-                path = base / pattern
-                if S_ISREG(stat.st_mode) and not _hidden(pattern) and _inside(base, path):
+                stat = regular_file(base, pattern)
+                if stat is not None:
                     found.setdefault(prefix + pattern, stat)
                 continue
             regex = glob_regex(pattern)
-            start = static_prefix(pattern)
-            listed = walks.under(base, start) if walks is not None else _walk(base, start)
-            for relative, entry in listed:
+            for relative, entry in walk_files(base, static_prefix(pattern)):
                 if prefix + relative not in skip and regex.fullmatch(relative):
                     try:
                         found.setdefault(prefix + relative, entry.stat())
@@ -118,27 +116,6 @@ class FileSpace:
         )
 
 
-class Walks:
-    """The files of each folder, walked once and shared by every layer of one scan
-    (a catch-all layer such as ``notes`` would otherwise walk the vault a second time)."""
-
-    def __init__(self, whole: set[Path]) -> None:
-        self.whole = whole
-        """folders some layer walks from the top: walked once, then filtered for the others"""
-        self._done: dict[Path, list[tuple[str, os.DirEntry[str]]]] = {}
-
-    def under(self, base: Path, start: str) -> Iterable[tuple[str, os.DirEntry[str]]]:
-        if base not in self.whole:
-            return _walk(base, start)
-        listed = self._done.get(base)
-        if listed is None:
-            listed = self._done[base] = list(_walk(base, ""))
-        if not start:
-            return listed
-        folder = start.rstrip("/") + "/"
-        return [item for item in listed if item[0].startswith(folder)]
-
-
 def outside_target(base: Path, path: Path) -> str | None:
     """Where ``path`` leads if a link takes it outside ``base`` (None if it stays inside
     or is no link). The one rule for links in a memory folder: memdir follows a link
@@ -159,7 +136,36 @@ def _hidden(relative: str) -> bool:
     return any(part.startswith(".") for part in relative.split("/"))
 
 
-def _walk(base: Path, start: str) -> Iterator[tuple[str, os.DirEntry[str]]]:
+def regular_file(base: Path, relative: str) -> os.stat_result | None:
+    """The stat of ``base / relative`` if it is a regular file, not hidden, that stays
+    inside ``base`` (a link is followed only then); else None."""
+    path = base / relative
+    try:
+        stat = os.stat(path)  # follows a link: checked below
+    except OSError:
+        return None
+    if not S_ISREG(stat.st_mode) or _hidden(relative):
+        return None
+    return stat if _no_links(base, relative) or _inside(base, path) else None
+
+
+def _no_links(base: Path, relative: str) -> bool:
+    """Whether no part of ``relative`` below ``base`` is a link (nor ``..``): then the
+    path stays inside ``base`` without resolving every folder up from the root."""
+    current = str(base)
+    for part in relative.split("/"):
+        if part in ("", ".", ".."):
+            return False
+        current = os.path.join(current, part)
+        if os.path.islink(current):
+            return False
+    return True
+
+
+_name = operator.attrgetter("name")
+
+
+def walk_files(base: Path, start: str) -> Iterator[tuple[str, os.DirEntry[str]]]:
     """(path relative to ``base``, entry) of every file under ``base/start``,
     sorted, hidden files and folders left out."""
     folders = [start]
@@ -167,7 +173,7 @@ def _walk(base: Path, start: str) -> Iterator[tuple[str, os.DirEntry[str]]]:
         folder = folders.pop()
         try:
             with os.scandir(base / folder if folder else base) as entries:
-                listed = sorted(entries, key=lambda e: e.name)
+                listed = sorted(entries, key=_name)
         except (FileNotFoundError, NotADirectoryError, PermissionError):
             continue
         below = []

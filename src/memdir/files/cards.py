@@ -35,6 +35,7 @@ CARD_TYPES = ("person", "project", "company", "idea", "place", "topic", "other")
 """what a card's ``type`` says it is (the vault specification's kinds)"""
 _PLAIN_KEY_RE = re.compile(r"([A-Za-z_][\w-]*)[ \t]*:(?:[ \t]|\r?\n|$)")
 _PLAIN_WORD_RE = re.compile(r"[A-Za-z][A-Za-z_-]*")
+_KEY_NAME_RE = re.compile(r"[A-Za-z_][\w-]*")
 # Words YAML 1.1 reads as something other than a string.
 _YAML_WORDS = frozenset({"y", "n", "yes", "no", "on", "off", "true", "false", "null", "nan", "inf"})
 _CLOSE_RE = re.compile(r"(---|\.\.\.)[ \t]*")
@@ -55,6 +56,11 @@ def _loader() -> Any:
 
 
 def _load_yaml(text: str) -> dict[str, Any]:
+    from memdir.files.flat_yaml import load_flat  # it needs PyYAML's resolver
+
+    flat = load_flat(text, _parse_yaml)  # one key a line, plain values: no YAML parse
+    if flat is not None:
+        return flat
     yaml = _yaml()
     try:
         data = _parse_yaml(text) if text.strip() else {}
@@ -112,9 +118,10 @@ def _flat(key: str | None, text: str) -> bool:
     return "\n" not in line and not line.endswith((":", "|", ">", "|-", ">-"))
 
 
+@functools.lru_cache(maxsize=4096)
 def _plain_key(key: str) -> bool:
     """A key YAML reads back as the same string without quotes."""
-    return bool(re.fullmatch(r"[A-Za-z_][\w-]*", key)) and key.lower() not in _YAML_WORDS
+    return bool(_KEY_NAME_RE.fullmatch(key)) and key.lower() not in _YAML_WORDS
 
 
 def _plain_scalar(value: Any) -> str | None:
@@ -172,22 +179,23 @@ def _blocks(front: str) -> list[tuple[str | None, str]]:
     result: list[tuple[str | None, str]] = []
     for marker, lines in blocks:
         text = "".join(lines)
-        if marker is None:
-            result.append((None, text))
-            continue
-        plain = _PLAIN_KEY_RE.match(text)
-        if plain and _plain_key(plain.group(1)):
-            result.append((plain.group(1), text))  # the common case, without a YAML parse
-            continue
-        try:
-            loaded = _parse_yaml(text)
-        except (_yaml().YAMLError, ValueError, TypeError):
-            loaded = None
-        if isinstance(loaded, dict) and len(loaded) == 1:
-            result.append((str(next(iter(loaded))), text))
-        else:
-            result.append((None, text))
+        result.append((None if marker is None else _block_key(text), text))
     return result
+
+
+@functools.lru_cache(maxsize=8192)  # the same lines recur card after card
+def _block_key(text: str) -> str | None:
+    """The key a block of frontmatter lines sets, or None if it is not one key's."""
+    plain = _PLAIN_KEY_RE.match(text)
+    if plain and _plain_key(plain.group(1)):
+        return plain.group(1)  # the common case, without a YAML parse
+    try:
+        loaded = _parse_yaml(text)
+    except (_yaml().YAMLError, ValueError, TypeError):
+        loaded = None
+    if isinstance(loaded, dict) and len(loaded) == 1:
+        return str(next(iter(loaded)))
+    return None
 
 
 def _edit_front(front: str, old: Mapping[str, Any], new: Mapping[str, Any], newline: str) -> str:

@@ -16,17 +16,47 @@ notice; ``memdir doctor`` runs ``PRAGMA quick_check`` on it. Tables:
 - ``item_log``: item ids inserted and deleted, in order, so a process holding
   the vectors in memory can catch up without reloading them all.
 - ``migrations``: the named, ordered schema steps applied, each in a transaction.
+- ``meta``: the extractor version the rows were made by, and ``database_id``, a
+  random id given to each new database, which derived copies (the vector matrix on
+  disk, ``index.matrix``) name so that they never pass for another database's.
+
+A full rebuild (``refilling``) sets the indexes and triggers on ``items`` aside
+inside its transaction: the rows go in bare, each index is then built once by a
+sort, FTS5 once by ``'rebuild'``, and the log takes one ``reset``. No other
+connection ever sees the table without them (SQLite's DDL is transactional).
 """
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from memdir import sqlite
 from memdir.sqlite import Migration, run_script, transaction
 
-__all__ = ["MIGRATIONS", "clear_items", "connect", "log_bounds", "transaction"]
+__all__ = [
+    "INSERT_FILE",
+    "INSERT_ITEM",
+    "MIGRATIONS",
+    "clear_items",
+    "connect",
+    "log_bounds",
+    "refilling",
+    "shrink_wal",
+    "transaction",
+]
+
+ITEM_COLUMNS = (
+    "path, anchor, kind, agent, title, heading, body, meta, tags, date, content_hash, "
+    "vector_key, ordinal, line_start, line_end, layer, tier, decay_from, relevance"
+)
+INSERT_ITEM = f"INSERT INTO items ({ITEM_COLUMNS}) VALUES ({', '.join('?' * 19)})"
+INSERT_FILE = (
+    "INSERT INTO files (path, layer, store, mtime_ns, size, hash) VALUES (?, ?, ?, ?, ?, ?)"
+)
 
 
 # Kept apart: reindex drops it while it empties the tables (one FTS rebuild
@@ -109,8 +139,15 @@ def _m001_initial(db: sqlite3.Connection) -> None:
     )
 
 
+def _m002_database_id(db: sqlite3.Connection) -> None:
+    db.execute(
+        "INSERT OR IGNORE INTO meta (key, value) VALUES ('database_id', lower(hex(randomblob(16))))"
+    )
+
+
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("001_initial", _m001_initial),
+    ("002_database_id", _m002_database_id),
 ]
 
 
@@ -134,6 +171,43 @@ def clear_items(db: sqlite3.Connection) -> None:
     db.execute("INSERT INTO items_fts (items_fts) VALUES ('rebuild')")
     run_script(db, DELETE_TRIGGER)
     db.execute("INSERT INTO item_log (item_id, op) VALUES (0, 'reset')")
+
+
+@contextmanager
+def refilling(db: sqlite3.Connection) -> Iterator[None]:
+    """Empty ``items`` and ``files`` for the block to fill (inside the caller's
+    transaction), with the indexes and triggers on ``items`` set aside until it ends.
+
+    They are read from the schema as it stands and put back as they were, so a later
+    migration's index or trigger is covered too. If the block raises, nothing is put
+    back: the caller's transaction rolls the whole rebuild back.
+    """
+    saved = db.execute(
+        "SELECT type, name, sql FROM sqlite_master WHERE tbl_name = 'items' "
+        "AND type IN ('index', 'trigger') AND sql IS NOT NULL ORDER BY type, name"
+    ).fetchall()
+    for kind, name, _ in saved:
+        db.execute(f'DROP {"INDEX" if kind == "index" else "TRIGGER"} "{name}"')
+    db.execute("DELETE FROM items")  # no trigger left: SQLite's truncate, not a row at a time
+    db.execute("DELETE FROM files")
+    yield
+    for _, _, sql in saved:  # indexes before triggers ('index' < 'trigger')
+        db.execute(sql)
+    db.execute("INSERT INTO items_fts (items_fts) VALUES ('rebuild')")
+    db.execute("INSERT INTO item_log (item_id, op) VALUES (0, 'reset')")
+
+
+def shrink_wal(db: sqlite3.Connection) -> None:
+    """Truncate the write-ahead log after a rebuild wrote the whole database through it
+    (left alone, it keeps that size). Never waits: with a reader in the way, the next
+    checkpoint does it."""
+    timeout = db.execute("PRAGMA busy_timeout").fetchone()[0]
+    db.execute("PRAGMA busy_timeout = 0")
+    try:
+        with contextlib.suppress(sqlite3.OperationalError):
+            db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+    finally:
+        db.execute(f"PRAGMA busy_timeout = {int(timeout)}")
 
 
 def connect(path: Path) -> sqlite3.Connection:

@@ -7,7 +7,11 @@
   row is skipped unread; one that differs is hashed, and re-extracted only if
   its content changed. Files gone from disk lose their rows.
 - ``reindex`` drops every row and rebuilds from the files (vectors for the
-  current embedder are kept and reused by content; others are dropped).
+  current embedder are kept and reused by content; others are dropped), in one
+  transaction with the indexes and triggers on ``items`` set aside
+  (``db.refilling``): other processes see the old index until it commits. A scan
+  that finds the index empty (a first open, a new extractor, a mended file)
+  fills it the same way.
 - Vectors are computed lazily (``ensure_vectors``, run by search), so a write
   never waits for the model; keyword search sees a write at once. A search
   embeds for about ``seconds`` at most (a batch at least): thousands of new
@@ -21,10 +25,11 @@
   it by a full scan, adds a ``Notice`` and runs the call again. Another process that
   had it open follows to the fresh file at its next scan (the inode changed) and
   moves nothing; what it wrote to the old file meanwhile that scan puts back.
-- A file belongs to the first layer in the manifest whose paths match it; it
-  is indexed only if that layer is (a catch-all layer listed last never takes
-  a file an earlier layer keeps out of the index). ``MEMORY.md`` is legacy:
-  never indexed.
+- Which files, and which layer owns each: ``index.survey`` (the first layer whose
+  paths match; one walk per folder; the answer kept while the names stay the same).
+- A rescan compares each file's stat with its row; the rows are read from SQLite
+  again only when the database changed since the last scan (this connection's
+  ``total_changes`` or another's ``PRAGMA data_version`` moved).
 """
 
 from __future__ import annotations
@@ -42,12 +47,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Concatenate, ParamSpec, TypeVar
 
-from memdir.config import LEGACY_MEMORY_MD, STATE_DIR, Layer, Manifest, is_glob, static_prefix
-from memdir.files.encoding import clean, has_surrogates
-from memdir.index.db import MIGRATIONS, clear_items, connect, log_bounds, transaction
+from memdir.config import STATE_DIR, Layer, Manifest
+from memdir.files.encoding import clean
+from memdir.index.db import (
+    INSERT_FILE,
+    INSERT_ITEM,
+    MIGRATIONS,
+    clear_items,
+    connect,
+    log_bounds,
+    refilling,
+    shrink_wal,
+    transaction,
+)
 from memdir.index.embedders import Embedder
 from memdir.index.extract import CORE_KINDS, EXTRACT_VERSION, Item, extract
-from memdir.paths import FileSpace, Walks
+from memdir.index.survey import Survey
+from memdir.paths import FileSpace
 from memdir.results import Notice, Progress
 from memdir.sqlite import MOVED, damage_reason, file_id, relative, set_aside
 from memdir.timeutil import Clock, format_ts
@@ -56,10 +72,6 @@ if TYPE_CHECKING:
     from memdir.index.vectors import VectorCache
 
 INDEX_FILE = "index.db"
-EXTRACTABLE = frozenset(
-    {"notebook", "knowledge", "state", "workstate", "journal", "lessons", "intel", "archive",
-     "document", "vault"}
-)  # fmt: skip
 _EMBED_BATCH = 256
 _BUDGET_BATCH = 64  # under a time budget: small batches, so it is kept to closely
 _LOG_KEEP = 50_000
@@ -79,15 +91,6 @@ class ScanReport:
     @property
     def changed(self) -> bool:
         return bool(self.added or self.updated or self.removed)
-
-
-def _indexed(layer: Layer) -> bool:
-    return layer.indexed and layer.store in EXTRACTABLE
-
-
-def _legacy(relpath: str) -> bool:
-    """``MEMORY.md`` is migrated once and then ignored: no layer owns it."""
-    return relpath.rpartition("/")[2] == LEGACY_MEMORY_MD
 
 
 def _hash(text: str) -> str:
@@ -125,14 +128,16 @@ class Index:
         self.path = path or root / STATE_DIR / INDEX_FILE
         """the database; a read-only folder's index is a private copy elsewhere"""
         self.space = FileSpace(root, manifest)
+        self.survey = Survey(self.space, manifest)
         self.lock = threading.RLock()
         self.folder_lock = lock
         """taken to move a damaged database aside (the memory folder's lock)"""
         self.on_notice = on_notice
         self._vectors: VectorCache | None = None  # built on first use: it needs numpy
         self.scanned_at: float | None = None
-        self.unnamable: set[str] = set()
+        self.unnamable = self.survey.unnamable
         """files left out because their names are not UTF-8 (``memdir doctor`` lists them)"""
+        self._files_seen: tuple[object, dict[str, tuple[int, int, str]]] | None = None
         self._vectors_seen: int | None = None  # item_log position ensure_vectors has covered
         self._guards = threading.local()  # how deep in ``guard`` each thread is
         self._file_id = file_id(self.path)
@@ -148,11 +153,9 @@ class Index:
         """The vectors in memory (None without an embedder), made on first use: a
         process that writes and never searches does without numpy."""
         if self._vectors is None and self.embedder is not None:
-            from memdir.index.vectors import VectorCache
-
             with self.lock:  # one cache, however many threads ask first
                 if self._vectors is None:
-                    self._vectors = VectorCache(self.embedder.id, self.embedder.dim)
+                    self._vectors = self._vector_cache()
         return self._vectors
 
     def _check_version(self) -> None:
@@ -170,7 +173,21 @@ class Index:
                 )
 
     def close(self) -> None:
+        if self._vectors is not None:  # never made: nothing to keep
+            self._vectors.flush()
         self.db.close()
+
+    def _vector_cache(self) -> VectorCache | None:
+        """The vectors in memory, with their copy beside the folder's index: a read-only
+        folder's private copy of the index (the same database) reads it, never writes."""
+        if self.embedder is None:
+            return None
+        from memdir.index.matrix import matrix_path
+        from memdir.index.vectors import VectorCache
+
+        own = self.root / STATE_DIR / INDEX_FILE
+        path = matrix_path(own, self.embedder.id)
+        return VectorCache(self.embedder.id, self.embedder.dim, path, keep=self.path == own)
 
     # -- a damaged database ----------------------------------------------------
 
@@ -236,45 +253,29 @@ class Index:
     # -- which files -----------------------------------------------------------
 
     def layers(self) -> list[tuple[str, Layer]]:
-        return [(name, layer) for name, layer in self.manifest.layers.items() if _indexed(layer)]
+        return self.survey.layers()
 
     def files_on_disk(self) -> dict[str, tuple[str, Layer]]:
         """Relative path -> (layer name, layer) for every indexed file; first layer wins."""
         return {relpath: found for relpath, (found, _) in self._stats().items()}
 
     def _stats(self) -> dict[str, tuple[tuple[str, Layer], os.stat_result]]:
-        found: dict[str, tuple[tuple[str, Layer], os.stat_result]] = {}
-        passed: list[tuple[str, Layer]] = []  # layers not indexed, earlier in the manifest
-        walks = Walks(
-            {
-                self.space.base(name)[0]
-                for name, layer in self.manifest.layers.items()
-                if _indexed(layer) and any(is_glob(p) and not static_prefix(p) for p in layer.paths)
-            }
-        )
-        for name, layer in self.manifest.layers.items():
-            if not _indexed(layer):
-                passed.append((name, layer))
-                continue
-            for relpath, stat in self.space.stats(name, layer, skip=found, walks=walks).items():
-                if relpath in found or _legacy(relpath):
-                    continue
-                if has_surrogates(relpath):  # a name that is not UTF-8 cannot be a row
-                    self.unnamable.add(relpath)
-                    continue
-                if any(self.space.matches(n, other, relpath) for n, other in passed):
-                    continue  # an earlier layer that is not indexed owns it
-                found[relpath] = ((name, layer), stat)
-        return found
+        return self.survey.files()
 
     def layer_of(self, relpath: str) -> tuple[str, Layer] | None:
         """The layer that owns ``relpath`` (the first whose paths match it), if indexed."""
-        if _legacy(relpath):
-            return None
-        for name, layer in self.manifest.layers.items():
-            if self.space.matches(name, layer, relpath):
-                return (name, layer) if _indexed(layer) else None
-        return None
+        return self.survey.layer_of(relpath)
+
+    def _known(self) -> dict[str, tuple[int, int, str]]:
+        """The ``files`` rows (path -> mtime, size, layer), read again only when the
+        database changed since they were read."""
+        changed = self.db.execute("PRAGMA data_version").fetchone()[0]  # by other connections
+        version = (self.db, self.db.total_changes, changed)
+        if self._files_seen is None or self._files_seen[0] != version:
+            rows = self.db.execute("SELECT path, mtime_ns, size, layer FROM files")
+            known = {path: (mtime_ns, size, layer) for path, mtime_ns, size, layer in rows}
+            self._files_seen = (version, known)
+        return self._files_seen[1]
 
     # -- writing rows ----------------------------------------------------------
 
@@ -422,19 +423,14 @@ class Index:
         if file_id(self.path) != self._file_id:
             self._recover(sqlite3.DatabaseError(MOVED))  # another process moved a damaged file
         with self.lock:
-            known = {
-                path: (mtime_ns, size, layer)
-                for path, mtime_ns, size, layer in self.db.execute(
-                    "SELECT path, mtime_ns, size, layer FROM files"
-                )
-            }
-            on_disk = self._stats()
-            stale: list[tuple[str, tuple[str, Layer], os.stat_result]] = []
-            for relpath, (found, stat) in on_disk.items():
-                if known.get(relpath) == (stat.st_mtime_ns, stat.st_size, found[0]):
-                    report.unchanged += 1
-                else:
-                    stale.append((relpath, found, stat))
+            known = self._known()
+            if not known:
+                on_disk = self._stats()
+                if on_disk:  # nothing indexed yet: every file is new
+                    with transaction(self.db), refilling(self.db):
+                        self._fill(on_disk, report, progress)
+                    return self._scanned(report, began)
+            stale, report.unchanged, present = self.survey.compare(known)
             for start in range(0, len(stale), _SCAN_BATCH):  # a transaction per batch
                 with transaction(self.db):
                     for relpath, found, stat in stale[start : start + _SCAN_BATCH]:
@@ -451,27 +447,61 @@ class Index:
                             report.unchanged += 1
                 if progress is not None:
                     progress(min(start + _SCAN_BATCH, len(stale)), len(stale))
-            for relpath in sorted(set(known) - set(on_disk)):
+            for relpath in sorted(path for path in known if path not in present):
                 self.remove_file(relpath)
                 report.removed.append(relpath)
-            self._trim_log()
-            self.scanned_at = time.monotonic()
+            return self._scanned(report, began)
+
+    def _scanned(self, report: ScanReport, began: float) -> ScanReport:
+        self._trim_log()
+        self.scanned_at = time.monotonic()
         report.seconds = time.perf_counter() - began
         return report
 
     @_guarded
     def reindex(self, progress: Progress | None = None) -> ScanReport:
-        """Rebuild every row from the files."""
+        """Rebuild every row from the files, in one transaction."""
+        began = time.perf_counter()
+        report = ScanReport()
+        if file_id(self.path) != self._file_id:
+            self._recover(sqlite3.DatabaseError(MOVED))  # another process moved a damaged file
         with self.lock:
+            on_disk = self._stats()
             with transaction(self.db):
-                clear_items(self.db)
                 if self.embedder is not None:
                     self.db.execute("DELETE FROM vectors WHERE model != ?", (self.embedder.id,))
-            report = self.scan(progress)
-            self.db.execute(
-                "DELETE FROM vectors WHERE vector_key NOT IN (SELECT vector_key FROM items)"
+                with refilling(self.db):
+                    self._fill(on_disk, report, progress)
+                self.db.execute(
+                    "DELETE FROM vectors WHERE vector_key NOT IN (SELECT vector_key FROM items)"
+                )
+            shrink_wal(self.db)
+            return self._scanned(report, began)
+
+    def _fill(
+        self,
+        on_disk: dict[str, tuple[tuple[str, Layer], os.stat_result]],
+        report: ScanReport,
+        progress: Progress | None,
+    ) -> None:
+        """Insert every file's rows into emptied tables (inside ``refilling``), in the
+        order a scan would (so items get the same ids), a batch of files at a time."""
+        files: list[tuple[object, ...]] = []
+        rows: list[tuple[object, ...]] = []
+        for done, (relpath, ((layer_name, layer), stat)) in enumerate(on_disk.items(), 1):
+            text = self.space.real(relpath).read_bytes().decode("utf-8", "surrogateescape")
+            for item in extract(layer.store, relpath, clean(text)):
+                rows.append(self._row(relpath, item, self._placement(item, layer_name, layer)))
+            files.append(
+                (relpath, layer_name, layer.store, stat.st_mtime_ns, stat.st_size, _hash(text))
             )
-        return report
+            report.added.append(relpath)
+            if done % _SCAN_BATCH == 0 or done == len(on_disk):
+                self.db.executemany(INSERT_ITEM, rows)
+                self.db.executemany(INSERT_FILE, files)
+                rows, files = [], []
+                if progress is not None:
+                    progress(done, len(on_disk))
 
     def _trim_log(self) -> None:
         low, high = log_bounds(self.db)

@@ -6,6 +6,12 @@ added or deleted, vectors arrived) by whichever process made the change, so
 a search after a write costs the few changed rows, not a reload. Brute-force
 cosine over it is exact; the scale benchmark measures when that stops being
 cheap enough.
+
+Loading whole reads the copy on disk (``index.matrix``) when it is sound and
+the log still reaches back to it, and catches up from there: one read, no row by
+row. Otherwise the rows come from SQLite, a batch at a time into one array, and
+the copy is written afresh; it is rewritten too once catching up from it costs
+more than ``_STALE_SHARE`` of its rows.
 """
 
 from __future__ import annotations
@@ -13,34 +19,48 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections.abc import Iterable
+from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
 
+from memdir.index import matrix as disk
 from memdir.index.db import log_bounds
 from memdir.index.embedders import Vectors
 
 _GROW = 1.5
+_BATCH = 4096  # rows fetched at a time by a load from SQLite
+_STALE_SHARE = 0.05  # rewrite the copy on disk once this share of rows came from the log
+_STALE_MIN = 1000
+_CHECKED = 64  # log entries before the file's position whose rows are checked against SQLite
 
 
 class VectorCache:
-    def __init__(self, model: str, dim: int) -> None:
+    def __init__(
+        self, model: str, dim: int, path: Path | None = None, *, keep: bool = True
+    ) -> None:
         self.model = model
         self.dim = dim
+        self.path = path
+        """the copy of the matrix on disk (None: none is read or kept)"""
+        self.keep = keep
+        """whether to write that copy (a read-only folder's is read, never written)"""
         self.seq = -1
         self.ids = np.zeros(0, dtype=np.int64)
         self.matrix: Vectors = np.zeros((0, dim), dtype=np.float32)
         self.alive = np.zeros(0, dtype=bool)
         self.size = 0
-        self.rows: dict[int, int] = {}
+        self._rows: dict[int, int] | None = {}
         self._lock = threading.Lock()
+        self._behind = 0  # rows caught up from the log since the copy on disk was made
+        self._writer: threading.Thread | None = None
 
     def refresh(self, db: sqlite3.Connection) -> None:
         """Catch up with the index (a full load the first time, after a reset, or after
         the log was trimmed past what this process saw)."""
         with self._lock:
             low, high = log_bounds(db)
-            if self.seq < 0 or low > self.seq + 1:
+            if (self.seq < 0 or low > self.seq + 1) and not self._read(db, low):
                 self._load_all(db, high)
                 return
             if high == self.seq:
@@ -60,21 +80,127 @@ class VectorCache:
                     wanted.add(item_id)
             self._add(db, wanted)
             self.seq = high
+            self._behind += len(wanted)
+            if self._behind > max(_STALE_MIN, int(len(self) * _STALE_SHARE)):
+                self._write(db)
 
     def _load_all(self, db: sqlite3.Connection, seq: int) -> None:
-        rows = db.execute(
-            "SELECT items.id, vectors.vector FROM items JOIN vectors "
-            "ON vectors.vector_key = items.vector_key AND vectors.model = ?",
-            (self.model,),
-        ).fetchall()
+        """Every row from SQLite, a batch at a time into one array; then the copy on disk."""
+        (count,) = db.execute("SELECT count(*) FROM items").fetchone()  # at most this many
+        capacity = max(int(count * _GROW), 16)  # zero pages: room to grow costs no memory
         self.size = 0
-        self.rows = {}
-        capacity = max(len(rows), 16)
+        self._rows = None
         self.ids = np.zeros(capacity, dtype=np.int64)
         self.matrix = np.zeros((capacity, self.dim), dtype=np.float32)
         self.alive = np.zeros(capacity, dtype=bool)
-        self._append(rows)
+        cursor = db.execute(
+            "SELECT items.id, vectors.vector FROM items JOIN vectors "
+            "ON vectors.vector_key = items.vector_key AND vectors.model = ?",
+            (self.model,),
+        )
+        while batch := cursor.fetchmany(_BATCH):
+            self._append(batch)
         self.seq = seq
+        self._write(db)
+
+    @property
+    def rows(self) -> dict[int, int]:
+        """Item id -> row, built when first needed (a search over every row never does)."""
+        if self._rows is None:
+            live = np.flatnonzero(self.alive[: self.size])
+            self._rows = dict(zip(self.ids[live].tolist(), live.tolist(), strict=True))
+        return self._rows
+
+    def _stamp(self, db: sqlite3.Connection, seq: int) -> disk.Stamp | None:
+        """What the copy on disk for log position ``seq`` must name (None: keep none)."""
+        if self.path is None or seq <= 0:
+            return None
+        row = db.execute("SELECT value FROM meta WHERE key = 'database_id'").fetchone()
+        entry = db.execute("SELECT item_id, op FROM item_log WHERE seq = ?", (seq,)).fetchone()
+        if row is None or entry is None:
+            return None
+        return disk.Stamp(str(row[0]), self.model, self.dim, seq, (int(entry[0]), str(entry[1])))
+
+    def _read(self, db: sqlite3.Connection, low: int) -> bool:
+        """Load the copy on disk if it is this index's and the log still reaches back to
+        it with no reset since; the caller catches up from its position."""
+        if self.path is None:
+            return False
+        row = db.execute("SELECT value FROM meta WHERE key = 'database_id'").fetchone()
+        if row is None:
+            return False
+        found = disk.read(self.path, str(row[0]), self.model, self.dim, _GROW)
+        if (
+            found is None
+            or found.stamp.seq < low
+            or found.stamp != self._stamp(db, found.stamp.seq)
+        ):
+            return False
+        reset = db.execute(
+            "SELECT 1 FROM item_log WHERE seq > ? AND op = 'reset' LIMIT 1", (found.stamp.seq,)
+        ).fetchone()
+        if reset is not None or not self._agrees(db, found):
+            return False
+        capacity = len(found.matrix)
+        self.ids = np.zeros(capacity, dtype=np.int64)
+        self.ids[: found.rows] = found.ids
+        self.matrix = found.matrix
+        self.alive = np.zeros(capacity, dtype=bool)
+        self.alive[: found.rows] = True
+        self.size = found.rows
+        self._rows = None
+        self.seq = found.stamp.seq
+        self._behind = 0
+        return True
+
+    def _agrees(self, db: sqlite3.Connection, found: disk.Loaded) -> bool:
+        """Whether the items logged last before the file's position have the rows SQLite
+        has. A database that lost its last transactions (a power cut) or was put back
+        from a copy can reach the same log position and entry by another history: then
+        its latest items are other texts, with other vectors."""
+        seq = found.stamp.seq
+        recent = [
+            int(item_id)
+            for (item_id,) in db.execute(
+                "SELECT DISTINCT item_id FROM item_log WHERE seq <= ? AND seq > ? "
+                "AND op IN ('add', 'vec')",
+                (seq, seq - _CHECKED),
+            )
+        ]
+        ids = found.ids
+        where = np.flatnonzero(np.isin(ids, np.array(recent, dtype=np.int64)))
+        if where.size == 0:
+            return True
+        held = {int(ids[row]): found.matrix[row].tobytes() for row in where}
+        marks = ",".join("?" * len(held))
+        rows = db.execute(
+            f"SELECT items.id, vectors.vector FROM items JOIN vectors "
+            f"ON vectors.vector_key = items.vector_key AND vectors.model = ? "
+            f"WHERE items.id IN ({marks})",
+            (self.model, *held),
+        ).fetchall()
+        return all(held.get(int(item_id)) == bytes(blob) for item_id, blob in rows)
+
+    def _write(self, db: sqlite3.Connection) -> None:
+        """Write the copy on disk in a thread of its own: the search that loaded the rows
+        does not wait for it, and the process does not exit before it is done. The rows
+        it writes never change (new ones go after them, a grown matrix is a new array);
+        which are alive is copied now."""
+        self._behind = 0
+        stamp = self._stamp(db, self.seq)
+        if stamp is None or self.path is None or not self.keep:
+            return
+        size = self.size
+        rows = (self.path, stamp, self.ids[:size], self.matrix[:size], self.alive[:size].copy())
+        self.flush()  # one at a time
+        self._writer = threading.Thread(target=disk.write, args=rows, name="memdir-vectors")
+        self._writer.start()
+
+    def flush(self) -> None:
+        """Wait until the copy on disk being written (if any) is there."""
+        if self._writer is not None:
+            self._writer.join()
+            self._writer = None
 
     def _add(self, db: sqlite3.Connection, item_ids: Iterable[int]) -> None:
         fresh = [item_id for item_id in item_ids if item_id not in self.rows]
@@ -90,6 +216,8 @@ class VectorCache:
             self._append(rows)
 
     def _append(self, rows: list[tuple[int, bytes]]) -> None:
+        width = self.dim * 4
+        rows = [row for row in rows if len(row[1]) == width]  # another embedder's: skip
         need = self.size + len(rows)
         if need > len(self.ids):
             capacity = max(int(len(self.ids) * _GROW), need, 16)
@@ -100,16 +228,17 @@ class VectorCache:
             alive = np.zeros(capacity, dtype=bool)
             alive[: self.size] = self.alive[: self.size]
             self.alive = alive
-        for item_id, blob in rows:
-            vector = np.frombuffer(blob, dtype=np.float32)
-            if vector.shape[0] != self.dim:
-                continue  # written by another embedder with the same id: ignore, never crash
-            row = self.size
-            self.ids[row] = item_id
-            self.matrix[row] = vector
-            self.alive[row] = True
-            self.rows[item_id] = row
-            self.size += 1
+        if not rows:
+            return
+        start, end = self.size, need
+        block = np.frombuffer(b"".join(blob for _, blob in rows), dtype=np.float32)
+        self.matrix[start:end] = block.reshape(len(rows), self.dim)
+        ids = [item_id for item_id, _ in rows]
+        self.ids[start:end] = ids
+        self.alive[start:end] = True
+        if self._rows is not None:
+            self._rows.update(zip(ids, range(start, end), strict=True))
+        self.size = end
 
     def _drop(self, item_id: int) -> None:
         row = self.rows.pop(item_id, None)

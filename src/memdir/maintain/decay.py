@@ -6,12 +6,16 @@ its age gives (decay only cools: warming is touch's job, one tier at a time,
 so a recalled card climbs back gradually). ``core`` cards never change.
 Only cards whose values changed are rewritten, frontmatter only, body byte for
 byte. Reading a card here is not a touch. Running it twice changes nothing.
+Every rewrite is atomic (a temp file, fsynced, renamed over the card) under the
+vault's lock, so a decay killed at any point leaves each card whole, old or new;
+the index follows each batch, and a scan catches up with any it missed.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -27,6 +31,7 @@ from memdir.stores.vault import VaultStore, as_date
 from memdir.tiers import TIERS, relevance, tier_for
 
 WRITERS = 4
+BATCH = 500  # cards rewritten, then indexed, at a time
 _ORDER: dict[str, int] = {tier: rank for rank, tier in enumerate(TIERS)}  # core 0 .. archive 4
 
 
@@ -70,9 +75,13 @@ def run_decay(
     report = DecayReport(dry_run=dry_run)
     today = vault.ctx.clock().date()
     settings = vault.ctx.manifest.decay
-    written: list[tuple[str, str]] = []
     folders: set[Path] = set()
-    with vault.lock:
+    batch: list[tuple[str, str]] = []
+    # Each file is still written atomically and fsynced. The waits overlap in a few
+    # threads, with reading and rendering the next batch, and with indexing the one
+    # before; each folder is synced once at the end.
+    with vault.lock, ThreadPoolExecutor(max_workers=WRITERS) as pool:
+        writing = _Writing(vault, pool)
         paths = vault.paths()
         for n, path in enumerate(paths, 1):
             if progress is not None and (n % 200 == 0 or n == len(paths)):
@@ -96,19 +105,51 @@ def run_decay(
                 continue
             card.meta["tier"] = tier
             card.meta["relevance"] = rel
-            rendered = card.render()
-            written.append((path, rendered))
+            batch.append((path, card.render()))
             folders.add(real.parent)
-        # Each file is still written atomically and fsynced; the waits overlap in a few
-        # threads, and each folder is synced once at the end.
-        with ThreadPoolExecutor(max_workers=WRITERS) as pool:
-            jobs = [
-                pool.submit(write_text, vault.real_path(path), text, sync_dir=False)
-                for path, text in written
-            ]
-            for job in jobs:
-                job.result()
+            if len(batch) == BATCH:
+                writing.start(batch)
+                batch = []
+        writing.start(batch)
+        writing.finish()
         fsync_dirs(folders)
-        if written:
-            vault.ctx.on_writes(written)
     return report
+
+
+class _Writing:
+    """Batches of rewritten cards in flight: a batch's files are written in the pool
+    while the next is read and rendered; once they are all on disk, the index takes
+    the batch in one update."""
+
+    def __init__(self, vault: VaultStore, pool: ThreadPoolExecutor) -> None:
+        self.vault = vault
+        self.pool = pool
+        self.flying: tuple[list[tuple[str, str]], list[Future[None]]] | None = None
+
+    def start(self, batch: list[tuple[str, str]]) -> None:
+        jobs = [
+            self.pool.submit(write_text, self.vault.real_path(path), text, sync_dir=False)
+            for path, text in _across_folders(batch)
+        ]
+        self.finish()
+        self.flying = (batch, jobs)
+
+    def finish(self) -> None:
+        if self.flying is None:
+            return
+        batch, jobs = self.flying
+        self.flying = None
+        for job in jobs:
+            job.result()
+        if batch:
+            self.vault.ctx.on_writes(batch)
+
+
+def _across_folders(batch: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The batch in an order that takes turns between folders: writers in one folder
+    wait for each other (its entries change one rename at a time)."""
+    by_folder: dict[str, list[tuple[str, str]]] = {}
+    for item in batch:
+        by_folder.setdefault(item[0].rpartition("/")[0], []).append(item)
+    turns = itertools.zip_longest(*by_folder.values())
+    return [item for turn in turns for item in turn if item is not None]
