@@ -47,6 +47,8 @@ from memdir.files.encoding import clean, has_surrogates
 from memdir.index.db import MIGRATIONS, clear_items, connect, log_bounds, transaction
 from memdir.index.embedders import Embedder
 from memdir.index.extract import CORE_KINDS, EXTRACT_VERSION, Item, extract
+from memdir.index.ranking import DEFAULT as DEFAULT_RANKING
+from memdir.index.ranking import Ranking
 from memdir.index.vectors import VectorCache
 from memdir.paths import FileSpace, Walks
 from memdir.results import Notice, Progress
@@ -129,6 +131,8 @@ class Index:
         self.on_notice = on_notice
         self.vectors = VectorCache(embedder.id, embedder.dim) if embedder is not None else None
         self.scanned_at: float | None = None
+        self.ranking: Ranking = DEFAULT_RANKING
+        """how searches score (the defaults; the benchmarks switch parts off through it)"""
         self.unnamable: set[str] = set()
         """files left out because their names are not UTF-8 (``memdir doctor`` lists them)"""
         self._vectors_seen: int | None = None  # item_log position ensure_vectors has covered
