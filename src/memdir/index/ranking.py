@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import Any, NamedTuple
 
 from memdir.config import Decay
+from memdir.index.when import time_windows
 from memdir.index.words import WORD_RE
 from memdir.tiers import days_since, relevance, tier_ceiling
 from memdir.timeutil import MONTHS, WEEKDAYS, parse_ts
@@ -42,6 +43,15 @@ class Ranking:
     """added to an item holding the query's words in order: it outranks every other"""
     decay: bool = True
     """weigh each score by ``0.5 + 0.5 x relevance`` (the forgetting curve)"""
+    session_share: float = 0.4
+    """a narrative item gains this share of its file's score (the sum of its best
+    ``session_items`` candidates' scores, scaled by the best file's): a turn of a
+    conversation that is about the query outranks a lone lucky match elsewhere"""
+    session_items: int = 3
+    """how many of a file's best candidates make its score"""
+    date_boost: float = 1.3
+    """an item dated in a time the query names ("in May 2023", "last week") is
+    weighted up by this (``memdir.index.when``)"""
 
 
 DEFAULT = Ranking()
@@ -90,11 +100,13 @@ def rank(
     """Every candidate's score, best first. ``rows`` holds each candidate's row."""
     fused = fuse(keyword, semantic, floor, ranking.semantic_weight)
     add_neighbours(rows, fused, ranking.neighbour_share)
+    add_session(rows, fused, ranking.session_share, ranking.session_items)
     tokens = WORD_RE.findall(query.lower())
     phrase = " " + " ".join(tokens) + " "
     longest = max(tokens, key=len, default="")
     subject = set(words)
     asked = _values(words)
+    windows = time_windows(tokens, now) if ranking.date_boost != 1.0 else []
     kw_scores = dict(keyword)
     ranked: list[Ranked] = []
     for item_id, score in fused.items():
@@ -102,6 +114,10 @@ def rank(
         heading_words = {word.lower() for word in WORD_RE.findall(row["heading"])}
         if heading_words & subject:
             score *= ranking.subject_boost
+        if windows:
+            moment = parse_ts(row["date"])
+            if moment is not None and any(window.holds(moment) for window in windows):
+                score *= ranking.date_boost
         exact = False
         text = ""
         could_be_exact = item_id in kw_scores and bool(longest)
@@ -137,6 +153,33 @@ def add_neighbours(rows: dict[int, dict[str, Any]], fused: dict[int, float], sha
         ]
         if around:
             fused[item_id] += share * max(around)
+
+
+def add_session(
+    rows: dict[int, dict[str, Any]], fused: dict[int, float], share: float, items: int
+) -> None:
+    """Each narrative item gains ``share`` of what the rest of its file holds: the sum of
+    the ``items`` best scores among the file's other candidates, over ``items`` times the
+    query's best score (so 0 to ``share``). A lone match gains nothing."""
+    if share <= 0 or not fused:
+        return
+    by_file: dict[str, list[tuple[float, int]]] = defaultdict(list)
+    for item_id, score in fused.items():
+        row = rows[item_id]
+        if row["kind"] in NARRATIVE_KINDS:
+            by_file[row["path"]].append((score, item_id))
+    scale = share / (items * (max(fused.values()) or 1.0))
+    for scored in by_file.values():
+        if len(scored) < 2:
+            continue
+        scored.sort(reverse=True)
+        top = scored[: items + 1]
+        total = sum(score for score, _ in top[:items])
+        for score, item_id in scored:
+            others = total - score if (score, item_id) in top[:items] else total
+            if (score, item_id) in top[:items] and len(top) > items:
+                others += top[items][0]
+            fused[item_id] += scale * others
 
 
 def _values(words: list[str]) -> dict[str, set[str]]:
