@@ -6,16 +6,18 @@
     .venv/bin/python bench/realmem.py --keep /tmp/rm-keep   # build the folders once, reuse
 
 Each persona's history goes into one memdir folder, as a real user's would: one
-journal file per session (``journal/YYYY-MM-DD-sNNN.md``), one ``## User`` or
-``## Assistant`` section per turn carrying the session's date and time. A query
-is asked at its own moment: the folder's clock reads ``before_moment`` (so the
-tiers and decay are what they were then) and the search gets ``until`` just
-before it, so that only earlier sessions can answer (memdir's ``until`` is
-inclusive and the query's own session starts at that moment). The search runs
-in ``normal`` mode, what an agent asks by default (it widens to the cold and
-archived sessions when the recent ones hold nothing strong); ``MEMDIR_BENCH_MODE``
-picks another. ``../shared/bench/realmem_bench.py`` scores the plugin beside its
-baselines (FTS5 over turns, FTS5 over whole sessions) in the same call.
+journal file per session (``journal/YYYY-MM-DD-sNNN.md``, named by its ``day``),
+one ``## User`` or ``## Assistant`` section per turn carrying the session's
+``moment``. A query is asked at its own moment: the folder's clock reads
+``before_moment`` (so the tiers and decay are what they were then) and the search
+gets ``until`` just before it, so that only earlier sessions can answer (memdir's
+``until`` is inclusive and the query's own session starts at that moment). The
+search runs in ``deep`` mode, as bench/locomo.py's does: every earlier session may
+answer, and decay still weighs older ones down; ``--mode normal`` (or
+``MEMDIR_BENCH_MODE``) runs what an agent asks by default, which keeps to the
+recent sessions when they hold a strong hit (bench/RESULTS.md gives both).
+``../shared/bench/realmem_bench.py`` scores the plugin beside its baselines (FTS5
+over turns, FTS5 over whole sessions) in the same call.
 
 ``--keep DIR`` (or ``MEMDIR_BENCH_KEEP``) builds each folder under DIR once and
 reuses it, index and vectors included, while the data and embedder stay the same.
@@ -40,7 +42,7 @@ from memdir.timeutil import parse_ts
 HERE = Path(__file__).resolve().parent
 SHARED = Path(os.environ.get("MEMDIR_SHARED_BENCH", HERE.parent.parent / "shared" / "bench"))
 EMBEDDER = os.environ.get("MEMDIR_BENCH_EMBEDDER", "minilm")
-MODE = os.environ.get("MEMDIR_BENCH_MODE", "normal")
+MODE = os.environ.get("MEMDIR_BENCH_MODE", "deep")
 KEEP = os.environ.get("MEMDIR_BENCH_KEEP", "")
 
 

@@ -1,4 +1,4 @@
-"""Scoring the candidates a search found: steps 2-7 of ``memdir.index.search``.
+"""Scoring the candidates a search found: steps 2-9 of ``memdir.index.search``.
 
 ``Ranking`` names each part and its weight. ``Index.ranking`` holds the one a
 folder's searches use: the defaults, always, for every caller of memdir. It is

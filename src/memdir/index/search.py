@@ -1,25 +1,31 @@
 """Hybrid search over the index: keyword (FTS5, BM25) and semantic (cosine), fused.
 
-Ranking, in order:
+Ranking, in order (steps 2-9 in ``memdir.index.ranking``, whose ``Ranking`` holds
+each part's weight):
 1. Candidates: the best ``DEPTH`` items by BM25 over an OR of the query's
    words (``memdir.index.words``: no possessive ``'s`` or other one-letter token,
    stopwords dropped, each unless nothing else is left), and the best
    ``DEPTH`` by cosine to the query's vector, both under the same filters.
 2. Score fusion: BM25 scaled by the best BM25 of the query, cosine scaled
    from the embedder's similarity floor (below it, no semantic hit at all) to
-   the best candidate, summed with ``SEMANTIC_WEIGHT`` on the cosine side. A
+   the best candidate, summed with ``semantic_weight`` on the cosine side. A
    semantic-only hit still ranks; a merely unrelated one does not show up.
 3. Neighbours: in narrative files (journals, conversation logs, documents) an
-   item next to a strong hit takes ``NEIGHBOUR_SHARE`` of its score: the turn
+   item next to a strong hit takes ``neighbour_share`` of its score: the turn
    before an answer often holds the question's words.
-4. Subject: an item whose heading names a word of the query (a speaker, a
-   card's entity, a section's topic) is weighted up by ``SUBJECT_BOOST``.
-5. Another value: when the query names a weekday or a month, an item naming
-   another one and not the query's keeps ``OTHER_VALUE_SHARE`` of its score.
-6. Exact: an item holding the query's words in order, as written, ranks above
+4. Conversation: a narrative item gains ``session_share`` of what the rest of
+   its file holds for the query (its other candidates' best scores): a turn of
+   a conversation about the query outranks a lone match in an unrelated one.
+5. Subject: an item whose heading names a word of the query (a speaker, a
+   card's entity, a section's topic) is weighted up by ``subject_boost``.
+6. Time words: an item dated in a time the query names ("in May 2023", "last
+   week", ``memdir.index.when``) is weighted up by ``date_boost``.
+7. Another value: when the query names a weekday or a month, an item naming
+   another one and not the query's keeps ``other_value_share`` of its score.
+8. Exact: an item holding the query's words in order, as written, ranks above
    every item that does not: an exact match is never lost to the fusion.
-7. Decay: the score is weighted by relevance (1.0 for core items).
-8. Floor: a hit scoring under ``FLOOR_SHARE`` of the best hit (the exact bonus left
+9. Decay: the score is weighted by relevance (1.0 for core items).
+10. Floor: a hit scoring under ``FLOOR_SHARE`` of the best hit (the exact bonus left
    out of both; an exact hit always stays) is dropped: an identity file sharing one
    common word with the query is not a result.
 
@@ -37,7 +43,9 @@ listing, not a ranking: the most recent observations, newest first.
 
 With no embedder, or no vectors yet, the keyword list answers alone. The
 constants were set on the LoCoMo dev conversations (bench/locomo.py, and
-bench/widening.py for the floor and the widening) where the results plateau,
+bench/widening.py for the floor and the widening) and checked on the RealMem dev
+personas (bench/realmem.py; bench/ablation.py switches each part off) where the
+results plateau,
 not at their peak.
 """
 
