@@ -9,8 +9,9 @@ under ``--keep`` so a rerun only searches). A part is switched off through
 ``Index.ranking`` (``memdir.index.ranking.Ranking``), never by editing code.
 Figures: LoCoMo dev, categories 1-4, evidence recall@5/@10, all@10 and recall@10
 per category; RealMem dev, on sessions, recall@5/@10 and all@10, in ``deep``
-mode as bench/realmem.py runs. Query p50 at k=100 is printed as a ratio to the
-run with every part on (timings swing with the machine's load).
+mode as bench/realmem.py runs. Every variant runs on each question in turn, so a
+change in the machine's load hits them alike; query p50 at k=100 is printed as a
+ratio to the variant with every part on.
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ def _mean(rows: list[dict[str, float]], key: str) -> float:
     return sum(row[key] for row in rows) / len(rows) if rows else 0.0
 
 
-def locomo_runner(keep: Path) -> tuple[Any, Any]:
+def locomo_runner(keep: Path) -> tuple[Any, ...]:
     os.environ["MEMDIR_BENCH_KEEP"] = str(keep / "locomo")
     import locomo
     import locomo_bench  # type: ignore[import-not-found]
@@ -61,27 +62,25 @@ def locomo_runner(keep: Path) -> tuple[Any, Any]:
     for conv, docs in convs.items():
         retriever.index(conv, docs)
 
-    def run() -> tuple[str, list[float]]:
-        rows, lat = [], []
-        for q in questions:
-            start = time.perf_counter()
-            got = retriever.search(q["conv"], q["question"], 100)
-            lat.append(time.perf_counter() - start)
-            row = locomo_bench.score_ranking(got, q["evidence"])
-            row["category"] = q["category"]
-            rows.append(row)
+    def one(q: dict[str, Any]) -> dict[str, Any]:
+        row: dict[str, Any] = locomo_bench.score_ranking(
+            retriever.search(q["conv"], q["question"], 100), q["evidence"]
+        )
+        row["category"] = q["category"]
+        return row
+
+    def line(rows: list[dict[str, Any]]) -> str:
         cats = " | ".join(
             f"{_mean([r for r in rows if r['category'] == c], 'recall@10'):.3f}"
             for c in (1, 2, 3, 4)
         )
-        line = (f"{_mean(rows, 'recall@5'):.3f} | {_mean(rows, 'recall@10'):.3f} | "
+        return (f"{_mean(rows, 'recall@5'):.3f} | {_mean(rows, 'recall@10'):.3f} | "
                 f"{_mean(rows, 'all@10'):.3f} | {cats}")  # fmt: skip
-        return line, lat
 
-    return retriever.memories, run
+    return retriever.memories, questions, one, line
 
 
-def realmem_runner(keep: Path) -> tuple[Any, Any]:
+def realmem_runner(keep: Path) -> tuple[Any, ...]:
     os.environ["MEMDIR_BENCH_KEEP"] = str(keep / "realmem")
     import realmem
     import realmem_bench  # type: ignore[import-not-found]
@@ -92,21 +91,20 @@ def realmem_runner(keep: Path) -> tuple[Any, Any]:
         retriever.index(hid, docs[hid], hay[hid])
     session_of = {d["id"]: d["session"] for hid in docs for d in docs[hid]}
 
-    def run() -> tuple[str, list[float]]:
-        rows, lat = [], []
-        for q in questions:
-            start = time.perf_counter()
-            got = retriever.search(q["haystack"], q, 100)
-            lat.append(time.perf_counter() - start)
-            row = realmem_bench.score(realmem_bench.to_sessions(got, session_of), q["gold"])
-            row["multi"] = q["session_type"] == "multi_session"
-            rows.append(row)
-        multi = [r for r in rows if r["multi"]]
-        line = (f"{_mean(rows, 'recall@5'):.3f} | {_mean(rows, 'recall@10'):.3f} | "
-                f"{_mean(rows, 'all@10'):.3f} | {_mean(multi, 'recall@10'):.3f}")  # fmt: skip
-        return line, lat
+    def one(q: dict[str, Any]) -> dict[str, Any]:
+        got = retriever.search(q["haystack"], q, 100)
+        row: dict[str, Any] = realmem_bench.score(
+            realmem_bench.to_sessions(got, session_of), q["gold"]
+        )
+        row["multi"] = q["session_type"] == "multi_session"
+        return row
 
-    return retriever.memories, run
+    def line(rows: list[dict[str, Any]]) -> str:
+        multi = [r for r in rows if r["multi"]]
+        return (f"{_mean(rows, 'recall@5'):.3f} | {_mean(rows, 'recall@10'):.3f} | "
+                f"{_mean(rows, 'all@10'):.3f} | {_mean(multi, 'recall@10'):.3f}")  # fmt: skip
+
+    return retriever.memories, questions, one, line
 
 
 def main() -> None:
@@ -126,20 +124,26 @@ def main() -> None:
     for name, runner in (("locomo", locomo_runner), ("realmem", realmem_runner)):
         if args.only and args.only != name:
             continue
-        memories, run = runner(keep)
+        memories, questions, one, line = runner(keep)
         defaults = {key: memory.index.ranking for key, memory in memories.items()}
-        run()  # warm: the model loaded, the vectors in memory
-        print(f"\n{name}\n\n{heads[name]}", flush=True)
-        base = None
-        for label, change in VARIANTS:
-            for key, memory in memories.items():
-                memory.index.ranking = replace(defaults[key], **change)
-            line, lat = run()
-            p50 = statistics.median(lat)
-            base = base or p50
-            print(f"| {label} | {line} | {p50 / base:.2f} |", flush=True)
+        rows: list[list[dict[str, Any]]] = [[] for _ in VARIANTS]
+        times: list[list[float]] = [[] for _ in VARIANTS]
+        for q in questions[:3]:
+            one(q)  # warm: the model loaded, the vectors in memory
+        for q in questions:  # every variant on each question in turn: load hits all alike
+            for n, (_, change) in enumerate(VARIANTS):
+                for key, memory in memories.items():
+                    memory.index.ranking = replace(defaults[key], **change)
+                start = time.perf_counter()
+                rows[n].append(one(q))
+                times[n].append(time.perf_counter() - start)
         for key, memory in memories.items():
             memory.index.ranking = defaults[key]
+        print(f"\n{name}\n\n{heads[name]}", flush=True)
+        base = statistics.median(times[0])
+        for n, (label, _) in enumerate(VARIANTS):
+            p50 = statistics.median(times[n])
+            print(f"| {label} | {line(rows[n])} | {p50 / base:.2f} |", flush=True)
 
 
 if __name__ == "__main__":

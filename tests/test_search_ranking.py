@@ -29,6 +29,8 @@ def test_a_turn_of_a_conversation_about_the_query_outranks_a_lone_match(
         ("ana", "let me get a coffee first"),
         ("ben", "sure, take your time"),
         ("ana", "the Wye: three days on the river"),
+        ("ben", "three days of kayak, lucky you"),
+        ("ana", "the trip was my sister's idea"),
     ])  # fmt: skip
     _journal(folder, "2026-11-02-b", [
         ("cy", "the budget meeting ran long"),

@@ -47,7 +47,7 @@ class Ranking:
     """a narrative item gains this share of its file's score (the sum of its best
     ``session_items`` candidates' scores, scaled by the best file's): a turn of a
     conversation that is about the query outranks a lone lucky match elsewhere"""
-    session_items: int = 3
+    session_items: int = 5
     """how many of a file's best candidates make its score"""
     date_boost: float = 1.3
     """an item dated in a time the query names ("in May 2023", "last week") is
@@ -173,12 +173,11 @@ def add_session(
         if len(scored) < 2:
             continue
         scored.sort(reverse=True)
-        top = scored[: items + 1]
-        total = sum(score for score, _ in top[:items])
-        for score, item_id in scored:
-            others = total - score if (score, item_id) in top[:items] else total
-            if (score, item_id) in top[:items] and len(top) > items:
-                others += top[items][0]
+        total = sum(score for score, _ in scored[:items])
+        next_best = scored[items][0] if len(scored) > items else 0.0
+        for place, (score, item_id) in enumerate(scored):
+            # the best ``items`` of the others: for one of the file's best, the next one in
+            others = total - score + next_best if place < items else total
             fused[item_id] += scale * others
 
 
