@@ -62,6 +62,8 @@ from memdir.index.db import (
 )
 from memdir.index.embedders import Embedder
 from memdir.index.extract import CORE_KINDS, EXTRACT_VERSION, Item, extract
+from memdir.index.ranking import DEFAULT as DEFAULT_RANKING
+from memdir.index.ranking import Ranking
 from memdir.index.survey import Survey
 from memdir.paths import FileSpace
 from memdir.results import Notice, Progress
@@ -135,6 +137,8 @@ class Index:
         self.on_notice = on_notice
         self._vectors: VectorCache | None = None  # built on first use: it needs numpy
         self.scanned_at: float | None = None
+        self.ranking: Ranking = DEFAULT_RANKING
+        """how searches score (the defaults; the benchmarks switch parts off through it)"""
         self.unnamable = self.survey.unnamable
         """files left out because their names are not UTF-8 (``memdir doctor`` lists them)"""
         self._files_seen: tuple[object, dict[str, tuple[int, int, str]]] | None = None
