@@ -368,6 +368,42 @@ class SectionDocument:
             previous_changed = changed
         return "".join(parts)
 
+    def adopt(self, text: str) -> bool:
+        """Become ``SectionDocument.parse(text, level=self.level)``, where ``text`` is
+        this document's render (or that render made canonical, as a body is), without
+        parsing again what did not change: an edit need not re-read the file it wrote.
+
+        Sections keep their identity. One unchanged since it was parsed whose bytes are
+        the same (or gained only blank lines) takes its slice of ``text`` as it is; any
+        other is parsed from its slice and checked. False when ``text`` does not split
+        into these sections with these keys, metadata and bodies (a fence left open
+        swallowed a heading, say): the document is then no parse of ``text``; parse
+        ``text`` instead.
+        """
+        starts, fence_open = _heading_offsets(text, self.level)
+        if len(starts) != len(self.sections):
+            return False
+        ends = [*starts[1:], len(text)] if starts else []
+        for section, start, end in zip(self.sections, starts, ends, strict=True):
+            raw = text[start:end]
+            old = section._raw
+            if old is not None and section._orig == (section.key, section.meta, section._body):
+                if raw == old or (
+                    old.endswith("\n")
+                    and raw.startswith(old)
+                    and not raw[len(old) :].replace("\r\n", "").strip("\n")
+                ):
+                    section._raw = raw  # the same lines, blank ones perhaps added
+                    continue
+            last = fence_open and end == len(text)  # a fence open at the end is closed
+            fresh = Section._from_text(raw, self.level, fence_open=last)
+            if fresh._orig != (section.key, section.meta, section._body):
+                return False
+            section._raw, section._orig, section._heading = raw, fresh._orig, fresh._heading
+        self.preamble = text[: starts[0]] if starts else text
+        self.newline = detect_newline(text)
+        return True
+
     def spans(self) -> list[tuple[Section, int, int]]:
         """Each section with its start and end offset in the text it was parsed from.
 
