@@ -44,6 +44,7 @@ from memdir.distill import distill_activity
 from memdir.dream import DreamReport, run_dream
 from memdir.errors import LayerNotConfigured, MemdirError, NotAMemoryFolder, StorageError
 from memdir.files.atomic import FolderLock, folder_lock
+from memdir.files.sections import Parsed
 from memdir.files.temps import sweep_after_crash
 from memdir.history import Activity, History
 from memdir.index.embedders import Embedder, EmbedderUnavailable, load_embedder
@@ -172,10 +173,11 @@ class Memory:
             self.notices.append(Notice("index", f"keyword search only: {exc}"))
             return None
 
-    def _on_write(self, relpath: str, text: str) -> None:
-        """Every store write lands here: the index follows in the same call."""
+    def _on_write(self, relpath: str, text: str, parsed: Parsed | None = None) -> None:
+        """Every store write lands here: the index follows in the same call (from the
+        store's parse of the text, when it has one)."""
         try:
-            self.index.update_file(relpath, text)
+            self.index.update_file(relpath, text, parsed=parsed)
         except Exception as exc:  # the file is written; the index catches up on the next scan
             self.notices.append(Notice("index", f"could not index {relpath}: {exc}"))
             if "index" in self.__dict__:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 
 _FENCE_OPEN_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _FENCE_CLOSE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})[ \t]*$")
@@ -294,6 +295,18 @@ def _heading_offsets(text: str, level: int) -> tuple[list[int], bool]:
     return starts, fence.marker is not None
 
 
+def _same_lines(old: str, new: str) -> bool:
+    """``new`` is ``old``, or ``old`` (ending in a newline) with blank lines after it:
+    a section of either text parses the same."""
+    if new == old:
+        return True
+    return (
+        old.endswith("\n")
+        and new.startswith(old)
+        and not new[len(old) :].replace("\r\n", "").strip("\n")
+    )
+
+
 def separate(text: str, newline: str) -> str:
     """Ensure ``text`` ends with a blank line, so a following heading stands apart."""
     return text + _separation([text], newline)
@@ -387,14 +400,10 @@ class SectionDocument:
         for section, start, end in zip(self.sections, starts, ends, strict=True):
             raw = text[start:end]
             old = section._raw
-            if old is not None and section._orig == (section.key, section.meta, section._body):
-                if raw == old or (
-                    old.endswith("\n")
-                    and raw.startswith(old)
-                    and not raw[len(old) :].replace("\r\n", "").strip("\n")
-                ):
-                    section._raw = raw  # the same lines, blank ones perhaps added
-                    continue
+            unchanged = section._orig == (section.key, section.meta, section._body)
+            if old is not None and unchanged and _same_lines(old, raw):
+                section._raw = raw
+                continue
             last = fence_open and end == len(text)  # a fence open at the end is closed
             fresh = Section._from_text(raw, self.level, fence_open=last)
             if fresh._orig != (section.key, section.meta, section._body):
@@ -455,3 +464,13 @@ class SectionDocument:
     def remove(self, key: str) -> Section | None:
         position = self.index(key)
         return None if position is None else self.sections.pop(position)
+
+
+@dataclass(frozen=True)
+class Parsed:
+    """A section file as an edit wrote it, already parsed (see ``SectionDocument.adopt``):
+    ``doc`` is ``SectionDocument.parse(text)``, and each of ``nested`` the level-3 parse
+    of one of its sections' bodies, by key (knowledge.md's observations)."""
+
+    doc: SectionDocument
+    nested: Mapping[str, SectionDocument] = field(default_factory=dict)

@@ -44,6 +44,7 @@ from typing import Concatenate, ParamSpec, TypeVar
 
 from memdir.config import LEGACY_MEMORY_MD, STATE_DIR, Layer, Manifest, is_glob, static_prefix
 from memdir.files.encoding import clean, has_surrogates
+from memdir.files.sections import Parsed
 from memdir.index.db import MIGRATIONS, clear_items, connect, log_bounds, transaction
 from memdir.index.embedders import Embedder
 from memdir.index.extract import CORE_KINDS, EXTRACT_VERSION, Item, extract
@@ -266,8 +267,11 @@ class Index:
     # -- writing rows ----------------------------------------------------------
 
     @_guarded
-    def update_file(self, relpath: str, text: str | None = None) -> bool:
-        """Bring one file's rows up to date; False if the file is not indexed."""
+    def update_file(
+        self, relpath: str, text: str | None = None, *, parsed: Parsed | None = None
+    ) -> bool:
+        """Bring one file's rows up to date; False if the file is not indexed. ``parsed``:
+        the writer's parse of ``text``, extracted from instead of parsing it again."""
         found = self.layer_of(relpath)
         if found is None:
             return False
@@ -279,7 +283,7 @@ class Index:
         except FileNotFoundError:
             self.remove_file(relpath)
             return True
-        self._apply(relpath, found, text, stat.st_mtime_ns, stat.st_size)
+        self._apply(relpath, found, text, stat.st_mtime_ns, stat.st_size, parsed=parsed)
         return True
 
     @_guarded
@@ -306,6 +310,7 @@ class Index:
         size: int,
         *,
         own: bool = True,
+        parsed: Parsed | None = None,
     ) -> str:
         """Write ``text``'s items for ``relpath``; return 'added', 'updated' or 'unchanged'.
 
@@ -322,7 +327,8 @@ class Index:
                     (mtime_ns, size, relpath),
                 )
                 return "unchanged"
-            items = extract(layer.store, relpath, clean(text))
+            cleaned = clean(text)
+            items = extract(layer.store, relpath, cleaned, parsed if cleaned is text else None)
             with transaction(self.db) if own else contextlib.nullcontext():
                 self._diff(relpath, layer_name, layer, items)
                 self.db.execute(

@@ -487,10 +487,12 @@ class KnowledgeStore(SectionFileStore):
         """``_edit`` with the observations parsed once and the caps enforced first;
         yields the parts, what enforcing archived, and notes on what it did."""
         with self._edit() as doc:
-            parts = _Parts(doc)
+            parts = _Parts(doc, *self._nested(doc, OBSERVATIONS_KEY))
             archived, notes = self._enforce(parts)
             yield parts, archived, notes
             parts.commit()
+            if parts.section is not None:
+                self._nest(OBSERVATIONS_KEY, parts.observations)
 
     def _enforce(self, parts: _Parts) -> tuple[list[ArchivedText], list[str]]:
         """Bring a document edited by hand under the caps before a write."""
@@ -610,9 +612,11 @@ def _observations_doc(doc: SectionDocument) -> tuple[Section | None, SectionDocu
 class _Parts:
     """A knowledge document being edited, with its observations parsed out."""
 
-    def __init__(self, doc: SectionDocument) -> None:
+    def __init__(
+        self, doc: SectionDocument, section: Section | None, observations: SectionDocument
+    ) -> None:
         self.doc = doc
-        self.section, self.observations = _observations_doc(doc)
+        self.section, self.observations = section, observations
 
     def commit(self) -> None:
         """Put the observations back into their section (made at the end if missing)."""
