@@ -50,10 +50,17 @@ _DEMOTE_RES = {
     level: re.compile(rf"^#{{{min(2, level)},{level}}}(?=[ \t]+\S)", re.MULTILINE)
     for level in range(1, 7)
 }
-# The same headings found in a whole text at once (``\S`` never matches ``\r``).
-_HEADING_SCAN_RES = {
-    level: re.compile(rf"^#{{{level}}}[ \t]+\S", re.MULTILINE) for level in range(1, 7)
+# The same, found in a whole text at once: after a newline (a pattern that starts with
+# a literal is searched for fast; ``^`` in MULTILINE mode is tried at every position,
+# ten times slower on a long file), or at its very start. ``\S`` never matches ``\r``.
+_DEMOTE_AFTER_NL_RES = {
+    level: re.compile(rf"\n#{{{min(2, level)},{level}}}(?=[ \t]+\S)") for level in range(1, 7)
 }
+_DEMOTE_AT_START_RES = {
+    level: re.compile(rf"#{{{min(2, level)},{level}}}(?=[ \t]+\S)") for level in range(1, 7)
+}
+_HEADING_AFTER_NL_RES = {level: re.compile(rf"\n#{{{level}}}[ \t]+\S") for level in range(1, 7)}
+_HEADING_AT_START_RES = {level: re.compile(rf"#{{{level}}}[ \t]+\S") for level in range(1, 7)}
 
 
 def split_lines(text: str) -> list[str]:
@@ -162,8 +169,10 @@ def sanitize_body(text: str, level: int = 2) -> str:
         return text  # nothing that could split or fence
     demote = _DEMOTE_RES[level]
     deeper = "#" * (level + 1)
-    if "```" not in text and "~~~" not in text:
-        return demote.sub(deeper, text)  # no fences: one pass over the whole text
+    if "```" not in text and "~~~" not in text:  # no fences: one pass over the whole text
+        text = _DEMOTE_AFTER_NL_RES[level].sub("\n" + deeper, text)
+        first = _DEMOTE_AT_START_RES[level].match(text)
+        return deeper + text[first.end() :] if first else text
     fence = FenceTracker()
     out = []
     for line in split_lines(text):
@@ -282,7 +291,9 @@ def _heading_offsets(text: str, level: int) -> tuple[list[int], bool]:
     walked so headings inside a fence are skipped.
     """
     if "```" not in text and "~~~" not in text:
-        return [match.start() for match in _HEADING_SCAN_RES[level].finditer(text)], False
+        found = [0] if _HEADING_AT_START_RES[level].match(text) else []
+        found += [match.start() + 1 for match in _HEADING_AFTER_NL_RES[level].finditer(text)]
+        return found, False
     heading_re = _HEADING_RES[level]
     fence = FenceTracker()
     starts: list[int] = []

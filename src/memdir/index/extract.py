@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import bisect
 import hashlib
+import itertools
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
@@ -236,43 +237,113 @@ class Unit:
     section: Section | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class Segment:
+    """Units one after another with nothing between them: the text above the first
+    section, a run of sections, or the observations of one ``## _observations``.
+
+    Unit ``n`` is ``raws[n]`` (``sections[n]`` parsed); its base is ``base + n`` and its
+    first line ``line`` plus the lines of the units before it."""
+
+    kind: str
+    line: int
+    base: int
+    raws: list[str]
+    sections: list[Section | None]
+
+    def lines(self) -> list[int]:
+        """The first line of each unit."""
+        if not self.raws:
+            return []
+        return list(
+            itertools.accumulate((raw.count("\n") for raw in self.raws[:-1]), initial=self.line)
+        )
+
+    def unit(self, n: int, line: int) -> Unit:
+        section = self.sections[n]
+        key = None if section is None else section.key
+        return Unit(self.raws[n], self.kind, key, line, self.base + n, section)
+
+    def units(self) -> Iterator[Unit]:
+        for n, line in enumerate(self.lines()):
+            yield self.unit(n, line)
+
+
 _UNIT_STORES = frozenset({"knowledge", *_SECTION_KINDS} - {"lessons"})  # lessons: per bullet
 
 
-def units(store: str, text: str, parsed: Parsed | None = None) -> list[Unit] | None:
-    """``text`` as units, in file order (None for a store whose items are not made one
-    section at a time: lessons, documents, cards). ``parsed`` is ``text`` parsed (a
-    writer's ``Parsed``), so it is not parsed again."""
+def segments(store: str, text: str, parsed: Parsed | None = None) -> list[Segment] | None:
+    """``text`` as segments of units, in file order (None for a store whose items are
+    not made one section at a time: lessons, documents, cards). ``parsed`` is ``text``
+    parsed (a writer's ``Parsed``), so it is not parsed again."""
     if store not in _UNIT_STORES:
         return None
     doc = parsed.doc if parsed is not None else SectionDocument.parse(text)
     nested = parsed.nested if parsed is not None else {}
-    return list(_doc_units(doc, store == "knowledge", nested))
+    return _doc_segments(doc, store == "knowledge", nested)
 
 
-def _doc_units(
-    doc: SectionDocument, knowledge: bool, nested: Mapping[str, SectionDocument], line: int = 1
-) -> Iterator[Unit]:
-    if not knowledge:
-        yield Unit(doc.preamble, "preamble", None, line, 0)
+def units(store: str, text: str, parsed: Parsed | None = None) -> list[Unit] | None:
+    """``segments``' units, one after another."""
+    found = segments(store, text, parsed)
+    return None if found is None else [unit for seg in found for unit in seg.units()]
+
+
+def _doc_segments(
+    doc: SectionDocument,
+    knowledge: bool,
+    nested: Mapping[str, SectionDocument],
+    line: int = 1,
+    first: int = 1,
+) -> list[Segment]:
+    found: list[Segment] = []
+    if not knowledge and first == 1:
+        found.append(Segment("preamble", line, 0, [doc.preamble], [None]))
     line += doc.preamble.count("\n")
-    for ordinal, section in enumerate(doc.sections, start=1):
+    kind = "curated" if knowledge else "section"
+    run: list[Section] = []
+    start = (line, first)
+    for ordinal, section in enumerate(doc.sections, start=first):
         raw = section.raw
         if raw is None:
             raise ValueError("units are known only for a parsed document")
-        if not knowledge:
-            yield Unit(raw, "section", section.key, line, ordinal, section)
-        elif section.key != OBSERVATIONS_KEY:
-            yield Unit(raw, "curated", section.key, line, ordinal, section)
+        if not knowledge or section.key != OBSERVATIONS_KEY:
+            if not run:
+                start = (line, ordinal)
+            run.append(section)
         else:
+            if run:
+                found.append(_run(kind, start, run))
+                run = []
             sub = nested.get(section.key) if doc.get(section.key) is section else None
-            yield from _observation_units(section, raw, sub, line, ordinal)
+            found.append(_observations(section, raw, sub, line, ordinal))
         line += raw.count("\n")
+    if run:
+        found.append(_run(kind, start, run))
+    return found
 
 
-def _observation_units(
+def _run(kind: str, start: tuple[int, int], run: list[Section]) -> Segment:
+    return Segment(kind, start[0], start[1], [s.raw or "" for s in run], list(run))
+
+
+def tail_units(tail: str, line: int, ordinal: int) -> list[Unit]:
+    """The units of the end of a section file, from the start of one of its sections
+    (at ``line``, its ``ordinal``-th) on: what an append to the file needs parsed."""
+    doc = SectionDocument.parse(tail)
+    if doc.preamble:
+        raise ValueError("the tail of a section file starts at a heading")
+    return [unit for seg in _doc_segments(doc, False, {}, line, ordinal) for unit in seg.units()]
+
+
+def item_kind(store: str) -> str:
+    """The kind of the items a section-file store's units make ('' for knowledge.md)."""
+    return _SECTION_KINDS.get(store, "")
+
+
+def _observations(
     holder: Section, raw: str, sub: SectionDocument | None, line: int, ordinal: int
-) -> Iterator[Unit]:
+) -> Segment:
     """The observations under ``holder``: from ``sub``, its body as a writer parsed it,
     if ``raw`` holds that body as it is (not where the body differs from the text, as
     with CRLF newlines or a fence left open at the end), or else from ``raw``."""
@@ -282,11 +353,10 @@ def _observation_units(
     else:
         sub = SectionDocument.parse(raw, level=3)  # the heading is the preamble
     line += sub.preamble.count("\n")
-    for position, obs in enumerate(sub.sections, start=1):
-        text = obs.raw or ""
-        if obs.body.strip():  # an empty one has nothing to find
-            yield Unit(text, "observation", obs.key, line, ordinal * 10_000 + position, obs)
-        line += text.count("\n")
+    found = sub.sections
+    return Segment(
+        "observation", line, ordinal * 10_000 + 1, [obs.raw or "" for obs in found], list(found)
+    )
 
 
 def _body_at(raw: str) -> int:
@@ -312,9 +382,26 @@ def _body_at(raw: str) -> int:
 
 def anchored(found: list[Unit]) -> Iterator[tuple[Unit, str]]:
     """Each unit with its anchor, unique within the file: a repeated key gets `` (2)`` ..."""
-    anchors = _Anchors()
+    counts: dict[str, int] = {}
     for unit in found:
-        yield unit, "" if unit.key is None else anchors(unit.key)
+        yield unit, anchor_for(unit, counts)
+
+
+def takes_anchor(unit: Unit) -> bool:
+    """Whether the unit counts among its key's anchors (an empty observation does not)."""
+    if unit.key is None:
+        return False
+    return unit.kind != "observation" or unit.section is None or bool(unit.section.body.strip())
+
+
+def anchor_for(unit: Unit, counts: dict[str, int]) -> str:
+    """The anchor ``unit`` takes after the units whose keys ``counts`` holds (and count
+    it): its key, or ``key (n)`` for the n-th unit with that key."""
+    if unit.key is None or not takes_anchor(unit):
+        return ""
+    count = counts.get(unit.key, 0) + 1
+    counts[unit.key] = count
+    return unit.key if count == 1 else f"{unit.key} ({count})"
 
 
 def unit_items(unit: Unit, anchor: str, kind: str, relpath: str) -> list[Item]:
@@ -328,6 +415,8 @@ def unit_items(unit: Unit, anchor: str, kind: str, relpath: str) -> list[Item]:
         return [] if item is None else [_moved(item, shift, 0, date=_file_date(relpath))]
     assert section is not None
     if unit.kind == "observation":
+        if not section.body.strip():
+            return []  # an empty one has nothing to find
         item = _section_item(section, "observation", 0, lines.span(0, len(unit.raw)), anchor)
         return [_moved(item, shift, unit.base)]
     if unit.kind == "section":

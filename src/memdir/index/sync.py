@@ -36,7 +36,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,12 +47,21 @@ from memdir.files.encoding import clean, has_surrogates
 from memdir.files.sections import Parsed
 from memdir.index.db import MIGRATIONS, clear_items, connect, log_bounds, transaction
 from memdir.index.embedders import Embedder
-from memdir.index.extract import CORE_KINDS, EXTRACT_VERSION, Item, extract
+from memdir.index.extract import EXTRACT_VERSION, Unit, extract, item_kind, segments, tail_units
+from memdir.index.rows import (
+    LAYOUT_MAX_CHARS,
+    Layout,
+    Rows,
+    append_units,
+    file_hash,
+    write_items,
+    write_units,
+)
 from memdir.index.vectors import VectorCache
 from memdir.paths import FileSpace, Walks
 from memdir.results import Notice, Progress
 from memdir.sqlite import MOVED, damage_reason, file_id, relative, set_aside
-from memdir.timeutil import Clock, format_ts
+from memdir.timeutil import Clock
 
 INDEX_FILE = "index.db"
 EXTRACTABLE = frozenset(
@@ -63,6 +72,7 @@ _EMBED_BATCH = 256
 _BUDGET_BATCH = 64  # under a time budget: small batches, so it is kept to closely
 _LOG_KEEP = 50_000
 _SCAN_BATCH = 500
+_LAYOUTS_KEPT = 64  # files whose layout is kept (each holds its text)
 P = ParamSpec("P")
 T = TypeVar("T")
 
@@ -135,6 +145,8 @@ class Index:
         self._vectors_seen: int | None = None  # item_log position ensure_vectors has covered
         self._guards = threading.local()  # how deep in ``guard`` each thread is
         self._file_id = file_id(self.path)
+        self._layouts: dict[str, Layout] = {}  # by path: what this index last wrote there
+        self._seen: int | None = None  # item_log's end as this index's last write left it
         try:
             self.db: sqlite3.Connection = connect(self.path)
             self._check_version()
@@ -148,6 +160,7 @@ class Index:
             row = self.db.execute("SELECT value FROM meta WHERE key = 'extract_version'").fetchone()
             if row is not None and row[0] == EXTRACT_VERSION:
                 return
+            self._forget()
             with transaction(self.db):
                 clear_items(self.db)
                 self.db.execute(
@@ -199,6 +212,7 @@ class Index:
                 with contextlib.suppress(sqlite3.Error):
                     db.close()
             moved = set_aside(self.path, reason, self._file_id, self.clock(), None)
+            self._forget()
             self.db = connect(self.path)
             self._file_id = file_id(self.path)
             self._check_version()
@@ -289,7 +303,7 @@ class Index:
     @_guarded
     def update_files(self, changes: Sequence[tuple[str, str]]) -> None:
         """``update_file`` for many files written by a bulk job, in one transaction."""
-        with self.lock, transaction(self.db):
+        with self.lock, self._changing():
             for relpath, text in changes:
                 found = self.layer_of(relpath)
                 if found is None:
@@ -314,96 +328,130 @@ class Index:
     ) -> str:
         """Write ``text``'s items for ``relpath``; return 'added', 'updated' or 'unchanged'.
 
-        ``own=False`` when the caller already holds a transaction (batches)."""
-        layer_name, layer = found
-        digest = _hash(text)
+        ``own=False`` when the caller already holds a transaction (batches: the caller
+        calls ``_forget`` if it fails). ``parsed``: the writer's parse of ``text``."""
         with self.lock:
-            row = self.db.execute(
-                "SELECT hash, layer FROM files WHERE path = ?", (relpath,)
-            ).fetchone()
-            if row is not None and row[0] == digest and row[1] == layer_name:
-                self.db.execute(
-                    "UPDATE files SET mtime_ns = ?, size = ? WHERE path = ?",
-                    (mtime_ns, size, relpath),
-                )
-                return "unchanged"
-            cleaned = clean(text)
-            items = extract(layer.store, relpath, cleaned, parsed if cleaned is text else None)
-            with transaction(self.db) if own else contextlib.nullcontext():
-                self._diff(relpath, layer_name, layer, items)
-                self.db.execute(
-                    "INSERT INTO files (path, layer, store, mtime_ns, size, hash) "
-                    "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (path) DO UPDATE SET "
-                    "layer = excluded.layer, store = excluded.store, "
-                    "mtime_ns = excluded.mtime_ns, size = excluded.size, hash = excluded.hash",
-                    (relpath, layer_name, layer.store, mtime_ns, size, digest),
-                )
-            return "added" if row is None else "updated"
+            try:
+                with transaction(self.db) if own else contextlib.nullcontext():
+                    outcome, layout = self._write(relpath, found, text, mtime_ns, size, parsed)
+                    self._seen = self._log_head()
+            except BaseException:
+                self._forget()
+                raise
+            if layout is not None and own and len(text) <= LAYOUT_MAX_CHARS:
+                self._layouts[relpath] = layout
+                while len(self._layouts) > _LAYOUTS_KEPT:
+                    del self._layouts[next(iter(self._layouts))]
+            return outcome
 
-    def _diff(self, relpath: str, layer_name: str, layer: Layer, items: list[Item]) -> None:
-        existing: dict[tuple[str, str], list[tuple[int, tuple[object, ...]]]] = {}
-        for item_id, anchor, content_hash, *placement in self.db.execute(
-            "SELECT id, anchor, content_hash, ordinal, line_start, line_end, layer, tier, "
-            "decay_from, relevance FROM items WHERE path = ?",
-            (relpath,),
-        ):
-            existing.setdefault((anchor, content_hash), []).append((item_id, tuple(placement)))
-        inserts: list[tuple[object, ...]] = []
-        for item in items:
-            placement = self._placement(item, layer_name, layer)
-            matches = existing.get((item.anchor, item.content_hash))
-            if matches:
-                item_id, old = matches.pop()
-                if old != placement:
-                    self.db.execute(
-                        "UPDATE items SET ordinal = ?, line_start = ?, line_end = ?, layer = ?, "
-                        "tier = ?, decay_from = ?, relevance = ? WHERE id = ?",
-                        (*placement, item_id),
-                    )
-                continue
-            inserts.append(self._row(relpath, item, placement))
-        stale = [(item_id,) for rows in existing.values() for item_id, _ in rows]
-        if stale:
-            self.db.executemany("DELETE FROM items WHERE id = ?", stale)
-        if inserts:
-            self.db.executemany(
-                "INSERT INTO items (path, anchor, kind, agent, title, heading, body, meta, tags, "
-                "date, content_hash, vector_key, ordinal, line_start, line_end, layer, tier, "
-                "decay_from, relevance) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-                "?, ?, ?)",
-                inserts,
+    def _write(
+        self,
+        relpath: str,
+        found: tuple[str, Layer],
+        text: str,
+        mtime_ns: int,
+        size: int,
+        parsed: Parsed | None,
+    ) -> tuple[str, Layout | None]:
+        """``_apply`` inside its transaction: the outcome, and the file's layout after."""
+        layer_name, layer = found
+        self._check_seen()
+        layout = self._layouts.pop(relpath, None)
+        added = layout.appended(text) if layout is not None else None
+        if layout is not None and added is not None:
+            hasher = layout.hasher.copy()
+            hasher.update(added.encode("utf-8", "surrogateescape"))
+        elif layout is not None and text == layout.text:
+            hasher = layout.hasher
+        else:
+            hasher = file_hash(text)
+        digest = hasher.hexdigest()
+        row = self.db.execute("SELECT hash, layer FROM files WHERE path = ?", (relpath,)).fetchone()
+        trusted = (
+            layout is not None
+            and row is not None
+            and row[0] == layout.digest
+            and row[1] == layer_name == layout.layer
+        )
+        if row is not None and row[0] == digest and row[1] == layer_name:
+            self.db.execute(
+                "UPDATE files SET mtime_ns = ?, size = ? WHERE path = ?", (mtime_ns, size, relpath)
             )
+            return "unchanged", layout if trusted else None
+        rows = Rows(self.db, relpath, self.manifest.agent, layer_name, layer)
+        cleaned = clean(text)
+        kind = item_kind(layer.store)
+        after: Layout | None = None
+        if trusted and added is not None and (tail := self._tail(layout, layer, added)):
+            assert layout is not None
+            start = len(layout.units) - 1
+            placed, counts = append_units(rows, tail, kind, layout, start)
+            after = Layout(digest, layer_name, text, hasher, placed, counts)
+        elif (
+            pieces := segments(layer.store, cleaned, parsed if cleaned is text else None)
+        ) is not None:
+            placed, counts = write_units(rows, pieces, kind, layout if trusted else None)
+            if cleaned is text:
+                after = Layout(digest, layer_name, text, hasher, placed, counts)
+        else:
+            write_items(rows, extract(layer.store, relpath, cleaned))
+        self.db.execute(
+            "INSERT INTO files (path, layer, store, mtime_ns, size, hash) "
+            "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (path) DO UPDATE SET "
+            "layer = excluded.layer, store = excluded.store, "
+            "mtime_ns = excluded.mtime_ns, size = excluded.size, hash = excluded.hash",
+            (relpath, layer_name, layer.store, mtime_ns, size, digest),
+        )
+        return ("added" if row is None else "updated"), after
 
-    def _placement(self, item: Item, layer_name: str, layer: Layer) -> tuple[object, ...]:
-        """Where the item sits and how it ages: the fields that change without its text."""
-        tier = item.tier
-        if layer.store == "archive" or item.kind == "archive":
-            tier = "archive"
-        elif item.kind in CORE_KINDS or layer.decay == "none":
-            tier = tier or "core"
-        moment = (item.last_accessed or item.date) if layer.decay == "access" else item.date
-        decay_from = format_ts(moment) if moment is not None else None
-        return (
-            item.ordinal, item.line_start, item.line_end, layer_name, tier, decay_from,
-            item.relevance,
-        )  # fmt: skip
+    @staticmethod
+    def _tail(layout: Layout | None, layer: Layer, added: str) -> list[Unit] | None:
+        """The units from the layout's last section on, when a section file only grew."""
+        if layout is None or layer.store == "knowledge" or clean(added) is not added:
+            return None
+        last = layout.units[-1]
+        if last.kind != "section" or not layout.text.endswith(last.raw):
+            return None
+        return tail_units(last.raw + added, last.line, last.base)
 
-    def _row(self, relpath: str, item: Item, placement: tuple[object, ...]) -> tuple[object, ...]:
-        return (
-            relpath, item.anchor, item.kind, self.manifest.agent, item.title, item.heading,
-            item.body, item.meta, ",".join(item.tags),
-            format_ts(item.date) if item.date else None,
-            item.content_hash, item.vector_key, *placement,
-        )  # fmt: skip
+    # -- layouts (see memdir.index.rows) ----------------------------------------
+
+    def _log_head(self) -> int | None:
+        row = self.db.execute("SELECT max(seq) FROM item_log").fetchone()
+        return None if row[0] is None else int(row[0])
+
+    def _check_seen(self) -> None:
+        """In a transaction, before rows change: if any other writer added or removed
+        rows since this index last did, none of its layouts can be trusted."""
+        if self._layouts and self._log_head() != self._seen:
+            self._layouts.clear()
+
+    def _forget(self) -> None:
+        """Drop every layout (a failed transaction, a rebuild, another database)."""
+        self._layouts.clear()
+        self._seen = None
+
+    @contextlib.contextmanager
+    def _changing(self) -> Iterator[None]:
+        """A transaction that changes rows: if it fails, no layout can be trusted."""
+        try:
+            with transaction(self.db):
+                yield
+        except BaseException:
+            self._forget()
+            raise
 
     @_guarded
     def remove_file(self, relpath: str) -> None:
-        with self.lock, transaction(self.db):
+        with self.lock, self._changing():
             self._remove_rows(relpath)
 
     def _remove_rows(self, relpath: str) -> None:
+        self._check_seen()
+        self._layouts.pop(relpath, None)
         self.db.execute("DELETE FROM items WHERE path = ?", (relpath,))
         self.db.execute("DELETE FROM files WHERE path = ?", (relpath,))
+        self._seen = self._log_head()
 
     # -- scanning --------------------------------------------------------------
 
@@ -429,7 +477,7 @@ class Index:
                 else:
                     stale.append((relpath, found, stat))
             for start in range(0, len(stale), _SCAN_BATCH):  # a transaction per batch
-                with transaction(self.db):
+                with self._changing():
                     for relpath, found, stat in stale[start : start + _SCAN_BATCH]:
                         real = self.space.real(relpath)
                         text = real.read_bytes().decode("utf-8", "surrogateescape")
@@ -456,6 +504,7 @@ class Index:
     def reindex(self, progress: Progress | None = None) -> ScanReport:
         """Rebuild every row from the files."""
         with self.lock:
+            self._forget()
             with transaction(self.db):
                 clear_items(self.db)
                 if self.embedder is not None:
@@ -548,7 +597,8 @@ class Index:
         assert self.embedder is not None
         matrix = self.embedder.embed(self._embed_texts([item_id for _, item_id in rows]))
         keys = [key for key, _ in rows]
-        with transaction(self.db):
+        with self._changing():
+            self._check_seen()
             self.db.executemany(
                 "INSERT OR IGNORE INTO vectors (vector_key, model, dim, vector) "
                 "VALUES (?, ?, ?, ?)",
@@ -563,6 +613,7 @@ class Index:
                 f"WHERE vector_key IN ({marks})",
                 keys,
             )
+            self._seen = self._log_head()
 
     def _embed_texts(self, item_ids: list[int]) -> list[str]:
         marks = ",".join("?" * len(item_ids))

@@ -229,7 +229,10 @@ def _not_kept_yet(existing: str, sections: list[Section]) -> list[Section]:
     """``sections`` less those the end of the archive file ``existing`` already holds
     (a retried keep's are its last sections, so only a tail is parsed)."""
     window = max(4 * sum(len(section.render()) for section in sections), 8192)
-    tail = SectionDocument.parse(existing[-window:]).sections
+    end = existing[-window:]
+    if "\r" not in end and not any(section.body in end for section in sections):
+        return sections  # none of their texts is there (a section's body is, as it is)
+    tail = SectionDocument.parse(end).sections
     kept = {_kept_as(section) for section in tail}
     return [section for section in sections if _kept_as(section) not in kept]
 

@@ -28,6 +28,7 @@ Rules (notebook seed, section 3 and 8.8):
 
 from __future__ import annotations
 
+import heapq
 import re
 import secrets
 import threading
@@ -543,15 +544,15 @@ class KnowledgeStore(SectionFileStore):
         if len(sub) <= limit:
             return []
         fallback = self.ctx.clock()
-        ranked = sorted(
+        oldest = heapq.nsmallest(  # by date, then file order: the oldest, oldest first
+            len(sub) - limit,
             (
-                (parse_ts(obs.meta.get("date")) or fallback, position, obs)
+                (parse_ts(obs.meta.get("date")) or fallback, position)
                 for position, obs in enumerate(sub)
                 if obs.key != keep
             ),
-            key=lambda item: (item[0], item[1]),
         )
-        doomed = [obs for _, _, obs in ranked[: len(sub) - limit]]
+        doomed = [sub.sections[position] for _, position in oldest]
         gone = {id(obs) for obs in doomed}  # by identity: linear in a file far over the cap
         sub.sections = [obs for obs in sub if id(obs) not in gone]
         return [ArchivedText.of(obs, "over-cap") for obs in doomed]

@@ -1,0 +1,400 @@
+"""Writing one file's items as rows of the index: by identity, with moves in bulk.
+
+A row is kept while its item is (same anchor, same content hash); only where it
+sits (ordinal, lines) and how it ages (tier, decay date, relevance) are updated in
+place, so its FTS entry and its vector are never touched. Rows that moved by the
+same distance move in one statement (``Rows.flush``): archiving the oldest of 500
+observations is one delete, one insert and one UPDATE of the other 499.
+
+A file made of units (``extract.units``: a section, an observation) also leaves a
+``Layout`` in memory: each unit's text, anchor, first line and ordinal, and the ids
+of its rows. The next write of the file pairs its units with the layout's by
+(kind, text, anchor): a pair's rows only move, and just the units left over are
+extracted and diffed row by row. A layout that a file merely grew past (an archive
+appended to) is extended from its last unit; nothing before it is read again.
+Whether a layout may be trusted is the index's call (``Index._apply``): its file's
+row must still have the hash it was made for, and no other writer may have added
+or removed rows since.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+
+from memdir.config import Layer
+from memdir.index.extract import (
+    CORE_KINDS,
+    Item,
+    Segment,
+    Unit,
+    anchor_for,
+    takes_anchor,
+    unit_items,
+)
+from memdir.timeutil import format_ts
+
+Placement = tuple[int, int, int, str, str | None, str | None, float | None]
+"""ordinal, first line, last line, layer, tier, decay date, relevance"""
+Row = tuple[int, str, str, int, int, int, tuple[str, str | None, str | None, float | None]]
+"""a placed unit's row: id, anchor, content hash, ordinal and lines from the unit's, the rest"""
+Existing = dict[tuple[str, str], list[tuple[int, Placement]]]
+"""a file's rows not yet paired with an item: (anchor, content hash) -> (id, placement)"""
+
+LAYOUT_MAX_CHARS = 8_000_000
+"""a file larger than this keeps no layout (its text is held with it)"""
+
+_MOVE = (
+    "UPDATE items SET ordinal = ordinal + ?, line_start = line_start + ?, "
+    "line_end = line_end + ? WHERE id IN ({})"
+)
+_CHUNK = 900  # ids per statement (SQLite builds allow 999 parameters at least)
+_PLACE = (
+    "UPDATE items SET ordinal = ?, line_start = ?, line_end = ?, layer = ?, tier = ?, "
+    "decay_from = ?, relevance = ? WHERE id = ?"
+)
+_INSERT = (
+    "INSERT INTO items (id, path, anchor, kind, agent, title, heading, body, meta, tags, "
+    "date, content_hash, vector_key, ordinal, line_start, line_end, layer, tier, "
+    "decay_from, relevance) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+    "?, ?)"
+)
+
+
+@dataclass(slots=True)
+class PlacedUnit:
+    """A unit as the index last wrote it. Rows are (id, anchor, content hash, ordinal
+    less ``base * scale``, lines less ``line``, the placement's other fields)."""
+
+    kind: str
+    raw: str
+    key: str | None
+    anchor: str
+    line: int
+    base: int
+    scale: int
+    rows: list[Row]
+    seg: int = 0
+    """which segment of the file it is in (``extract.Segment``): runs stay inside one"""
+
+    def placements(self) -> Iterable[tuple[int, str, str, Placement]]:
+        offset = self.base * self.scale
+        for item_id, anchor, content_hash, ordinal, first, last, rest in self.rows:
+            placement = (offset + ordinal, self.line + first, self.line + last, *rest)
+            yield item_id, anchor, content_hash, placement
+
+
+@dataclass
+class Layout:
+    """What the index wrote for one file of units (see the module docstring)."""
+
+    digest: str
+    layer: str
+    text: str
+    hasher: hashlib._Hash
+    units: list[PlacedUnit]
+    counts: dict[str, int] = field(default_factory=dict)
+    """how often each key occurs among the units (their anchors count them)"""
+
+    def unique(self) -> bool:
+        """Every key occurs once: each unit's anchor is its key."""
+        return all(count == 1 for count in self.counts.values())
+
+    def appended(self, text: str) -> str | None:
+        """What ``text`` adds to the end of this layout's text, if it only adds."""
+        if len(text) <= len(self.text) or not text.startswith(self.text):
+            return None
+        return text[len(self.text) :]
+
+    def digest_of(self, added: str) -> str:
+        """The hash of this layout's text followed by ``added`` (without rereading it)."""
+        hasher = self.hasher.copy()
+        hasher.update(added.encode("utf-8", "surrogateescape"))
+        return hasher.hexdigest()
+
+
+def file_hash(text: str) -> hashlib._Hash:
+    return hashlib.sha1(text.encode("utf-8", "surrogateescape"))
+
+
+def placement(item: Item, layer_name: str, layer: Layer) -> Placement:
+    """Where the item sits and how it ages: the fields that change without its text."""
+    tier = item.tier
+    if layer.store == "archive" or item.kind == "archive":
+        tier = "archive"
+    elif item.kind in CORE_KINDS or layer.decay == "none":
+        tier = tier or "core"
+    moment = (item.last_accessed or item.date) if layer.decay == "access" else item.date
+    decay_from = format_ts(moment) if moment is not None else None
+    return (
+        item.ordinal, item.line_start, item.line_end, layer_name, tier, decay_from,
+        item.relevance,
+    )  # fmt: skip
+
+
+class Rows:
+    """The changes to one file's rows, gathered, then written at once (``flush``)."""
+
+    def __init__(
+        self, db: sqlite3.Connection, relpath: str, agent: str, layer_name: str, layer: Layer
+    ) -> None:
+        self.db = db
+        self.relpath = relpath
+        self.agent = agent
+        self.layer_name = layer_name
+        self.layer = layer
+        self.moves: dict[tuple[int, int, int], list[int]] = {}
+        self.deletes: list[int] = []
+        self.inserts: list[tuple[object, ...]] = []
+        self._next_id: int | None = None
+
+    def existing(self) -> Existing:
+        """The file's rows in the database, to pair items with."""
+        found: Existing = {}
+        for item_id, anchor, content_hash, *rest in self.db.execute(
+            "SELECT id, anchor, content_hash, ordinal, line_start, line_end, layer, tier, "
+            "decay_from, relevance FROM items WHERE path = ?",
+            (self.relpath,),
+        ):
+            found.setdefault((anchor, content_hash), []).append((item_id, tuple(rest)))
+        return found
+
+    def place(self, item: Item, existing: Existing) -> tuple[int, Placement]:
+        """The row for ``item``: an existing one with its text (moved if need be), or new."""
+        where = placement(item, self.layer_name, self.layer)
+        matches = existing.get((item.anchor, item.content_hash))
+        if matches:
+            item_id, old = matches.pop()
+            self.move(item_id, old, where)
+            return item_id, where
+        return self.insert(item, where), where
+
+    def move(self, item_id: int, old: Placement, new: Placement) -> None:
+        if old == new:
+            return
+        if old[3:] == new[3:]:
+            distance = (new[0] - old[0], new[1] - old[1], new[2] - old[2])
+            self.moves.setdefault(distance, []).append(item_id)
+        else:
+            self.db.execute(_PLACE, (*new, item_id))
+
+    def shift(self, ids: Iterable[int], ordinal: int, lines: int) -> None:
+        self.moves.setdefault((ordinal, lines, lines), []).extend(ids)
+
+    def insert(self, item: Item, where: Placement) -> int:
+        if self._next_id is None:
+            top = self.db.execute("SELECT max(id) FROM items").fetchone()[0]
+            self._next_id = int(top or 0) + 1
+        item_id = self._next_id
+        self._next_id += 1
+        self.inserts.append(
+            (
+                item_id,
+                self.relpath,
+                item.anchor,
+                item.kind,
+                self.agent,
+                item.title,
+                item.heading,
+                item.body,
+                item.meta,
+                ",".join(item.tags),
+                format_ts(item.date) if item.date else None,
+                item.content_hash,
+                item.vector_key,
+                *where,
+            )  # fmt: skip
+        )
+        return item_id
+
+    def drop(self, existing: Existing) -> None:
+        self.deletes.extend(item_id for rows in existing.values() for item_id, _ in rows)
+
+    def flush(self) -> None:
+        for chunk in _chunks(self.deletes):
+            marks = ",".join("?" * len(chunk))
+            self.db.execute(f"DELETE FROM items WHERE id IN ({marks})", chunk)
+        for (ordinal, first, last), ids in self.moves.items():
+            if ordinal or first or last:
+                for chunk in _chunks(ids):
+                    sql = _MOVE.format(",".join("?" * len(chunk)))
+                    self.db.execute(sql, (ordinal, first, last, *chunk))
+        if self.inserts:
+            self.db.executemany(_INSERT, self.inserts)
+
+
+def _chunks(ids: list[int]) -> Iterator[list[int]]:
+    for start in range(0, len(ids), _CHUNK):
+        yield ids[start : start + _CHUNK]
+
+
+def write_items(rows: Rows, items: list[Item]) -> None:
+    """Bring the file's rows to ``items`` (a file not made of units, or no layout)."""
+    existing = rows.existing()
+    for item in items:
+        rows.place(item, existing)
+    rows.drop(existing)
+    rows.flush()
+
+
+def write_units(
+    rows: Rows, new: list[Segment], kind: str, layout: Layout | None = None
+) -> tuple[list[PlacedUnit], dict[str, int]]:
+    """Bring the file's rows to the units of ``new``; return them as placed, and how
+    often each key occurs among them (see ``Layout``).
+
+    Without a layout the file's rows are read from the database and paired with the
+    items of every unit. With one, a unit whose text the layout has (same kind, same
+    anchor) keeps its rows, moved if it moved; a run of such units that moved together
+    moves in one statement. Only the units left over are extracted, their items
+    paired with the rows of the layout's units left over."""
+    keys = [
+        section.key
+        for seg in new
+        for section in seg.sections
+        if section is not None and (seg.kind != "observation" or section.body.strip())
+    ]
+    counts = dict.fromkeys(keys, 1)
+    where = {} if layout is None else {unit.raw: n for n, unit in enumerate(layout.units)}
+    if layout is None or len(counts) != len(keys) or len(where) != len(layout.units):
+        return _write_each(rows, new, kind, layout)
+    if not layout.unique():
+        return _write_each(rows, new, kind, layout)
+    old = layout.units
+    used = bytearray(len(old))
+    placed: list[PlacedUnit | None] = []
+    left: list[tuple[int, Unit, str]] = []
+    for seg in new:
+        match = [where.get(raw, -1) for raw in seg.raws]
+        lines = seg.lines()
+        count, j = len(match), 0
+        while j < count:
+            k = match[j]
+            if k < 0 or used[k] or old[k].kind != seg.kind:
+                unit = seg.unit(j, lines[j])
+                left.append((len(placed), unit, (unit.key or "") if takes_anchor(unit) else ""))
+                placed.append(None)
+                j += 1
+                continue
+            end, group = j + 1, old[k].seg
+            while end < count and match[end] == k + end - j:
+                if used[k + end - j] or old[k + end - j].seg != group:
+                    break
+                end += 1
+            span = old[k : k + end - j]
+            _move(rows, span, lines[j] - old[k].line, seg.base + j - old[k].base)
+            used[k : k + end - j] = b"\x01" * (end - j)
+            placed.extend(span)
+            j = end
+    existing: Existing = {}
+    for n, was in enumerate(old):
+        if not used[n]:
+            for item_id, anchor, content_hash, spot in was.placements():
+                existing.setdefault((anchor, content_hash), []).append((item_id, spot))
+    for position, unit, anchor in left:
+        placed[position] = _placed(rows, unit, anchor, kind, existing)
+    rows.drop(existing)
+    rows.flush()
+    done = [unit for unit in placed if unit is not None]
+    _number(done, new)
+    return done, counts
+
+
+def _write_each(
+    rows: Rows, new: list[Segment], kind: str, layout: Layout | None
+) -> tuple[list[PlacedUnit], dict[str, int]]:
+    """``write_units`` one unit at a time (a key used twice, or no layout)."""
+    found = [unit for seg in new for unit in seg.units()]
+    done, counts = append_units(rows, found, kind, layout, 0)
+    _number(done, new)
+    return done, counts
+
+
+def _move(rows: Rows, span: list[PlacedUnit], lines: int, bases: int) -> None:
+    """Units that moved together by ``lines`` lines and ``bases`` places."""
+    if lines or bases:
+        if all(unit.scale == 1 for unit in span):
+            rows.shift([row[0] for unit in span for row in unit.rows], bases, lines)
+        else:
+            for unit in span:
+                rows.shift([row[0] for row in unit.rows], bases * unit.scale, lines)
+        for unit in span:
+            unit.line += lines
+            unit.base += bases
+
+
+def _number(done: list[PlacedUnit], new: list[Segment]) -> None:
+    """Mark each placed unit with the number of its segment (runs stay inside one)."""
+    n = 0
+    for number, seg in enumerate(new):
+        for unit in done[n : n + len(seg.raws)]:
+            unit.seg = number
+        n += len(seg.raws)
+
+
+def append_units(
+    rows: Rows, new: list[Unit], kind: str, layout: Layout | None, start: int
+) -> tuple[list[PlacedUnit], dict[str, int]]:
+    """Bring the file's rows to its units: ``layout``'s first ``start`` units, untouched,
+    then ``new`` (a section file that grew: its last section and what follows; or,
+    from 0, any file), paired unit by unit; return them as placed and the key counts.
+    Units after ``start`` are in the segment of the last one before it."""
+    placed: list[PlacedUnit | None] = []
+    counts: dict[str, int] = {}
+    pool: dict[tuple[str, str, str], PlacedUnit] = {}
+    if layout is not None:
+        placed.extend(layout.units[:start])
+        counts = layout.counts
+        for old in layout.units[start:]:
+            if old.anchor:
+                counts[old.key or ""] -= 1
+            pool[(old.kind, old.raw, old.anchor)] = old
+    segment = layout.units[start].seg if layout is not None and start else 0
+    left: list[tuple[int, Unit, str]] = []
+    for unit in new:
+        anchor = anchor_for(unit, counts)
+        paired = pool.pop((unit.kind, unit.raw, anchor), None)
+        if paired is None:
+            left.append((len(placed), unit, anchor))
+            placed.append(None)
+            continue
+        _move(rows, [paired], unit.line - paired.line, unit.base - paired.base)
+        placed.append(paired)
+    if layout is None:
+        existing = rows.existing()
+    else:
+        existing = {}
+        for old in pool.values():
+            for item_id, anchor, content_hash, spot in old.placements():
+                existing.setdefault((anchor, content_hash), []).append((item_id, spot))
+    for position, unit, anchor in left:
+        placed[position] = _placed(rows, unit, anchor, kind, existing)
+    rows.drop(existing)
+    rows.flush()
+    done = [unit for unit in placed if unit is not None]
+    for grown in done[start:]:
+        grown.seg = segment
+    return done, {key: count for key, count in counts.items() if count}
+
+
+def _placed(rows: Rows, unit: Unit, anchor: str, kind: str, existing: Existing) -> PlacedUnit:
+    items = unit_items(unit, anchor, kind, rows.relpath)
+    scale = 10_000 if items and items[0].ordinal != unit.base else 1
+    offset = unit.base * scale
+    kept: list[Row] = []
+    for item in items:
+        item_id, where = rows.place(item, existing)
+        kept.append(
+            (
+                item_id,
+                item.anchor,
+                item.content_hash,
+                where[0] - offset,
+                where[1] - unit.line,
+                where[2] - unit.line,
+                where[3:],
+            )  # fmt: skip
+        )
+    return PlacedUnit(unit.kind, unit.raw, unit.key, anchor, unit.line, unit.base, scale, kept)
