@@ -388,7 +388,8 @@ class SectionDocument:
             changed = section.changed
             if changed or previous_changed:
                 parts.append(_separation(parts, self.newline))
-            parts.append(section.render(self.newline))
+            raw = section._raw
+            parts.append(raw if raw is not None and not changed else section.render(self.newline))
             previous_changed = changed
         return "".join(parts)
 

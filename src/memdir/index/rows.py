@@ -97,22 +97,14 @@ class Layout:
     units: list[PlacedUnit]
     counts: dict[str, int] = field(default_factory=dict)
     """how often each key occurs among the units (their anchors count them)"""
-
-    def unique(self) -> bool:
-        """Every key occurs once: each unit's anchor is its key."""
-        return all(count == 1 for count in self.counts.values())
+    unique: bool = False
+    """every key occurs once: each unit's anchor is its key"""
 
     def appended(self, text: str) -> str | None:
         """What ``text`` adds to the end of this layout's text, if it only adds."""
         if len(text) <= len(self.text) or not text.startswith(self.text):
             return None
         return text[len(self.text) :]
-
-    def digest_of(self, added: str) -> str:
-        """The hash of this layout's text followed by ``added`` (without rereading it)."""
-        hasher = self.hasher.copy()
-        hasher.update(added.encode("utf-8", "surrogateescape"))
-        return hasher.hexdigest()
 
 
 def file_hash(text: str) -> hashlib._Hash:
@@ -239,43 +231,41 @@ def write_items(rows: Rows, items: list[Item]) -> None:
     rows.flush()
 
 
-def write_units(
-    rows: Rows, new: list[Segment], kind: str, layout: Layout | None = None
-) -> tuple[list[PlacedUnit], dict[str, int]]:
-    """Bring the file's rows to the units of ``new``; return them as placed, and how
-    often each key occurs among them (see ``Layout``).
+@dataclass
+class Placed:
+    """A file's units as ``write_units`` left them, and how often each key occurs."""
+
+    units: list[PlacedUnit]
+    counts: dict[str, int]
+    unique: bool
+
+
+def write_units(rows: Rows, new: list[Segment], kind: str, layout: Layout | None = None) -> Placed:
+    """Bring the file's rows to the units of ``new``.
 
     Without a layout the file's rows are read from the database and paired with the
-    items of every unit. With one, a unit whose text the layout has (same kind, same
-    anchor) keeps its rows, moved if it moved; a run of such units that moved together
-    moves in one statement. Only the units left over are extracted, their items
-    paired with the rows of the layout's units left over."""
-    keys = [
-        section.key
-        for seg in new
-        for section in seg.sections
-        if section is not None and (seg.kind != "observation" or section.body.strip())
-    ]
-    counts = dict.fromkeys(keys, 1)
-    where = {} if layout is None else {unit.raw: n for n, unit in enumerate(layout.units)}
-    if layout is None or len(counts) != len(keys) or len(where) != len(layout.units):
-        return _write_each(rows, new, kind, layout)
-    if not layout.unique():
+    items of every unit. With one whose keys each occur once, a unit whose text the
+    layout has (of the same kind) keeps its rows, moved if it moved; a run of such
+    units that moved together moves in one statement, and costs no more than a look
+    up per unit. Only the units left over are extracted, their items paired with the
+    rows of the layout's units left over. A key that would then occur twice, or a
+    layout without each key once, is done unit by unit (``_write_each``)."""
+    if layout is None or not layout.unique:
         return _write_each(rows, new, kind, layout)
     old = layout.units
+    where = {unit.raw: n for n, unit in enumerate(old)}
+    if len(where) != len(old):
+        return _write_each(rows, new, kind, layout)
     used = bytearray(len(old))
-    placed: list[PlacedUnit | None] = []
-    left: list[tuple[int, Unit, str]] = []
-    for seg in new:
+    steps: list[tuple[int, int, int, int, int]] = []  # segment, unit, old unit, count, line
+    for number, seg in enumerate(new):
         match = [where.get(raw, -1) for raw in seg.raws]
-        lines = seg.lines()
-        count, j = len(match), 0
+        line, j, count = seg.line, 0, len(match)
         while j < count:
             k = match[j]
             if k < 0 or used[k] or old[k].kind != seg.kind:
-                unit = seg.unit(j, lines[j])
-                left.append((len(placed), unit, (unit.key or "") if takes_anchor(unit) else ""))
-                placed.append(None)
+                steps.append((number, j, -1, 1, line))
+                line += seg.raws[j].count("\n")
                 j += 1
                 continue
             end, group = j + 1, old[k].seg
@@ -283,33 +273,58 @@ def write_units(
                 if used[k + end - j] or old[k + end - j].seg != group:
                     break
                 end += 1
-            span = old[k : k + end - j]
-            _move(rows, span, lines[j] - old[k].line, seg.base + j - old[k].base)
-            used[k : k + end - j] = b"\x01" * (end - j)
-            placed.extend(span)
+            size = end - j
+            used[k : k + size] = b"\x01" * size
+            steps.append((number, j, k, size, line))
+            line += old[k + size - 1].line - old[k].line + seg.raws[end - 1].count("\n")
             j = end
+    gone = list(_zeros(used))
+    added = [new[number].unit(j, line) for number, j, k, _, line in steps if k < 0]
+    counts = layout.counts
+    freed = {old[n].key for n in gone if old[n].anchor}
+    keys = [unit.key or "" for unit in added if takes_anchor(unit)]
+    if len(set(keys)) != len(keys) or any(key in counts and key not in freed for key in keys):
+        return _write_each(rows, new, kind, layout)  # a key twice: anchors renumber
     existing: Existing = {}
-    for n, was in enumerate(old):
-        if not used[n]:
-            for item_id, anchor, content_hash, spot in was.placements():
-                existing.setdefault((anchor, content_hash), []).append((item_id, spot))
-    for position, unit, anchor in left:
-        placed[position] = _placed(rows, unit, anchor, kind, existing)
+    for n in gone:
+        for item_id, anchor, content_hash, spot in old[n].placements():
+            existing.setdefault((anchor, content_hash), []).append((item_id, spot))
+        if old[n].anchor:
+            del counts[old[n].key or ""]
+    fresh = iter(added)
+    placed: list[PlacedUnit] = []
+    for number, j, k, size, line in steps:
+        if k < 0:
+            unit = next(fresh)
+            anchor = (unit.key or "") if takes_anchor(unit) else ""
+            placed.append(_placed(rows, unit, anchor, kind, existing, number))
+            continue
+        span = old[k : k + size]
+        _move(rows, span, line - old[k].line, new[number].base + j - old[k].base)
+        if old[k].seg != number:
+            for moved in span:
+                moved.seg = number
+        placed.extend(span)
+    counts.update(dict.fromkeys(keys, 1))
     rows.drop(existing)
     rows.flush()
-    done = [unit for unit in placed if unit is not None]
-    _number(done, new)
-    return done, counts
+    return Placed(placed, counts, True)
 
 
-def _write_each(
-    rows: Rows, new: list[Segment], kind: str, layout: Layout | None
-) -> tuple[list[PlacedUnit], dict[str, int]]:
+def _zeros(flags: bytearray) -> Iterator[int]:
+    """The positions of the zero bytes in ``flags``."""
+    at = flags.find(0)
+    while at >= 0:
+        yield at
+        at = flags.find(0, at + 1)
+
+
+def _write_each(rows: Rows, new: list[Segment], kind: str, layout: Layout | None) -> Placed:
     """``write_units`` one unit at a time (a key used twice, or no layout)."""
     found = [unit for seg in new for unit in seg.units()]
-    done, counts = append_units(rows, found, kind, layout, 0)
-    _number(done, new)
-    return done, counts
+    done = append_units(rows, found, kind, layout, 0)
+    _number(done.units, new)
+    return done
 
 
 def _move(rows: Rows, span: list[PlacedUnit], lines: int, bases: int) -> None:
@@ -336,7 +351,7 @@ def _number(done: list[PlacedUnit], new: list[Segment]) -> None:
 
 def append_units(
     rows: Rows, new: list[Unit], kind: str, layout: Layout | None, start: int
-) -> tuple[list[PlacedUnit], dict[str, int]]:
+) -> Placed:
     """Bring the file's rows to its units: ``layout``'s first ``start`` units, untouched,
     then ``new`` (a section file that grew: its last section and what follows; or,
     from 0, any file), paired unit by unit; return them as placed and the key counts.
@@ -376,10 +391,13 @@ def append_units(
     done = [unit for unit in placed if unit is not None]
     for grown in done[start:]:
         grown.seg = segment
-    return done, {key: count for key, count in counts.items() if count}
+    counts = {key: count for key, count in counts.items() if count}
+    return Placed(done, counts, all(count == 1 for count in counts.values()))
 
 
-def _placed(rows: Rows, unit: Unit, anchor: str, kind: str, existing: Existing) -> PlacedUnit:
+def _placed(
+    rows: Rows, unit: Unit, anchor: str, kind: str, existing: Existing, seg: int = 0
+) -> PlacedUnit:
     items = unit_items(unit, anchor, kind, rows.relpath)
     scale = 10_000 if items and items[0].ordinal != unit.base else 1
     offset = unit.base * scale
@@ -397,4 +415,4 @@ def _placed(rows: Rows, unit: Unit, anchor: str, kind: str, existing: Existing) 
                 where[3:],
             )  # fmt: skip
         )
-    return PlacedUnit(unit.kind, unit.raw, unit.key, anchor, unit.line, unit.base, scale, kept)
+    return PlacedUnit(unit.kind, unit.raw, unit.key, anchor, unit.line, unit.base, scale, kept, seg)

@@ -385,14 +385,16 @@ class Index:
         if trusted and added is not None and (tail := self._tail(layout, layer, added)):
             assert layout is not None
             start = len(layout.units) - 1
-            placed, counts = append_units(rows, tail, kind, layout, start)
-            after = Layout(digest, layer_name, text, hasher, placed, counts)
+            done = append_units(rows, tail, kind, layout, start)
+            after = Layout(digest, layer_name, text, hasher, done.units, done.counts, done.unique)
         elif (
             pieces := segments(layer.store, cleaned, parsed if cleaned is text else None)
         ) is not None:
-            placed, counts = write_units(rows, pieces, kind, layout if trusted else None)
+            done = write_units(rows, pieces, kind, layout if trusted else None)
             if cleaned is text:
-                after = Layout(digest, layer_name, text, hasher, placed, counts)
+                after = Layout(
+                    digest, layer_name, text, hasher, done.units, done.counts, done.unique
+                )
         else:
             write_items(rows, extract(layer.store, relpath, cleaned))
         self.db.execute(

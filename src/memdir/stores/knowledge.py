@@ -544,15 +544,13 @@ class KnowledgeStore(SectionFileStore):
         if len(sub) <= limit:
             return []
         fallback = self.ctx.clock()
-        oldest = heapq.nsmallest(  # by date, then file order: the oldest, oldest first
-            len(sub) - limit,
-            (
-                (parse_ts(obs.meta.get("date")) or fallback, position)
-                for position, obs in enumerate(sub)
-                if obs.key != keep
-            ),
-        )
-        doomed = [sub.sections[position] for _, position in oldest]
+        moments = [parse_ts(obs.meta.get("date")) or fallback for obs in sub]
+        positions = [n for n, obs in enumerate(sub) if obs.key == keep]
+        for position in positions:  # never the one being added
+            moments[position] = datetime.max.replace(tzinfo=UTC)
+        count = min(len(sub) - limit, len(sub) - len(positions))
+        oldest = heapq.nsmallest(count, zip(moments, range(len(moments)), strict=True))
+        doomed = [sub.sections[position] for _, position in oldest]  # oldest first
         gone = {id(obs) for obs in doomed}  # by identity: linear in a file far over the cap
         sub.sections = [obs for obs in sub if id(obs) not in gone]
         return [ArchivedText.of(obs, "over-cap") for obs in doomed]
