@@ -24,7 +24,9 @@ def _state(memory: memdir.Memory) -> tuple[list[tuple[object, ...]], list[tuple[
     memory.scan()
     db = memory.index.db
     db.execute("INSERT INTO items_fts (items_fts) VALUES ('integrity-check')")  # FTS in step
-    items = sorted(db.execute(f"SELECT {_COLUMNS} FROM items").fetchall(), key=repr)
+    rows = db.execute(f"SELECT {_COLUMNS} FROM items JOIN places USING (id)").fetchall()
+    assert db.execute("SELECT count(*) FROM places").fetchone() == (len(rows),)
+    items = sorted(rows, key=repr)
     files = sorted(db.execute("SELECT path, layer, store, mtime_ns, size, hash FROM files"))
     return items, files
 
@@ -92,7 +94,7 @@ def test_archiving_the_oldest_moves_the_others_in_one_statement(tmp_path: Path) 
         kept = set(before) & set(after)
         assert len(kept) == 39 and set(after) - kept == {saved.key}
         assert all(after[anchor] == before[anchor] for anchor in kept)
-        moves = [sql for sql in statements if sql.startswith("UPDATE items")]
+        moves = [sql for sql in statements if sql.startswith(("UPDATE items", "UPDATE places"))]
         assert len(moves) == 1
         assert memory.index.ensure_vectors() == 1  # only the new text is embedded
         assert _state(memory) == _rebuilt(memory)

@@ -439,6 +439,10 @@ class SectionDocument:
             offset += len(section.raw)
         return out
 
+    def raws(self) -> list[str]:
+        """Each section's text as parsed (``''`` for one made in code)."""
+        return [section._raw or "" for section in self.sections]
+
     # -- lookup and edits ------------------------------------------------------
 
     def __iter__(self) -> Iterator[Section]:

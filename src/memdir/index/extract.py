@@ -353,10 +353,7 @@ def _observations(
     else:
         sub = SectionDocument.parse(raw, level=3)  # the heading is the preamble
     line += sub.preamble.count("\n")
-    found = sub.sections
-    return Segment(
-        "observation", line, ordinal * 10_000 + 1, [obs.raw or "" for obs in found], list(found)
-    )
+    return Segment("observation", line, ordinal * 10_000 + 1, sub.raws(), list(sub.sections))
 
 
 def _body_at(raw: str) -> int:

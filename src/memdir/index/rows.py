@@ -20,6 +20,7 @@ or removed rows since.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import sqlite3
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -47,20 +48,17 @@ LAYOUT_MAX_CHARS = 8_000_000
 """a file larger than this keeps no layout (its text is held with it)"""
 
 _MOVE = (
-    "UPDATE items SET ordinal = ordinal + ?, line_start = line_start + ?, "
+    "UPDATE places SET ordinal = ordinal + ?, line_start = line_start + ?, "
     "line_end = line_end + ? WHERE id IN ({})"
 )
 _CHUNK = 900  # ids per statement (SQLite builds allow 999 parameters at least)
-_PLACE = (
-    "UPDATE items SET ordinal = ?, line_start = ?, line_end = ?, layer = ?, tier = ?, "
-    "decay_from = ?, relevance = ? WHERE id = ?"
-)
+_AGE = "UPDATE items SET layer = ?, tier = ?, decay_from = ?, relevance = ? WHERE id = ?"
 _INSERT = (
     "INSERT INTO items (id, path, anchor, kind, agent, title, heading, body, meta, tags, "
-    "date, content_hash, vector_key, ordinal, line_start, line_end, layer, tier, "
-    "decay_from, relevance) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-    "?, ?)"
+    "date, content_hash, vector_key, layer, tier, decay_from, relevance) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
+_INSERT_PLACE = "INSERT INTO places (id, ordinal, line_start, line_end) VALUES (?, ?, ?, ?)"
 
 
 @dataclass(slots=True)
@@ -140,6 +138,7 @@ class Rows:
         self.moves: dict[tuple[int, int, int], list[int]] = {}
         self.deletes: list[int] = []
         self.inserts: list[tuple[object, ...]] = []
+        self.places: list[tuple[int, int, int, int]] = []
         self._next_id: int | None = None
 
     def existing(self) -> Existing:
@@ -147,7 +146,7 @@ class Rows:
         found: Existing = {}
         for item_id, anchor, content_hash, *rest in self.db.execute(
             "SELECT id, anchor, content_hash, ordinal, line_start, line_end, layer, tier, "
-            "decay_from, relevance FROM items WHERE path = ?",
+            "decay_from, relevance FROM items JOIN places USING (id) WHERE path = ?",
             (self.relpath,),
         ):
             found.setdefault((anchor, content_hash), []).append((item_id, tuple(rest)))
@@ -166,11 +165,11 @@ class Rows:
     def move(self, item_id: int, old: Placement, new: Placement) -> None:
         if old == new:
             return
-        if old[3:] == new[3:]:
+        if old[3:] != new[3:]:
+            self.db.execute(_AGE, (*new[3:], item_id))
+        if old[:3] != new[:3]:
             distance = (new[0] - old[0], new[1] - old[1], new[2] - old[2])
             self.moves.setdefault(distance, []).append(item_id)
-        else:
-            self.db.execute(_PLACE, (*new, item_id))
 
     def shift(self, ids: Iterable[int], ordinal: int, lines: int) -> None:
         self.moves.setdefault((ordinal, lines, lines), []).extend(ids)
@@ -196,9 +195,10 @@ class Rows:
                 format_ts(item.date) if item.date else None,
                 item.content_hash,
                 item.vector_key,
-                *where,
-            )  # fmt: skip
+                *where[3:],
+            )
         )
+        self.places.append((item_id, *where[:3]))
         return item_id
 
     def drop(self, existing: Existing) -> None:
@@ -215,6 +215,7 @@ class Rows:
                     self.db.execute(sql, (ordinal, first, last, *chunk))
         if self.inserts:
             self.db.executemany(_INSERT, self.inserts)
+            self.db.executemany(_INSERT_PLACE, self.places)
 
 
 def _chunks(ids: list[int]) -> Iterator[list[int]]:
@@ -259,7 +260,7 @@ def write_units(rows: Rows, new: list[Segment], kind: str, layout: Layout | None
     used = bytearray(len(old))
     steps: list[tuple[int, int, int, int, int]] = []  # segment, unit, old unit, count, line
     for number, seg in enumerate(new):
-        match = [where.get(raw, -1) for raw in seg.raws]
+        match = list(map(where.get, seg.raws, itertools.repeat(-1, len(seg.raws))))
         line, j, count = seg.line, 0, len(match)
         while j < count:
             k = match[j]
@@ -330,7 +331,7 @@ def _write_each(rows: Rows, new: list[Segment], kind: str, layout: Layout | None
 def _move(rows: Rows, span: list[PlacedUnit], lines: int, bases: int) -> None:
     """Units that moved together by ``lines`` lines and ``bases`` places."""
     if lines or bases:
-        if all(unit.scale == 1 for unit in span):
+        if span[0].kind != "curated":  # only a curated section's bullets are scaled
             rows.shift([row[0] for unit in span for row in unit.rows], bases, lines)
         else:
             for unit in span:
