@@ -410,8 +410,10 @@ class SectionDocument:
             return False
         ends = [*starts[1:], len(text)] if starts else []
         for section, start, end in zip(self.sections, starts, ends, strict=True):
-            raw = text[start:end]
             old = section._raw
+            if old is not None and end - start == len(old) and text.startswith(old, start):
+                continue  # its bytes as parsed: so are its fields (parse(render(x)) == x)
+            raw = text[start:end]
             unchanged = section._orig == (section.key, section.meta, section._body)
             if old is not None and unchanged and _same_lines(old, raw):
                 section._raw = raw

@@ -29,6 +29,7 @@ Rules (notebook seed, section 3 and 8.8):
 from __future__ import annotations
 
 import heapq
+import operator
 import re
 import secrets
 import threading
@@ -65,6 +66,8 @@ UPDATE_MODES = ("replace", "patch", "append", "delete")
 ARCHIVE_KIND = "knowledge"
 MAX_TAGS = 20
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_META = operator.attrgetter("meta")
+_KEY = operator.attrgetter("key")
 
 
 @dataclass(frozen=True)
@@ -544,15 +547,20 @@ class KnowledgeStore(SectionFileStore):
         if len(sub) <= limit:
             return []
         fallback = self.ctx.clock()
-        moments = [parse_ts(obs.meta.get("date")) or fallback for obs in sub]
-        positions = [n for n, obs in enumerate(sub) if obs.key == keep]
-        for position in positions:  # never the one being added
-            moments[position] = datetime.max.replace(tzinfo=UTC)
-        count = min(len(sub) - limit, len(sub) - len(positions))
+        sections = sub.sections
+        moments = [parse_ts(meta.get("date")) or fallback for meta in map(_META, sections)]
+        keeps = 0
+        if keep is not None:  # never the one being added
+            latest = datetime.max.replace(tzinfo=UTC)
+            for position, key in enumerate(map(_KEY, sections)):
+                if key == keep:
+                    moments[position] = latest
+                    keeps += 1
+        count = min(len(sections) - limit, len(sections) - keeps)
         oldest = heapq.nsmallest(count, zip(moments, range(len(moments)), strict=True))
-        doomed = [sub.sections[position] for _, position in oldest]  # oldest first
-        gone = {id(obs) for obs in doomed}  # by identity: linear in a file far over the cap
-        sub.sections = [obs for obs in sub if id(obs) not in gone]
+        doomed = [sections[position] for _, position in oldest]  # oldest first
+        for position in sorted((position for _, position in oldest), reverse=True):
+            del sections[position]
         return [ArchivedText.of(obs, "over-cap") for obs in doomed]
 
 
