@@ -83,6 +83,8 @@ def line_content(line: str) -> str:
 
 def detect_newline(text: str) -> str:
     """The newline a file mostly uses; ``\\n`` when it has none."""
+    if "\r" not in text:
+        return "\n"
     crlf = text.count("\r\n")
     lf = text.count("\n") - crlf
     return "\r\n" if crlf > lf else "\n"
