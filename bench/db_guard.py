@@ -29,10 +29,10 @@ HERE = str(Path(__file__).resolve().parent)
 sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != Path(HERE)]
 
 import memdir  # noqa: E402
-from memdir.history import History  # noqa: E402
 from memdir.index.search import Filters  # noqa: E402
 from memdir.index.search import search as run_search  # noqa: E402
 from memdir.maintain.databases import repair  # noqa: E402
+from memdir.stores.history import History  # noqa: E402
 from memdir.testing import FakeClock  # noqa: E402
 
 sys.path.insert(0, HERE)

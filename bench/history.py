@@ -21,8 +21,8 @@ from pathlib import Path
 
 from timing import measure
 
-from memdir.history import ACTIVITY_TYPES, History
 from memdir.sqlite import transaction
+from memdir.stores.history import ACTIVITY_TYPES, History
 from memdir.testing import FakeClock
 
 TOOLS = ["read_file", "edit_file", "run_tests", "search_web", "send_email", "query_db", "deploy"]

@@ -1,4 +1,4 @@
-"""The poisoning flagger (``memdir.poisoning``) on labelled memories: recall per kind
+"""The poisoning flagger (``memdir.safety.poisoning``) on labelled memories: recall per kind
 on instruction-like texts, false positives on ordinary memories, on every LoCoMo
 and RealMem dev turn, and the cost of one call.
 
@@ -19,7 +19,7 @@ the wheel; not vendored); its first figure was measured once before the rules
 were changed for it. A text counts as flagged when any finding is returned,
 whatever its kind. The dev turns are read from ``$MEMDIR_SHARED_BENCH``
 (default ``../shared/bench``); a missing file skips its line. Timings are p50 /
-p95 of one call, with ``memdir.secrets.find_secrets`` on the same text (which
+p95 of one call, with ``memdir.safety.secrets.find_secrets`` on the same text (which
 also runs on every write) as the baseline of the same run.
 """
 
@@ -34,8 +34,8 @@ from pathlib import Path
 
 from timing import measure
 
-from memdir.poisoning import find_instructions
-from memdir.secrets import find_secrets
+from memdir.safety.poisoning import find_instructions
+from memdir.safety.secrets import find_secrets
 
 HERE = Path(__file__).resolve().parent
 DATA = HERE / "data" / "poisoning.json"

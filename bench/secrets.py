@@ -1,4 +1,4 @@
-"""Credential detection (memdir.secrets): recall per kind, false positives, cost per call.
+"""Credential detection (memdir.safety.secrets): recall per kind, false positives, cost per call.
 
     .venv/bin/python bench/secrets.py [--seed N] [--per-context N] [--runs N] [--show]
 

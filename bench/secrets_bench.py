@@ -26,7 +26,7 @@ from secrets_corpus import (
 from timing import measure
 
 import memdir
-from memdir.secrets import find_secrets
+from memdir.safety.secrets import find_secrets
 
 
 def caught(sample: Sample) -> bool:
@@ -97,7 +97,7 @@ def main() -> int:
             misses.append(sample)
     missed_kinds = {s.kind for s in misses}
     kinds = list(dict.fromkeys(s.kind for s in samples))
-    print(f"memdir.secrets on {len(samples)} generated credentials of {len(kinds)} kinds "
+    print(f"memdir.safety.secrets on {len(samples)} generated credentials of {len(kinds)} kinds "
           f"(seed {args.seed}), {LOCOMO.name} turns and "
           f"{(FRESH if args.fresh else NOTES).name}:\n")  # fmt: skip
     print("| kind | caught | missed in |\n|---|---|---|")

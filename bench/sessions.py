@@ -25,7 +25,7 @@ from pathlib import Path
 from timing import measure
 
 import memdir
-from memdir.sessions import SessionStore
+from memdir.stores.sessions import SessionStore
 
 TEXT = (
     "Checked the payments API logs: 50 requests per second per key, retries need an "

@@ -1,4 +1,4 @@
-"""``memdir.backup``: real git, real SQLite, a global git config of the test's own."""
+"""``memdir.maintain.backup``: real git, real SQLite, a global git config of the test's own."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import memdir
-from memdir.backup import HISTORY_COPY, HISTORY_DB, BackupError, backup
+from memdir.maintain.backup import HISTORY_COPY, HISTORY_DB, BackupError, backup
 from memdir.testing import FakeClock
 
 DERIVED = {".memdir/index.db", ".memdir/index.db-wal", ".memdir/index.db-shm", ".memdir/lock"}

@@ -206,6 +206,9 @@ def test_search_says_how_many_hits_wait_in_colder_tiers(folder: Path) -> None:
 
 
 def test_an_empty_search_is_a_listing(folder: Path) -> None:
+    nothing = memdir(folder, "search", "")
+    assert nothing.exit_code == 0, nothing.output
+    assert nothing.stdout.startswith("Nothing to list: no observations yet")
     saved = ok_json(memdir(folder, "save", "The payments API allows 50 requests/s", "--json"))
     result = memdir(folder, "search", "")
     assert result.exit_code == 0, result.output

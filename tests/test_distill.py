@@ -11,8 +11,8 @@ import pytest
 
 import memdir
 from memdir import Memory
-from memdir.distill import MAX_TAGS, RECORD_MAX_CHARS, check_facts, distill_activity
-from memdir.llm import LLMError
+from memdir.dream.distill import MAX_TAGS, RECORD_MAX_CHARS, check_facts, distill_activity
+from memdir.llm.chat import LLMError
 from memdir.testing import ChatServer, FakeChat, FakeClock
 
 LABEL = "Fix the billing webhook"

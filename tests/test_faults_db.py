@@ -19,10 +19,10 @@ from typer.testing import CliRunner, Result
 
 import memdir
 from memdir.cli import app
-from memdir.history import History
 from memdir.maintain.graph import GRAPH_FILE
 from memdir.results import Notice
 from memdir.sqlite import moved_aside
+from memdir.stores.history import History
 from memdir.testing import FakeClock
 
 ACTIVITIES = 600

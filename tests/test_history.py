@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import memdir
-from memdir.history import History, HistoryError
+from memdir.stores.history import History, HistoryError
 from memdir.testing import FakeClock
 
 
@@ -138,7 +138,7 @@ def test_mailbox_and_decisions(history: History) -> None:
 
 
 def test_schema_migrations_are_recorded(history: History, tmp_path: Path, clock: FakeClock) -> None:
-    from memdir.history import MIGRATIONS
+    from memdir.stores.history import MIGRATIONS
 
     names = [name for (name,) in history.db.execute("SELECT name FROM migrations ORDER BY name")]
     expected = ["001_activities", "002_context_usage", "003_restarts"]
@@ -152,7 +152,7 @@ def test_schema_migrations_are_recorded(history: History, tmp_path: Path, clock:
 WRITER = """
 import sys
 from pathlib import Path
-from memdir.history import History
+from memdir.stores.history import History
 from memdir.testing import FakeClock
 history = History(Path(sys.argv[1]), "writer", FakeClock())
 n = 0
@@ -220,7 +220,7 @@ def test_two_activities_in_one_millisecond_with_the_same_suffix_get_two_ids(
     frozen = FakeClock("2026-11-30T10:00:00Z")  # the clock never moves: one millisecond
     history = History(tmp_path / "history.db", "agent", frozen)
     drawn = iter(["aaaaaa", "aaaaaa", "bbbbbb"])  # the second draw repeats the first
-    monkeypatch.setattr("memdir.history.secrets.token_hex", lambda n: next(drawn))
+    monkeypatch.setattr("memdir.stores.history.secrets.token_hex", lambda n: next(drawn))
     first = history.start_activity("task", "one")
     second = history.start_activity("task", "two")
     assert first.endswith("-aaaaaa") and second.endswith("-bbbbbb")

@@ -20,7 +20,7 @@ from memdir.cli import app
 from memdir.ingest import IngestError
 from memdir.ingest.detect import parse_file
 from memdir.ingest.importer import session_id
-from memdir.sessions import SessionStore
+from memdir.stores.sessions import SessionStore
 from memdir.testing import FakeClock
 from memdir.tools import Tools
 
@@ -257,7 +257,7 @@ def _whole(mem: memdir.Memory, data: list[dict[str, Any]]) -> None:
 
 KILLED_IMPORT = """
     import sys, time, memdir
-    from memdir.sessions import SessionStore
+    from memdir.stores.sessions import SessionStore
 
     real, calls = SessionStore.write_whole, []
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import memdir
-from memdir.llm import LLMError, Message
+from memdir.llm.chat import LLMError, Message
 from memdir.results import WriteResult
 from memdir.stores.intel import ExtractiveSummariser, IntelStore, parse_week
 from memdir.testing import ChatServer, FakeChat, FakeClock

@@ -12,7 +12,7 @@ import pytest
 
 import memdir
 from memdir.config import LLMSettings, Manifest
-from memdir.llm import ChatModel, LLMError, OpenAIChat, load_llm
+from memdir.llm.chat import ChatModel, LLMError, OpenAIChat, load_llm
 from memdir.testing import ChatReply, ChatRequest, ChatServer, FakeChat
 
 HI = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi?"}]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import queue
+import re
 import signal
 import socket
 import subprocess
@@ -27,8 +28,8 @@ from typer.testing import CliRunner
 
 import memdir
 from memdir.cli import app
-from memdir.mcp_server import host_config
-from memdir.mcp_sessions import SessionRecorder, summarise_arguments
+from memdir.server.mcp import MemdirMCP, host_config
+from memdir.server.mcp_sessions import SessionRecorder, summarise_arguments
 
 SERVE = [sys.executable, "-m", "memdir", "serve"]
 HOST = types.Implementation(name="test-host", version="1.2")
@@ -429,3 +430,23 @@ def test_the_log_keeps_no_secret_and_no_long_text() -> None:
     assert shown["text"].endswith("... (10,000 characters)") and len(shown["text"]) < 160
     assert shown["tags"] == ["0", "1", "2", "3", "4", "... 4 more"]
     assert shown["fields"] == {"a": {"b": "<dict>"}} and shown["k"] == 3
+
+
+@pytest.mark.parametrize("layout", ["default", "notebook", "vault", "workspace"])
+def test_the_instructions_name_only_the_tools_offered(tmp_path: Path, layout: str) -> None:
+    folder = tmp_path / layout
+    init = CliRunner().invoke(app, ["init", "--dir", str(folder), "--layout", layout])
+    assert init.exit_code == 0, init.output
+    memory = memdir.open(folder, embedder="none")
+    every = {"update_notebook", "memory_save", "card_write", "working_state_start"}
+    every |= {"working_state_finish", "journal_append", "lesson_add", "memory_search"}
+    every |= {"memory_get", "memory_update"}
+
+    async def session(client: Client) -> None:
+        offered = {tool.name for tool in (await client.list_tools()).tools}
+        said = client.instructions or ""
+        assert "memory_search" in said and "memdir://context" in said
+        for name in every:
+            assert bool(re.search(rf"\b{name}\b", said)) is (name in offered), (name, said)
+
+    _run(session, MemdirMCP(memory))

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memdir.poisoning import EXCERPT_MAX, InstructionFinding, find_instructions
-from memdir.poisoning import instruction_warnings as warnings_for
+from memdir.safety.poisoning import EXCERPT_MAX, InstructionFinding, find_instructions
+from memdir.safety.poisoning import instruction_warnings as warnings_for
 
 
 def kinds(text: str) -> list[str]:

@@ -15,8 +15,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memdir.secret_rules import Keywords, rules, translate
-from memdir.secrets import SecretFinding, find_secrets, secret_refusal
+from memdir.safety.secret_rules import Keywords, rules, translate
+from memdir.safety.secrets import SecretFinding, find_secrets, secret_refusal
 
 _RNG = random.Random(20261130)
 ALNUM = string.ascii_letters + string.digits
@@ -359,9 +359,9 @@ def test_translate_go_regexes(go: str, python: str) -> None:
 
 def test_rules_load_on_the_first_check_not_at_import() -> None:
     code = (
-        "import memdir, memdir.secrets, memdir.secret_rules as r\n"
+        "import memdir, memdir.safety.secrets, memdir.safety.secret_rules as r\n"
         "assert r.rules.cache_info().currsize == 0\n"
-        "memdir.secrets.find_secrets('x')\n"
+        "memdir.safety.secrets.find_secrets('x')\n"
         "assert r.rules.cache_info().currsize == 1\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)

@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 import memdir
-from memdir import sessions as sessions_module
 from memdir.errors import WriteRefused
-from memdir.sessions import SESSION_KINDS, SessionStore, UnknownSession
+from memdir.stores import sessions as sessions_module
+from memdir.stores.sessions import SESSION_KINDS, SessionStore, UnknownSession
 from memdir.testing import FakeClock
 
 
@@ -294,7 +294,7 @@ def test_two_processes_appending_lose_nothing(store: SessionStore, folder: Path)
     sid = store.create()
     code = """
         import sys, memdir
-        from memdir.sessions import SessionStore
+        from memdir.stores.sessions import SessionStore
         store = SessionStore(memdir.open(sys.argv[1], embedder="none")._ctx)
         for n in range(200):
             message = {"role": "user", "content": f"{sys.argv[3]} {n}"}

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from memdir.answers import content_words, parse_json, strip_reasoning
-from memdir.llm import LLMError
+from memdir.llm.chat import LLMError
+from memdir.llm.checks import content_words, parse_json, strip_reasoning
+from memdir.llm.summaries import PROMPT_MAX_CHARS, LLMDaySummariser, LLMSummariser, check_summary
 from memdir.stores.intel import ExtractiveSummariser
 from memdir.stores.journal import check_day_summary
-from memdir.summaries import PROMPT_MAX_CHARS, LLMDaySummariser, LLMSummariser, check_summary
 from memdir.testing import FakeChat
 
 NOTES = [

@@ -14,7 +14,7 @@ import pytest
 import memdir
 from memdir import Memory, layouts
 from memdir.config import STATE_DIR, parse_manifest
-from memdir.llm import LLMError, Message
+from memdir.llm.chat import LLMError, Message
 from memdir.results import Notice, WriteResult
 from memdir.scaffold import starter_values
 from memdir.testing import FakeChat, FakeClock

@@ -5,7 +5,6 @@
 a ``WriteResult``; every error memdir raises derives from ``MemdirError``.
 """
 
-from memdir.backup import BackupError, BackupResult
 from memdir.config import Manifest, load_manifest, memdir_home
 from memdir.errors import (
     DiskFull,
@@ -21,7 +20,7 @@ from memdir.errors import (
     StorageError,
     WriteRefused,
 )
-from memdir.history import Activity, ActivityDetail, History, HistoryError
+from memdir.files.reader import GetResult
 from memdir.index.embedders import (
     Embedder,
     EmbedderUnavailable,
@@ -32,15 +31,14 @@ from memdir.index.embedders import (
 from memdir.index.search import Hit, Hits
 from memdir.index.sync import ScanReport
 from memdir.ingest import ImportReport, IngestError
-from memdir.llm import ChatModel, LLMError, OpenAIChat, load_llm
+from memdir.llm.chat import ChatModel, LLMError, OpenAIChat, load_llm
+from memdir.maintain.backup import BackupError, BackupResult
 from memdir.memory import Memory
 from memdir.memory import open_memory as open
-from memdir.reader import GetResult
 from memdir.results import Notice, WriteResult
 from memdir.scaffold import InitReport
 from memdir.scaffold import adopt_folder as adopt
 from memdir.scaffold import init_folder as init
-from memdir.sessions import SessionInfo, SessionStore, UnknownSession
 from memdir.stores import (
     KnowledgeSection,
     KnowledgeStore,
@@ -51,6 +49,8 @@ from memdir.stores import (
     StateEntry,
     StateStore,
 )
+from memdir.stores.history import Activity, ActivityDetail, History, HistoryError
+from memdir.stores.sessions import SessionInfo, SessionStore, UnknownSession
 
 __version__ = "0.1.0"
 

@@ -27,10 +27,10 @@ from rich.table import Table
 from rich.tree import Tree
 
 from memdir.errors import MemdirError
-from memdir.mcp_server import host_config
 from memdir.memory import Memory, open_memory
 from memdir.results import WriteResult
 from memdir.scaffold import init_folder
+from memdir.server.mcp import host_config
 from memdir.tools import Tools
 
 DEMO_PREFIX = "memdir-demo-"

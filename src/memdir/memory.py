@@ -23,9 +23,6 @@ from functools import cached_property
 from pathlib import Path
 from types import TracebackType
 
-from memdir.audit import write_audit_line
-from memdir.backup import BackupResult
-from memdir.backup import backup as run_backup
 from memdir.config import (
     MANIFEST_NAME,
     STATE_DIR,
@@ -40,42 +37,45 @@ from memdir.context.assemble import Context, assemble
 from memdir.context.budget import BudgetReport, budget_report
 from memdir.context.flush import FlushRequest, FlushSession, flush_instruction, should_memory_flush
 from memdir.context.tokens import TokenCounter, load_counter
-from memdir.distill import distill_activity
 from memdir.dream import DreamReport, run_dream
+from memdir.dream.distill import distill_activity
 from memdir.errors import LayerNotConfigured, MemdirError, NotAMemoryFolder, StorageError
 from memdir.files.atomic import FolderLock, folder_lock
+from memdir.files.reader import GetResult, read_lines
 from memdir.files.sections import Parsed
 from memdir.files.temps import sweep_after_crash
-from memdir.history import Activity, History
 from memdir.index.embedders import Embedder, EmbedderUnavailable, load_embedder
 from memdir.index.search import Filters, Hit, Hits
 from memdir.index.search import creative as run_creative
 from memdir.index.search import search as run_search
 from memdir.index.sync import INDEX_FILE, Index, ScanReport
 from memdir.ingest.importer import ImportReport, import_file
-from memdir.llm import ChatModel, LLMError, load_llm
+from memdir.llm.chat import ChatModel, LLMError, load_llm
+from memdir.llm.summaries import LLMSummariser
+from memdir.maintain.backup import BackupResult
+from memdir.maintain.backup import backup as run_backup
 from memdir.maintain.compress import compress_journals
 from memdir.maintain.decay import DecayReport, run_decay
 from memdir.maintain.doctor import Finding, diagnose
 from memdir.maintain.graph import Graph, build_graph, graph_dir, write_mocs
 from memdir.maintain.jobs import MaintainReport, run_maintenance
-from memdir.migrate import MigrationReport, migrate_legacy
+from memdir.maintain.migrate import MigrationReport, migrate_legacy
 from memdir.paths import FileSpace
-from memdir.provenance import writing_as
-from memdir.reader import GetResult, read_lines
 from memdir.readonly import private_index, remove_private_index
 from memdir.results import Notice, Progress, WriteResult
-from memdir.sessions import SessionStore
+from memdir.safety.provenance import writing_as
+from memdir.stores.audit import write_audit_line
 from memdir.stores.base import Archive, SectionFileStore, StoreContext
+from memdir.stores.history import Activity, History
 from memdir.stores.intel import IntelStore
 from memdir.stores.journal import CompressionReport, JournalStore
 from memdir.stores.knowledge import KnowledgeStore
 from memdir.stores.lessons import LessonsStore
 from memdir.stores.notebook import Notebook
+from memdir.stores.sessions import SessionStore
 from memdir.stores.state import StateStore
 from memdir.stores.vault import VaultStore
 from memdir.stores.workstate import FILE_KEYS, NOTEBOOK_KEYS, WORKSTATE_STARTER, WorkState
-from memdir.summaries import LLMSummariser
 from memdir.tiers import MODE_TIERS
 from memdir.timeutil import Clock, parse_ts, utc_now
 

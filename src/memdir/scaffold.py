@@ -16,7 +16,6 @@ from pathlib import Path
 from string import Template
 
 from memdir import layouts
-from memdir.backup import STATE_IGNORES
 from memdir.config import (
     AGENT_ID_RE,
     MANIFEST_NAME,
@@ -28,8 +27,9 @@ from memdir.config import (
 )
 from memdir.errors import FolderExistsError, ManifestError, NotAMemoryFolder
 from memdir.files.atomic import atomic_write, folder_lock
+from memdir.maintain.backup import STATE_IGNORES
+from memdir.maintain.migrate import MigrationReport
 from memdir.memory import LOCK_FILE, open_memory
-from memdir.migrate import MigrationReport
 
 STATE_GITIGNORE = "# memdir's derived and transient files\n" + "".join(
     f"{p}\n" for p in STATE_IGNORES

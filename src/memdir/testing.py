@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from memdir.index.embedders import HashingEmbedder, Vectors
-from memdir.llm import LLMError, Message
+from memdir.llm.chat import LLMError, Message
 
 __all__ = [
     "ChatCall",

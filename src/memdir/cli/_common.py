@@ -38,8 +38,8 @@ from memdir.errors import LayerNotConfigured, MemdirError
 from memdir.home import resolve_folder
 from memdir.index.search import Hit, Hits
 from memdir.memory import Memory, open_memory
-from memdir.provenance import writing_as
 from memdir.results import WriteResult
+from memdir.safety.provenance import writing_as
 
 app = typer.Typer(
     name="memdir",
@@ -243,6 +243,9 @@ def print_hits(hits: list[Hit]) -> None:
     what the search did: widened to the colder tiers, or how many hits wait there."""
     found = hits if isinstance(hits, Hits) else Hits(hits, mode="deep")
     sentence = found.sentence("--mode deep")
+    if not found and found.listing:
+        console.print("Nothing to list: no observations yet (an empty query matches nothing).")
+        return
     if not found:
         console.print("No hits in any tier." if found.widened else "No hits.")
         return

@@ -101,7 +101,12 @@ def maintain(
     agent: AgentOption = None,
     only: Annotated[
         list[Job] | None,
-        typer.Option("--only", help="Run only this job (repeat the option).", show_default=False),
+        typer.Option(
+            "--only",
+            metavar="JOB",
+            help="Run only this job (repeat the option).",
+            show_default=False,
+        ),
     ] = None,
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Say what is due and what it would do.")

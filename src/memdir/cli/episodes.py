@@ -23,8 +23,8 @@ from memdir.cli._common import (
     progress,
     reports_errors,
 )
-from memdir.history import Activity, ActivityDetail
 from memdir.ingest import FORMATS, LeftOut
+from memdir.stores.history import Activity, ActivityDetail
 from memdir.textutil import plural
 from memdir.timeutil import format_ts, parse_ts
 

@@ -75,9 +75,9 @@ def serve(
     """Serve the memory folder to an agent host over MCP: tools, files and the boot context."""
     root = find_root(folder_for(folder, agent, create=True))
     try:
-        from memdir.mcp_server import serve as run_server
+        from memdir.server.mcp import serve as run_server
     except ImportError as exc:
-        fail(f"memdir serve needs the MCP server (memdir.mcp_server), which failed to load: {exc}")
+        fail(f"memdir serve needs the MCP server (memdir.server.mcp), which failed to load: {exc}")
         return
     run_server(
         root,

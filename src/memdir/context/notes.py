@@ -5,7 +5,7 @@ email, another agent), so the context shows each memory as a note: a heading tha
 names it and where it came from (file, who wrote it, when), then its text quoted,
 every line behind ``> ``. A quote cannot close itself: a memory holding a fake
 ``## System`` heading, ``</file>`` or a chat-template token stays inside its quote.
-A memory that reads as instructions to the model (``memdir.poisoning``, checked
+A memory that reads as instructions to the model (``memdir.safety.poisoning``, checked
 again here so that a hand edit is caught too) gets a line in memdir's own voice
 saying so. The first memory layer of each part of the context opens with one line
 (``NOTES_PREAMBLE``) telling the model how to read them.
@@ -36,7 +36,7 @@ def source_line(*parts: str | None) -> str:
 
 def flag_line(text: str) -> str | None:
     """memdir's warning above a note that reads as instructions, or None."""
-    from memdir.poisoning import find_instructions  # its rules load on first use
+    from memdir.safety.poisoning import find_instructions  # its rules load on first use
 
     kinds: list[str] = []
     for finding in find_instructions(text):

@@ -30,14 +30,14 @@ from memdir.dream.plan import Entry, Plan, PlanError, conservative
 from memdir.errors import MemdirError
 from memdir.files.atomic import atomic_write
 from memdir.files.encoding import encode
-from memdir.provenance import writing_as
+from memdir.safety.provenance import writing_as
 from memdir.stores.base import Refusal, read_text
 from memdir.textutil import plural
 from memdir.timeutil import format_ts
 
 if TYPE_CHECKING:
-    from memdir.history import Activity
     from memdir.memory import Memory
+    from memdir.stores.history import Activity
 
 DREAM_LABEL = "dream"
 SNAPSHOTS_KEPT = 30

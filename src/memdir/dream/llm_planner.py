@@ -22,7 +22,7 @@ import numpy as np
 
 from memdir.dream.plan import PLAN_SCHEMA, Entry, Plan, PlanError, parse_plan
 from memdir.index.embedders import Embedder
-from memdir.llm import ChatModel, LLMError, Message
+from memdir.llm.chat import ChatModel, LLMError, Message
 from memdir.textutil import plural
 
 SYSTEM = """\

@@ -45,15 +45,15 @@ from memdir.files.sections import SectionDocument
 from memdir.ingest.detect import parse_file
 from memdir.ingest.model import Conversation, IngestError, LeftOut, Message
 from memdir.results import Progress
-from memdir.secrets import find_secrets
+from memdir.safety.secrets import find_secrets
 from memdir.stores.base import read_text, write_text
 from memdir.stores.validate import as_text
 from memdir.timeutil import format_ts
 
 if TYPE_CHECKING:
     from memdir.memory import Memory
-    from memdir.sessions import SessionStore
     from memdir.stores.journal import JournalStore
+    from memdir.stores.sessions import SessionStore
 
 TITLE_MAX = 100
 _SESSION_META_RE = re.compile(r"<!--[^\n]*?\bsession: (sess_imp_[0-9a-f]+)")

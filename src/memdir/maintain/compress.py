@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from memdir.llm.summaries import LLMDaySummariser
 from memdir.results import Notice
 from memdir.stores.journal import CompressionReport
 from memdir.stores.vault import card_links
-from memdir.summaries import LLMDaySummariser
 
 if TYPE_CHECKING:
     from memdir.memory import Memory

@@ -15,7 +15,7 @@ it never reads back (``graph.json``): memdir goes on without it.
 ``repair`` does, without asking, what needs no judgement: a damaged index is moved
 aside and rebuilt, and old moved-aside indexes are deleted; a damaged history is
 moved aside and a fresh one started; every moved-aside history not salvaged yet is
-read back row by row (``memdir.salvage``), then the last backup copy
+read back row by row (``memdir.maintain.salvage``), then the last backup copy
 (``.memdir/backup/history.db``) fills in what the damaged file lost; files the index
 has not seen are scanned; stale temp files are removed. It deletes no history: a
 salvaged copy stays until a person removes it. Running it twice does nothing more.
@@ -27,13 +27,13 @@ from typing import TYPE_CHECKING
 
 from memdir.config import STATE_DIR
 from memdir.files.temps import remove_stale
-from memdir.history import MIGRATIONS as HISTORY_MIGRATIONS
-from memdir.history import read_restarts
 from memdir.index.db import MIGRATIONS as INDEX_MIGRATIONS
 from memdir.index.sync import INDEX_FILE
 from memdir.maintain.graph import GRAPH_FILE, graph_dir
-from memdir.salvage import count_readable, record, salvage_history
+from memdir.maintain.salvage import count_readable, record, salvage_history
 from memdir.sqlite import CORRUPT_MARK, check_file, moved_aside, relative, remove_with_sidecars
+from memdir.stores.history import MIGRATIONS as HISTORY_MIGRATIONS
+from memdir.stores.history import read_restarts
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -11,7 +11,7 @@
   search, the context and tools as U+FFFD.
 - size: one memory over its manifest limit (an observation, a card): every write
   of its file rewrites it; split it.
-- flagged: a memory that reads as instructions to the model (``memdir.poisoning``),
+- flagged: a memory that reads as instructions to the model (``memdir.safety.poisoning``),
   whoever wrote it (a hand edit too): it stays, shown to the model as a quoted note;
   a person decides whether to remove it.
 
@@ -113,7 +113,7 @@ def folder_problems(memory: Memory) -> list[Problem]:
 
 def flagged_items(memory: Memory) -> list[Problem]:
     """Every indexed memory whose text reads as instructions to the model."""
-    from memdir.poisoning import find_instructions  # its rules load on first use
+    from memdir.safety.poisoning import find_instructions  # its rules load on first use
 
     index = memory.index
     with index.lock:

@@ -36,8 +36,8 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import PurePosixPath
 
-from memdir.answers import content_words, grounded, line_problem, strip_reasoning
 from memdir.files.sections import SectionDocument, strip_think
+from memdir.llm.checks import content_words, grounded, line_problem, strip_reasoning
 from memdir.results import WriteResult
 from memdir.stores.base import (
     ArchivedText,

@@ -43,8 +43,8 @@ from typing import Literal, get_args
 from memdir.config import Limits
 from memdir.files.encoding import encode
 from memdir.files.sections import Section, SectionDocument, sanitize_body, strip_think
-from memdir.provenance import written_by
 from memdir.results import Notice, WriteResult
+from memdir.safety.provenance import written_by
 from memdir.stores.base import (
     ArchivedText,
     Refusal,
@@ -85,7 +85,7 @@ class KnowledgeSection:
     text: str
     updated_at: datetime | None
     by: str = "person"
-    """who wrote it (``memdir.provenance``)"""
+    """who wrote it (``memdir.safety.provenance``)"""
 
 
 @dataclass(frozen=True)

@@ -24,8 +24,8 @@ from datetime import datetime
 from typing import Literal, get_args
 
 from memdir.files.sections import Section, SectionDocument, strip_think
-from memdir.provenance import written_by
 from memdir.results import Notice, WriteResult
+from memdir.safety.provenance import written_by
 from memdir.stores.base import (
     ArchivedText,
     Refusal,
@@ -49,7 +49,7 @@ class NotebookEntry:
     managed: Managed
     updated_at: datetime
     by: str = "person"
-    """who wrote it (``memdir.provenance``)"""
+    """who wrote it (``memdir.safety.provenance``)"""
 
 
 @dataclass(frozen=True)

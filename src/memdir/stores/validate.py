@@ -10,11 +10,11 @@ is refused without being scanned:
 3. it is text: no lone surrogate (``"\\ud800"`` is valid JSON but no character and
    cannot be written as UTF-8) and no NUL or other control character but tab and
    newline (carriage returns are kept: a file may use CRLF);
-4. it holds no credential (``memdir.secrets``).
+4. it holds no credential (``memdir.safety.secrets``).
 
 Each failure raises ``Refusal`` with one sentence a model can act on. Text that
 reads as instructions to the model is not refused: ``flag`` finds it
-(``memdir.poisoning``), the store saves it with ``flagged`` in its metadata and
+(``memdir.safety.poisoning``), the store saves it with ``flagged`` in its metadata and
 the write result carries the ``warnings``; the context shows it as a quoted note.
 """
 
@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from memdir.files.encoding import clean, has_surrogates
-from memdir.provenance import BY_KEY, FLAG_KEY, current_writer
-from memdir.secrets import secret_refusal
+from memdir.safety.provenance import BY_KEY, FLAG_KEY, current_writer
+from memdir.safety.secrets import secret_refusal
 
 
 class Refusal(Exception):
@@ -122,7 +122,7 @@ class Flags:
 
 def flag(*texts: str) -> Flags:
     """The instruction-like kinds in ``texts`` and the warnings a write result carries."""
-    from memdir.poisoning import find_instructions, instruction_warnings  # rules load once
+    from memdir.safety.poisoning import find_instructions, instruction_warnings  # rules load once
 
     kinds: list[str] = []
     warnings: list[str] = []

@@ -35,7 +35,7 @@ from memdir.config import (
     static_prefix,
 )
 from memdir.files.atomic import folder_lock
-from memdir.reader import resolve_inside
+from memdir.files.reader import resolve_inside
 from memdir.stores.base import read_text
 from memdir.stores.validate import Refusal, check_text
 from memdir.stores.vault import check_card_text

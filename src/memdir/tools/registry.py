@@ -36,7 +36,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
 from memdir.errors import MemdirError
-from memdir.provenance import writing_as
+from memdir.safety.provenance import writing_as
 
 if TYPE_CHECKING:
     from memdir.config import Manifest

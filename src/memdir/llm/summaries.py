@@ -7,7 +7,7 @@ Two summaries can come from the configured LLM (``memory.llm``):
   ``JournalStore.compress`` (at most the summary's line budget, under the day's
   own headings).
 
-Either way the answer is checked (``memdir.answers``): not empty, within its
+Either way the answer is checked (``memdir.llm.checks``): not empty, within its
 budget, plain text (no headings but the day's own, no code fences, no
 preamble, no leaked ``<think>``), every line about the notes it summarises. A
 rejected answer goes back to the model once with the problem stated (repair
@@ -21,9 +21,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from memdir.answers import content_words, grounded, line_problem, strip_reasoning
 from memdir.files.sections import SectionDocument
-from memdir.llm import ChatModel, LLMError, Message
+from memdir.llm.chat import ChatModel, LLMError, Message
+from memdir.llm.checks import content_words, grounded, line_problem, strip_reasoning
 from memdir.stores.intel import SUMMARY_MAX_CHARS, ExtractiveSummariser, Summariser
 from memdir.stores.journal import check_day_summary
 

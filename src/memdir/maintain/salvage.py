@@ -34,7 +34,7 @@ from memdir.sqlite import SIDECARS, transaction
 from memdir.timeutil import format_ts
 
 if TYPE_CHECKING:
-    from memdir.history import History
+    from memdir.stores.history import History
 
 # In the order they refer to each other; FTS tables are rebuilt by the triggers.
 TABLES = (

@@ -1,6 +1,6 @@
 """The English patterns of the poisoning flagger and the table of its rules
-(``memdir.poisoning`` states the design; ``memdir.poisoning_rules`` holds the
-rule machinery and the guards for ordinary text; ``memdir.poisoning_languages``
+(``memdir.safety.poisoning`` states the design; ``memdir.safety.poisoning_rules`` holds the
+rule machinery and the guards for ordinary text; ``memdir.safety.poisoning_languages``
 the common forms in other languages).
 
 Patterns match the lowered, normalised text. Word lists are space-separated
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from memdir.poisoning_rules import (
+from memdir.safety.poisoning_rules import (
     EX,
     FT,
     MODEL,
@@ -472,7 +472,7 @@ RULES: tuple[Rule, ...] = (
     anchored(RP, _STRONG_MODE, None, _N_MODES, "mode"),
     anchored(RP, _WEAK_MODE, mode_about_model, _N_WEAK_MODES, "mode"),
     anchored(RP, _DAN, None, _N_DAN),
-    # the verb, secret, destination rule of exfiltration is a function in memdir.poisoning
+    # the verb, secret, destination rule of exfiltration is a function in memdir.safety.poisoning
     rule(EX, _PIPE_TO_SHELL, None, _N_DOWNLOAD, "| <( $("),
     rule(EX, _UPLOAD_SECRET_FILE, None, "curl cat type base64 tar", _N_SECRET_PATHS),
     rule(FT, _TEMPLATE_TOKEN, token_used, "<| _of_turn>"),
@@ -487,7 +487,7 @@ RULES: tuple[Rule, ...] = (
 )
 
 # ------------------------------------------------------------------ exfiltration's words
-# (the rule that uses them, a verb then a secret then a destination, is in memdir.poisoning)
+# (the rule that uses them, a verb then a secret then a destination, is in memdir.safety.poisoning)
 
 SECRET = (
     r"(?:passwords?|passwd|passcodes?|passphrases?|credentials?|creds|secrets?|api[\s_-]?keys?"

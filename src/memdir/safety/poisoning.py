@@ -10,8 +10,8 @@ leave alone text that merely uses the words.
 
 A small rule engine over general English (plus the common forms in French,
 Spanish, German, Italian, Portuguese, Russian, Chinese and Japanese); the rules
-are in ``memdir.poisoning_patterns`` (English), ``memdir.poisoning_languages`` and,
-for their machinery and guards, ``memdir.poisoning_rules``. Five kinds:
+are in ``memdir.safety.poisoning_patterns`` (English), ``memdir.safety.poisoning_languages`` and,
+for their machinery and guards, ``memdir.safety.poisoning_rules``. Five kinds:
 
 - override: an imperative to drop instructions (ignore / disregard / forget /
   override / skip / do not follow ...) whose object is instructions, rules,
@@ -97,8 +97,8 @@ import urllib.parse
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from memdir.poisoning_languages import LANGUAGE_RULES
-from memdir.poisoning_patterns import (
+from memdir.safety.poisoning_languages import LANGUAGE_RULES
+from memdir.safety.poisoning_patterns import (
     DEST,
     EXFIL_NEEDS,
     EXFIL_VERB,
@@ -110,7 +110,7 @@ from memdir.poisoning_patterns import (
     RULES,
     SECRET,
 )
-from memdir.poisoning_rules import MODEL, words_of
+from memdir.safety.poisoning_rules import MODEL, words_of
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """The poisoning flagger's rules for the common forms in other languages: French,
 Spanish, Portuguese, Italian, German, Russian, Chinese and Japanese (the English
-patterns are in ``memdir.poisoning_patterns``).
+patterns are in ``memdir.safety.poisoning_patterns``).
 
 Only the stock phrases of prompt injection are covered: "ignore (all) previous /
 your instructions", "new instructions:", "reveal your system instructions",
@@ -11,7 +11,7 @@ the model (previous, all, your).
 
 from __future__ import annotations
 
-from memdir.poisoning_rules import FT, OV, RP, Rule, anchored, rule
+from memdir.safety.poisoning_rules import FT, OV, RP, Rule, anchored, rule
 
 _FR_IGNORE = (
     r"\b(?:ignore[zr]?|oublie[zr]?)\s+(?:toutes\s+)?(?:les\s+|tes\s+|vos\s+)?(?:instructions"

@@ -1,6 +1,6 @@
-"""memdir's own token shapes, and what every layer of ``memdir.secrets`` asks of a value.
+"""memdir's own token shapes, and what every layer of ``memdir.safety.secrets`` asks of a value.
 
-Internal to ``memdir.secrets`` (which re-exports ``SecretFinding``). A shape is a
+Internal to ``memdir.safety.secrets`` (which re-exports ``SecretFinding``). A shape is a
 provider's documented token format, matched only where one of its keywords occurs
 (``secret_rules.Keywords``): private key blocks (a ``-----BEGIN ... PRIVATE KEY-----``
 header and a base64 body, also inside JSON with ``\\n`` escapes, as in a Google
@@ -21,7 +21,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from memdir.secret_rules import entropy, is_word_char
+from memdir.safety.secret_rules import entropy, is_word_char
 
 
 @dataclass(frozen=True)

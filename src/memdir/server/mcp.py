@@ -12,7 +12,7 @@ lists its result's schema (``outputSchema``); the tools listed are those the
 manifest's ``[tools]`` offers, and any tool the folder serves can be called.
 
 Each client session's calls are recorded in the activity history as a ``chat``
-activity (``memdir.mcp_sessions``), so ``recall_activity`` and ``memdir recall``
+activity (``memdir.server.mcp_sessions``), so ``recall_activity`` and ``memdir recall``
 have something to recall under hosts that never start an activity themselves.
 
 One server serves one memory folder (``--dir`` or ``--agent``): nothing it does
@@ -27,7 +27,7 @@ import hmac
 import json
 import logging
 import sys
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from pathlib import Path
 from typing import Any
 
@@ -39,8 +39,8 @@ from memdir import __version__
 from memdir.context import PROFILES
 from memdir.errors import MemdirError
 from memdir.maintain.background import Housekeeper
-from memdir.mcp_sessions import IDLE_SECONDS, SessionRecorder
 from memdir.memory import Memory, open_memory
+from memdir.server.mcp_sessions import IDLE_SECONDS, SessionRecorder
 from memdir.tools import Tools
 
 log = logging.getLogger("memdir.mcp")
@@ -50,16 +50,41 @@ DEFAULT_PORT = 8765
 DEFAULT_MAINTAIN_EVERY = 900.0
 """seconds between the server's own ``memdir maintain`` runs"""
 
-INSTRUCTIONS = """\
-memdir is your long-term memory: a folder of markdown files that persists between
-conversations. Start by reading the boot context (resource memdir://context, or the
-boot_context prompt). While you work: keep what you are doing right now in the notebook
-(update_notebook); save each fact, preference or insight worth keeping with memory_save,
-one per call; search before you ask the user something you may already know
-(memory_search, then memory_get for the lines a hit points at); promote validated
-knowledge into curated sections with memory_update. Every result says which file it
-touched (store); a refusal comes back as ok: false with a reason you can act on.
-"""
+_HABITS = (
+    ("update_notebook", "keep what you are doing right now in the notebook (update_notebook)"),
+    (
+        "memory_save",
+        "save each fact, preference or insight worth keeping with memory_save, one per call",
+    ),
+    ("card_write", "keep what you learn about a person, project or topic on its card (card_write)"),
+    (
+        "working_state_start",
+        "record the task you take on and its result "
+        "(working_state_start, then working_state_finish)",
+    ),
+    ("journal_append", "note what happened today in the journal (journal_append)"),
+    ("lesson_add", "write down a lesson when something went wrong (lesson_add)"),
+    (
+        "memory_search",
+        "search before you ask the user something you may already know "
+        "(memory_search, then memory_get for the lines a hit points at)",
+    ),
+    ("memory_update", "promote validated knowledge into curated sections with memory_update"),
+)
+
+
+def instructions(tools: Iterable[str]) -> str:
+    """The server's instructions to the model, naming only the tools it offers."""
+    offered = set(tools)
+    habits = [habit for name, habit in _HABITS if name in offered]
+    while_working = f" While you work: {'; '.join(habits)}." if habits else ""
+    return (
+        "memdir is your long-term memory: a folder of markdown files that persists between "
+        "conversations. Start by reading the boot context (resource memdir://context, or the "
+        f"boot_context prompt).{while_working} Every result says which file it touched (store); "
+        "a refusal comes back as ok: false with a reason you can act on."
+    )
+
 
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
@@ -80,16 +105,17 @@ class MemdirMCP(MCPServer[Any]):
     ) -> None:
         """``transport`` and ``idle_seconds`` say what a client session is, for the
         history (``SessionRecorder``): over stdio, the process's one client."""
+        tools = Tools(memory)
         super().__init__(
             name="memdir",
             title="memdir",
             description="Long-term memory in a folder of markdown files",
-            instructions=INSTRUCTIONS,
+            instructions=instructions(tools.names(legacy=legacy_tools)),
             version=__version__,
             log_level="WARNING",
         )
         self.memory = memory
-        self.tools = Tools(memory)
+        self.tools = tools
         self.legacy_tools = legacy_tools
         self.sessions = SessionRecorder(memory, transport, idle_seconds=idle_seconds)
         _add_resources(self, memory)

@@ -26,7 +26,7 @@ from contextvars import ContextVar
 WRITERS = ("agent", "api", "cli", "import", "dream", "distill", "person")
 BY_KEY = "by"
 FLAG_KEY = "flagged"
-"""metadata naming the kinds of instruction-like text an item holds (``memdir.poisoning``)"""
+"""metadata naming the kinds of instruction-like text an item holds (``memdir.safety.poisoning``)"""
 
 _writer: ContextVar[str] = ContextVar("memdir_writer", default="api")
 

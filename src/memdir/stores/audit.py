@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from memdir.config import file_template
-from memdir.history import Activity
 from memdir.stores.base import read_text, write_text
+from memdir.stores.history import Activity
 
 if TYPE_CHECKING:
     from memdir.memory import Memory

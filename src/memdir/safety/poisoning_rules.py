@@ -1,7 +1,7 @@
 """The rule machinery of the poisoning flagger and its guards for ordinary text
-(``memdir.poisoning`` states the design; the English patterns and the table of
-rules are in ``memdir.poisoning_patterns``, other languages in
-``memdir.poisoning_languages``).
+(``memdir.safety.poisoning`` states the design; the English patterns and the table of
+rules are in ``memdir.safety.poisoning_patterns``, other languages in
+``memdir.safety.poisoning_languages``).
 
 A ``Rule`` names its kind, its ``needs`` (groups of trigger words: the regex runs
 only when every group has one in the text, which keeps an ordinary memory cheap),

@@ -8,11 +8,11 @@ those spans).
 Three layers, most specific first; a later finding overlapping an earlier one is
 dropped, so each secret is found once, under its most specific kind:
 
-1. memdir's own token shapes (``memdir.secret_shapes``): private key blocks (also
+1. memdir's own token shapes (``memdir.safety.secret_shapes``): private key blocks (also
    inside JSON with ``\\n`` escapes, as in a Google service-account file), AWS,
    GitHub, Slack, Discord webhooks, Anthropic, OpenAI, Groq, Replicate, xAI, Stripe,
    Google, JWTs, Azure storage keys (``AccountKey=``), Telegram bot tokens.
-2. gitleaks' published rules (``memdir.secret_rules``, vendored with its licence):
+2. gitleaks' published rules (``memdir.safety.secret_rules``, vendored with its licence):
    about 220 providers (npm, GitLab, Hugging Face, SendGrid, Twilio, Azure AD,
    Shopify, PyPI, Databricks, Vault, ...), each run as gitleaks runs it; in prose a
    secret may end a sentence, and "the Mailchimp key is X" counts as "... = X".
@@ -69,8 +69,8 @@ import re
 from collections.abc import Iterator
 from functools import cache
 
-from memdir.secret_rules import Keywords, rules
-from memdir.secret_shapes import (
+from memdir.safety.secret_rules import Keywords, rules
+from memdir.safety.secret_shapes import (
     ENV,
     HEX,
     SEPARATORS,

@@ -42,7 +42,7 @@ from memdir.config import AGENT_ID_RE
 from memdir.errors import MemdirError, WriteRefused
 from memdir.files.atomic import atomic_write
 from memdir.results import WriteResult
-from memdir.secrets import secret_refusal
+from memdir.safety.secrets import secret_refusal
 from memdir.stores.base import StoreContext
 from memdir.timeutil import format_ts, parse_ts
 

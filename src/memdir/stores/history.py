@@ -25,7 +25,7 @@ fresh one and moves nothing (the inode at the path changed: checked before every
 write, since SQLite in WAL mode would write on to the old file, and before a read at
 most once a second). The rows
 of the damaged file are not lost with it: ``memdir doctor`` keeps reporting it and
-``memdir doctor --repair`` reads them back (``memdir.salvage``). An activity being
+``memdir doctor --repair`` reads them back (``memdir.maintain.salvage``). An activity being
 run across the restart is not in the fresh file: logging to it raises ``HistoryError``.
 """
 
@@ -49,17 +49,17 @@ from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from memdir import sqlite
-from memdir.digest import LogEvent, summarise
-from memdir.digest import keywords as find_keywords
 from memdir.errors import MemdirError, ReadOnlyFolder
-from memdir.history_schema import ACTIVITY_TYPES as ACTIVITY_TYPES
-from memdir.history_schema import LOG_TYPES as LOG_TYPES
-from memdir.history_schema import MIGRATIONS as MIGRATIONS
-from memdir.history_schema import Restart as Restart
-from memdir.history_schema import read_only_history, restarts_in
-from memdir.history_schema import read_restarts as read_restarts
 from memdir.results import Notice
 from memdir.sqlite import transaction
+from memdir.stores.history_digest import LogEvent, summarise
+from memdir.stores.history_digest import keywords as find_keywords
+from memdir.stores.history_schema import ACTIVITY_TYPES as ACTIVITY_TYPES
+from memdir.stores.history_schema import LOG_TYPES as LOG_TYPES
+from memdir.stores.history_schema import MIGRATIONS as MIGRATIONS
+from memdir.stores.history_schema import Restart as Restart
+from memdir.stores.history_schema import read_only_history, restarts_in
+from memdir.stores.history_schema import read_restarts as read_restarts
 from memdir.timeutil import Clock, format_ts, parse_ts
 
 _WORD_RE = re.compile(r"\w+", re.UNICODE)

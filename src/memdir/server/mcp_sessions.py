@@ -7,7 +7,7 @@ version as its ``initialize`` request gives them (on the 2026 protocol, each
 request's envelope). Each call is logged as ``tool_start`` (the tool and its
 arguments, summarised: long text cut, credentials redacted) and ``tool_end`` (ok or
 refused, the file, the reason). The activity ends, with a summary and keywords from
-those logs (``memdir.digest``), when the session does: stdio's end of input, an HTTP
+those logs (``memdir.stores.history_digest``), when the session does: stdio's end of input, an HTTP
 session its client deletes or leaves idle past ``IDLE_SECONDS``, the server stopping.
 
 A session is the transport's: over stdio the one client of the process; over HTTP
@@ -39,13 +39,13 @@ from typing import TYPE_CHECKING, Any
 import filelock
 
 from memdir.config import STATE_DIR
-from memdir.digest import summarise
-from memdir.secrets import find_secrets
+from memdir.safety.secrets import find_secrets
+from memdir.stores.history_digest import summarise
 from memdir.tools.schema import INDEX_STORE
 
 if TYPE_CHECKING:
-    from memdir.history import History
     from memdir.memory import Memory
+    from memdir.stores.history import History
 
 log = logging.getLogger("memdir.mcp")
 

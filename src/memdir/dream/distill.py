@@ -22,11 +22,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from memdir.answers import content_words, grounded, line_problem, parse_json, strip_reasoning
-from memdir.history import Activity
-from memdir.llm import ChatModel, LLMError, Message
-from memdir.provenance import writing_as
+from memdir.llm.chat import ChatModel, LLMError, Message
+from memdir.llm.checks import content_words, grounded, line_problem, parse_json, strip_reasoning
 from memdir.results import Notice
+from memdir.safety.provenance import writing_as
+from memdir.stores.history import Activity
 
 if TYPE_CHECKING:
     from memdir.memory import Memory

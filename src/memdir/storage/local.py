@@ -1,0 +1,125 @@
+"""``Files`` on disk: the memory folder as it is today, behind the seam.
+
+An adapter over what the stores already call (``atomic_write``, ``FolderLock``,
+``os.stat``), so the next phase can hand the stores a ``Files`` without changing what
+lands on disk. A file's version is its mtime in nanoseconds; a write under the lock
+that would leave it unchanged (a coarse clock, two writes in one tick) moves it on by
+one nanosecond, so the version grows at every write memdir makes, and a hand edit
+changes it too.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+from pathlib import Path
+
+from memdir.config import STATE_DIR
+from memdir.files.atomic import FolderLock, atomic_write, folder_lock
+from memdir.files.temps import TMP_SUFFIX
+from memdir.storage.seam import FileStat, VersionConflict
+
+LOCK_FILE = "lock"
+
+
+class LocalFiles:
+    """A memory folder's files on disk, under its ``.memdir/lock``."""
+
+    def __init__(self, root: Path, *, lock: FolderLock | None = None) -> None:
+        self.root = root
+        self._lock = lock or folder_lock(root / STATE_DIR / LOCK_FILE)
+
+    @property
+    def lock(self) -> FolderLock:
+        return self._lock
+
+    def _path(self, path: str) -> Path:
+        parts = Path(path).parts
+        if not path or Path(path).is_absolute() or ".." in parts:
+            raise ValueError(f"{path!r} is not a path inside the memory folder")
+        return self.root / path
+
+    def read(self, path: str) -> bytes | None:
+        try:
+            return self._path(path).read_bytes()
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+            return None
+
+    def stat(self, path: str) -> FileStat | None:
+        target = self._path(path)
+        try:
+            data = target.read_bytes()
+            stat = os.stat(target)
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+            return None
+        return FileStat(path, len(data), hashlib.sha256(data).hexdigest(), stat.st_mtime_ns,
+                        stat.st_mtime_ns)  # fmt: skip
+
+    def list(self, prefix: str = "") -> list[FileStat]:
+        found: list[FileStat] = []
+        for dirpath, dirnames, filenames in os.walk(self.root):
+            dirnames[:] = sorted(d for d in dirnames if d != STATE_DIR or dirpath != str(self.root))
+            for name in filenames:
+                if TMP_SUFFIX in name:
+                    continue
+                rel = Path(dirpath, name).relative_to(self.root).as_posix()
+                if rel.startswith(prefix):
+                    stat = self.stat(rel)
+                    if stat is not None:
+                        found.append(stat)
+        return sorted(found, key=lambda s: s.path)
+
+    def _check(self, path: str, expected: int | None) -> FileStat | None:
+        current = self.stat(path)
+        if expected is not None:
+            found = current.version if current is not None else None
+            if (found or 0) != expected:
+                raise VersionConflict(path, expected, found)
+        return current
+
+    def write(self, path: str, data: bytes, *, expected_version: int | None = None) -> FileStat:
+        with self._lock:
+            before = self._check(path, expected_version)
+            target = self._path(path)
+            atomic_write(target, data)
+            return self._moved_on(path, target, before)
+
+    def _moved_on(self, path: str, target: Path, before: FileStat | None) -> FileStat:
+        after = self.stat(path)
+        assert after is not None
+        if before is not None and after.mtime_ns <= before.mtime_ns:
+            bumped = before.mtime_ns + 1
+            os.utime(target, ns=(bumped, bumped))
+            after = self.stat(path)
+            assert after is not None
+        return after
+
+    def append(self, path: str, data: bytes) -> FileStat:
+        with self._lock:
+            before = self.stat(path)
+            target = self._path(path)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with target.open("ab") as handle:
+                handle.write(data)
+                handle.flush()
+                os.fsync(handle.fileno())
+            return self._moved_on(path, target, before)
+
+    def remove(self, path: str, *, expected_version: int | None = None) -> bool:
+        with self._lock:
+            if self._check(path, expected_version) is None:
+                return False
+            with contextlib.suppress(FileNotFoundError):
+                self._path(path).unlink()
+            return True
+
+    def rename(self, old: str, new: str) -> FileStat:
+        with self._lock:
+            before = self.stat(new)
+            source, target = self._path(old), self._path(new)
+            if not source.is_file():
+                raise FileNotFoundError(old)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(source, target)
+            return self._moved_on(new, target, before)

@@ -1,0 +1,219 @@
+"""PostgreSQL plumbing: connections with the schema up to date, and the folder lock.
+
+- ``Database(url, schema=...)``: every table lives in one schema (``memdir`` unless
+  told), found through each connection's ``search_path`` (then ``public``, where the
+  ``vector`` extension usually is). Opening one applies the migrations not yet
+  recorded (``memdir.storage.postgres.schema``), each in its own transaction under an
+  advisory lock, so two processes (or hosts) opening a fresh database apply each once.
+- Connections are per thread (psycopg's are not to be shared between threads) and per
+  process (a forked child opens its own), in autocommit: reads see what is committed.
+- ``FolderLock``: one writer per folder across threads, processes and hosts. Taking it
+  opens a transaction on the thread's writing connection and takes
+  ``pg_advisory_xact_lock`` on a hash of (schema, agent, folder); everything written
+  under it commits at the outermost release, together, or not at all. A nested
+  acquire is a savepoint: an exception out of an inner block rolls back only what it
+  wrote, as on disk a refused write leaves its file as it was. Waiting longer than
+  ``timeout`` raises ``LockTimeout``; a server killed mid-write leaves the previous
+  version (the transaction never committed).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import threading
+from collections.abc import Callable
+from types import TracebackType
+from typing import Any
+
+import psycopg
+from pgvector.psycopg import register_vector
+from psycopg import sql
+
+from memdir.errors import LockTimeout
+
+Connection = psycopg.Connection[Any]
+Migration = Callable[[Connection, str], None]
+LOCK_TIMEOUT_SECONDS = 30.0
+SCHEMA_RE = re.compile(r"[a-z_][a-z0-9_]{0,62}")
+
+
+def advisory_key(*parts: str) -> int:
+    """A signed 64-bit key for ``pg_advisory_*lock`` from ``parts`` (sha256, first 8 bytes)."""
+    digest = hashlib.sha256("\0".join(parts).encode("utf-8", "surrogateescape")).digest()
+    return int.from_bytes(digest[:8], "big", signed=True)
+
+
+class Database:
+    """One PostgreSQL database (and schema) holding memory folders."""
+
+    def __init__(self, url: str, *, schema: str = "memdir") -> None:
+        from memdir.storage.postgres.schema import MIGRATIONS
+
+        if not SCHEMA_RE.fullmatch(schema):
+            raise ValueError(f"schema {schema!r}: use lower-case letters, digits and _")
+        self.url = url
+        self.schema = schema
+        self._local = threading.local()
+        self._all: list[Connection] = []
+        self._guard = threading.Lock()
+        with psycopg.connect(url, autocommit=True) as conn:
+            migrate(conn, schema, MIGRATIONS)
+
+    def connect(self) -> Connection:
+        """A new connection of its own (autocommit, this schema first, vectors adapted)."""
+        conn = psycopg.connect(self.url, autocommit=True)
+        conn.execute(sql.SQL("SET search_path = {}, public").format(sql.Identifier(self.schema)))
+        register_vector(conn)
+        with self._guard:
+            self._all.append(conn)
+        return conn
+
+    def _mine(self, name: str) -> Connection:
+        local = self._local
+        if getattr(local, "pid", None) != os.getpid():
+            local.__dict__.clear()
+            local.pid = os.getpid()
+        conn: Connection | None = getattr(local, name, None)
+        if conn is None or conn.closed:
+            conn = self.connect()
+            setattr(local, name, conn)
+        return conn
+
+    def reader(self) -> Connection:
+        """This thread's connection for reads outside any write."""
+        return self._mine("reader")
+
+    def writer(self) -> Connection:
+        """This thread's connection for the transactions ``FolderLock`` opens."""
+        return self._mine("writer")
+
+    def close(self) -> None:
+        with self._guard:
+            conns, self._all = self._all, []
+        for conn in conns:
+            if not conn.closed:
+                conn.close()
+
+    def folder_lock(self, agent: str, folder: str = "") -> FolderLock:
+        return FolderLock(self, agent, folder)
+
+
+def migrate(conn: Connection, schema: str, migrations: list[tuple[str, Migration]]) -> list[str]:
+    """Apply the migrations not yet recorded in ``<schema>.migrations``; their names."""
+    key = advisory_key("memdir-migrations", schema)
+    done: list[str] = []
+    names = sql.Identifier(schema)
+    for name, step in migrations:
+        with conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (key,))
+            conn.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(names))
+            conn.execute(
+                sql.SQL(
+                    "CREATE TABLE IF NOT EXISTS {}.migrations "
+                    "(name TEXT PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())"
+                ).format(names)
+            )
+            found = conn.execute(
+                sql.SQL("SELECT 1 FROM {}.migrations WHERE name = %s").format(names), (name,)
+            ).fetchone()
+            if found is not None:
+                continue
+            conn.execute(sql.SQL("SET LOCAL search_path = {}, public").format(names))
+            step(conn, schema)
+            conn.execute(
+                sql.SQL("INSERT INTO {}.migrations (name) VALUES (%s)").format(names), (name,)
+            )
+            done.append(name)
+    return done
+
+
+class FolderLock:
+    """The write lock of one folder in the database (see the module)."""
+
+    def __init__(
+        self, db: Database, agent: str, folder: str = "", timeout: float = LOCK_TIMEOUT_SECONDS
+    ) -> None:
+        self.db = db
+        self.agent = agent
+        self.folder = folder
+        self.key = advisory_key("memdir-folder", db.schema, agent, folder)
+        self.timeout = timeout
+        self._local = threading.local()
+
+    def _stack(self) -> list[Any]:
+        local = self._local
+        if getattr(local, "pid", None) != os.getpid():
+            local.pid = os.getpid()
+            local.stack = []
+        stack: list[Any] = local.stack
+        return stack
+
+    @property
+    def is_held(self) -> bool:
+        return bool(self._stack())
+
+    def connection(self) -> Connection:
+        """The connection of the transaction this thread holds the lock in."""
+        if not self._stack():
+            raise RuntimeError(f"the lock of {self.agent!r} is not held by this thread")
+        return self.db.writer()
+
+    def acquire(self) -> None:
+        stack = self._stack()
+        conn = self.db.writer()
+        transaction = conn.transaction()
+        transaction.__enter__()
+        stack.append(transaction)
+        if len(stack) > 1:
+            return
+        try:
+            conn.execute(f"SET LOCAL lock_timeout = '{int(self.timeout * 1000)}ms'")
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (self.key,))
+        except psycopg.errors.LockNotAvailable as exc:
+            self._leave(exc)
+            raise LockTimeout(
+                f"another writer held the folder {self.agent!r} for over {self.timeout:g}s"
+            ) from exc
+        except BaseException as exc:
+            self._leave(exc)
+            raise
+
+    def _leave(self, exc: BaseException | None) -> None:
+        transaction = self._stack().pop()
+        if exc is None:
+            transaction.__exit__(None, None, None)
+        else:
+            transaction.__exit__(type(exc), exc, exc.__traceback__)
+
+    def release(self) -> None:
+        self._leave(None)
+
+    def __enter__(self) -> FolderLock:
+        self.acquire()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self._leave(exc)
+
+
+class Folder:
+    """One agent's folder in the database: its lock and the connection to use now."""
+
+    def __init__(self, db: Database, agent: str, folder: str = "") -> None:
+        if not agent:
+            raise ValueError("a folder in the database needs an agent id")
+        self.db = db
+        self.agent = agent
+        self.lock = db.folder_lock(agent, folder)
+
+    def conn(self) -> Connection:
+        """The lock's transaction when this thread holds it (a re-read under the lock
+        sees what this write wrote), else the thread's reading connection."""
+        return self.lock.connection() if self.lock.is_held else self.db.reader()

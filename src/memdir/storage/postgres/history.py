@@ -1,0 +1,303 @@
+"""The activity history in PostgreSQL: ``HistoryStore`` over ``activities`` and friends.
+
+The same calls, checks and answers as ``memdir.stores.history.History`` (ids
+``act-{agent}-{ms}-{rand}``, summaries and keywords made from the logs when not given,
+times to the second), one agent's rows per ``agent``. A write inside the folder lock
+joins its transaction (a file, its index rows and the history row commit together);
+outside it, each call is a transaction of its own. Recall by words ranks with
+``ts_rank`` over label (A), keywords (B) and summary (C), FTS5's weights 2.0, 1.5 and
+1.0 scaled to ``ts_rank``'s range: not BM25 (``bench/pg_search.py`` measures the
+index's keyword ranking; the history's is left for the next phase). A damaged file
+has no counterpart here (PostgreSQL's own recovery stands in for
+``History.guard``), so there are no restarts to list.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from typing import Any
+
+from psycopg.types.json import Jsonb
+
+from memdir.storage.postgres.db import Connection, Database, Folder
+from memdir.stores.history import Activity, ActivityDetail, HistoryError
+from memdir.stores.history_digest import LogEvent, summarise
+from memdir.stores.history_digest import keywords as find_keywords
+from memdir.stores.history_schema import ACTIVITY_TYPES, LOG_TYPES
+from memdir.timeutil import Clock, utc_now
+
+_WORD_RE = re.compile(r"\w+", re.UNICODE)
+_COLUMNS = (
+    "id, agent, type, label, task_id, summary, keywords, started_at, ended_at, "
+    "total_tokens, total_tools, success"
+)
+_RANK_WEIGHTS = "{0, 0.5, 0.75, 1.0}"  # D (unused), C summary, B keywords, A label
+
+
+def _second(moment: datetime) -> datetime:
+    return moment.astimezone(UTC).replace(microsecond=0)
+
+
+def _activity(row: tuple[Any, ...]) -> Activity:
+    keys = tuple(k.strip() for k in (row[6] or "").split(",") if k.strip())
+    ended = row[8].astimezone(UTC) if row[8] is not None else None
+    return Activity(
+        row[0], row[1], row[2], row[3], row[4], row[5], keys, row[7].astimezone(UTC), ended,
+        int(row[9]), int(row[10]), row[11],
+    )  # fmt: skip
+
+
+class PgHistory:
+    """One agent's activity history in the database."""
+
+    def __init__(
+        self, db: Database, agent: str, *, clock: Clock = utc_now, folder: Folder | None = None
+    ) -> None:
+        self.folder = folder or Folder(db, agent)
+        self.agent = agent
+        self.agent_id = agent
+        self.clock = clock
+
+    def close(self) -> None:
+        """Nothing is held open per history (the database's connections are shared)."""
+
+    @contextmanager
+    def _writing(self) -> Iterator[Connection]:
+        conn = self.folder.conn()
+        with conn.transaction():
+            yield conn
+
+    def _now(self) -> datetime:
+        return _second(self.clock())
+
+    # -- writing ---------------------------------------------------------------
+
+    def start_activity(self, type: str, label: str, task_id: str | None = None) -> str:
+        if type not in ACTIVITY_TYPES:
+            raise HistoryError(f"activity type must be one of {', '.join(ACTIVITY_TYPES)}")
+        if not isinstance(label, str) or not label.strip():
+            raise HistoryError("an activity needs a label saying what it is")
+        now = self._now()
+        stamp = f"act-{self.agent}-{int(self.clock().timestamp() * 1000)}-"
+        with self._writing() as conn:
+            for _ in range(8):  # many in one millisecond: draw the suffix again
+                activity_id = stamp + secrets.token_hex(3)
+                row = conn.execute(
+                    "INSERT INTO activities (agent, id, type, label, task_id, started_at) "
+                    "VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING RETURNING id",
+                    (self.agent, activity_id, type, " ".join(label.split()), task_id, now),
+                ).fetchone()
+                if row is not None:
+                    return activity_id
+        raise HistoryError("could not draw a free activity id in 8 tries")
+
+    def log(
+        self, activity_id: str, type: str, content: str, metadata: dict[str, Any] | None = None
+    ) -> int:
+        if type not in LOG_TYPES:
+            raise HistoryError(f"log type must be one of {', '.join(LOG_TYPES)}")
+        meta = dict(metadata or {})
+        tokens = meta.get("tokensUsed", meta.get("tokens", 0))
+        tokens = int(tokens) if isinstance(tokens, (int, float)) else 0
+        with self._writing() as conn:
+            row = conn.execute(
+                "UPDATE activities SET total_tokens = total_tokens + %s, "
+                "total_tools = total_tools + %s WHERE agent = %s AND id = %s RETURNING id",
+                (tokens, 1 if type == "tool_start" else 0, self.agent, activity_id),
+            ).fetchone()  # the row stays locked: two logs to one activity take turns
+            if row is None:
+                raise HistoryError(f"no activity {activity_id!r}")
+            seq = conn.execute(
+                "INSERT INTO activity_logs (agent, activity_id, seq, type, content, metadata, "
+                "created_at) SELECT %s, %s, coalesce(max(seq), 0) + 1, %s, %s, %s, %s "
+                "FROM activity_logs WHERE agent = %s AND activity_id = %s RETURNING seq",
+                (self.agent, activity_id, type, str(content), Jsonb(meta), self._now(),
+                 self.agent, activity_id),
+            ).fetchone()  # fmt: skip
+        assert seq is not None
+        return int(seq[0])
+
+    def end_activity(
+        self,
+        activity_id: str,
+        summary: str | None = None,
+        keywords: list[str] | None = None,
+        success: bool = True,
+    ) -> Activity:
+        with self._writing() as conn:
+            detail = self.get(activity_id)
+            if detail is None:
+                raise HistoryError(f"no activity {activity_id!r}")
+            if detail.activity.ended_at is not None:
+                raise HistoryError(f"activity {activity_id!r} has already ended")
+            found = list(keywords) if keywords is not None else find_keywords(detail.logs)
+            text = summary if summary is not None else summarise(
+                detail.activity.type, detail.activity.label, detail.logs, success
+            )  # fmt: skip
+            conn.execute(
+                "UPDATE activities SET summary = %s, keywords = %s, ended_at = %s, success = %s "
+                "WHERE agent = %s AND id = %s",
+                (" ".join(text.split()), ", ".join(found), self._now(), success, self.agent,
+                 activity_id),
+            )  # fmt: skip
+            ended = self.get(activity_id)
+        assert ended is not None
+        return ended.activity
+
+    def receive(
+        self,
+        source: str,
+        content: str,
+        kind: str = "message",
+        metadata: dict[str, Any] | None = None,
+        activity_id: str | None = None,
+    ) -> str:
+        item_id = f"mail-{int(self.clock().timestamp() * 1000)}-{secrets.token_hex(3)}"
+        with self._writing() as conn:
+            conn.execute(
+                "INSERT INTO mailbox_items (agent, id, source, kind, content, metadata, "
+                "received_at, activity_id) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
+                (self.agent, item_id, source, kind, content, Jsonb(metadata or {}), self._now(),
+                 activity_id),
+            )  # fmt: skip
+        return item_id
+
+    def decide(
+        self,
+        decision: str,
+        reason: str | None = None,
+        *,
+        mailbox_item_id: str | None = None,
+        activity_id: str | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> str:
+        decision_id = f"dec-{int(self.clock().timestamp() * 1000)}-{secrets.token_hex(3)}"
+        with self._writing() as conn:
+            conn.execute(
+                "INSERT INTO decisions (agent, id, mailbox_item_id, activity_id, decision, "
+                "reason, metadata, decided_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
+                (self.agent, decision_id, mailbox_item_id, activity_id, decision, reason,
+                 Jsonb(metadata or {}), self._now()),
+            )  # fmt: skip
+        return decision_id
+
+    def record_usage(self, session_id: str, used_tokens: int, window_tokens: int) -> None:
+        if window_tokens <= 0 or used_tokens < 0:
+            raise HistoryError("window_tokens must be positive and used_tokens not negative")
+        with self._writing() as conn:
+            conn.execute(
+                "INSERT INTO context_usage (agent, session_id, used_tokens, window_tokens, "
+                "recorded_at) VALUES (%s, %s, %s, %s, %s) ON CONFLICT (agent, session_id) DO "
+                "UPDATE SET used_tokens = excluded.used_tokens, "
+                "window_tokens = excluded.window_tokens, recorded_at = excluded.recorded_at",
+                (self.agent, session_id, used_tokens, window_tokens, self._now()),
+            )
+
+    def usage(self, session_id: str) -> tuple[float | None, bool]:
+        row = (
+            self.folder.conn()
+            .execute(
+                "SELECT used_tokens, window_tokens, flushed_at FROM context_usage "
+                "WHERE agent = %s AND session_id = %s",
+                (self.agent, session_id),
+            )
+            .fetchone()
+        )
+        if row is None:
+            return None, False
+        return row[0] / row[1], row[2] is not None
+
+    def claim_flush(self, session_id: str) -> bool:
+        with self._writing() as conn:
+            cursor = conn.execute(
+                "UPDATE context_usage SET flushed_at = %s WHERE agent = %s AND session_id = %s "
+                "AND flushed_at IS NULL",
+                (self._now(), self.agent, session_id),
+            )
+        return cursor.rowcount == 1
+
+    # -- recall ----------------------------------------------------------------
+
+    def _filters(
+        self,
+        type: str | None,
+        task_id: str | None,
+        since: datetime | None,
+        until: datetime | None,
+    ) -> tuple[str, list[object]]:
+        clauses = ["a.agent = %s"]
+        params: list[object] = [self.agent]
+        for column, value in (("type", type), ("task_id", task_id)):
+            if value is not None:
+                clauses.append(f"a.{column} = %s")
+                params.append(value)
+        if since is not None:
+            clauses.append("a.started_at >= %s")
+            params.append(_second(since))
+        if until is not None:
+            clauses.append("a.started_at <= %s")
+            params.append(_second(until))
+        return " AND ".join(clauses), params
+
+    def recent(
+        self,
+        limit: int = 20,
+        *,
+        type: str | None = None,
+        task_id: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+    ) -> list[Activity]:
+        where, params = self._filters(type, task_id, since, until)
+        rows = self.folder.conn().execute(
+            f"SELECT {_COLUMNS} FROM activities AS a WHERE {where} "
+            "ORDER BY a.started_at DESC, a.seq DESC LIMIT %s",
+            [*params, limit],
+        )
+        return [_activity(row) for row in rows]
+
+    def search(
+        self, query: str, limit: int = 10, *, type: str | None = None, since: datetime | None = None
+    ) -> list[Activity]:
+        words = list(dict.fromkeys(w.lower() for w in _WORD_RE.findall(query)))
+        if not words:
+            return self.recent(limit, type=type, since=since)
+        where, params = self._filters(type, None, since, None)
+        rows = self.folder.conn().execute(
+            "WITH q AS (SELECT (SELECT string_agg(quote_literal(u.lexeme), ' | ')::tsquery "
+            "FROM unnest(to_tsvector('memdir', %s)) AS u) AS query) "
+            f"SELECT {_COLUMNS} FROM activities AS a, q WHERE {where} AND a.tsv @@ q.query "
+            f"ORDER BY ts_rank('{_RANK_WEIGHTS}', a.tsv, q.query) DESC, a.started_at DESC "
+            "LIMIT %s",
+            [" ".join(words), *params, limit],
+        )
+        return [_activity(row) for row in rows]
+
+    def unended(self, type: str | None = None) -> list[Activity]:
+        where, params = self._filters(type, None, None, None)
+        rows = self.folder.conn().execute(
+            f"SELECT {_COLUMNS} FROM activities AS a WHERE a.ended_at IS NULL AND {where} "
+            "ORDER BY a.started_at, a.seq",
+            params,
+        )
+        return [_activity(row) for row in rows]
+
+    def get(self, activity_id: str) -> ActivityDetail | None:
+        conn = self.folder.conn()
+        row = conn.execute(
+            f"SELECT {_COLUMNS} FROM activities AS a WHERE a.agent = %s AND a.id = %s",
+            (self.agent, activity_id),
+        ).fetchone()
+        if row is None:
+            return None
+        logs = conn.execute(
+            "SELECT seq, type, content, metadata FROM activity_logs WHERE agent = %s "
+            "AND activity_id = %s ORDER BY seq",
+            (self.agent, activity_id),
+        ).fetchall()
+        events = tuple(LogEvent(int(seq), t, content, dict(meta)) for seq, t, content, meta in logs)
+        return ActivityDetail(_activity(row), events)

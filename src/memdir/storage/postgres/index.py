@@ -1,0 +1,423 @@
+"""The index in PostgreSQL: ``IndexRows`` over ``items`` (see ``schema``).
+
+Rows are what ``index.sync`` makes of a file (the same items, diffed by anchor and
+content hash, the same placement), written under the folder lock, so a store's write
+commits its file and its rows together. The primitives search ranks with:
+
+- ``keyword``: BM25 as FTS5 computes it (k1 1.2, b 0.75, IDF ln((N - n + 0.5) /
+  (n + 0.5)) floored at 1e-6, a term's frequency summed over the columns with FTS5's
+  weights, |D| all of the item's tokens, N and avgdl over the agent's items): the
+  candidates are the GIN index's matches of each of the query's stems, scored in one
+  statement from ``tf`` (each stem's weighted frequency, made from the ``tsvector``
+  when the row is written): bench/RESULTS.md has the steps that took it from 21x
+  SQLite's time to about 5x. ``ts_rank_cd`` is not BM25 (no IDF, no length normalisation of this
+  kind); ``scorer="ts_rank_cd"`` is kept to measure it by (bench/pg_search.py).
+- ``semantic``: cosine (``<=>``) to the query among the agent's items with a vector of
+  that embedder under the filters. ``method="exact"`` scores every such item, as the
+  SQLite path's matrix does; ``"hnsw"`` walks the embedder's HNSW index (forced: the
+  planner scans a small table instead), with ``ef_search`` = depth. pgvector 0.6
+  filters after the walk, so a filter or other agents' items crowd the result:
+  bench/pg_search.py measures it with several agents in one table.
+
+Words are cut as FTS5's ``unicode61 remove_diacritics 2`` cuts them (letters and
+digits, diacritics off, lower case) before PostgreSQL stems them (``memdir``
+configuration: English Snowball, no stopwords). An item's text is cut at
+``MAX_TOKENS`` tokens per column (a tsvector holds 1 MB at most).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from psycopg import sql
+
+from memdir.config import Layer
+from memdir.files.encoding import clean
+from memdir.index.embedders import Embedder, Vectors
+from memdir.index.extract import CORE_KINDS, Item, extract
+from memdir.index.search import _COLUMNS, STOPWORDS
+from memdir.storage.postgres.db import Connection, Database, Folder
+from memdir.storage.postgres.schema import COLUMN_WEIGHTS, TS_CONFIG, vector_index
+from memdir.storage.seam import Pairs, Scope
+from memdir.timeutil import format_ts
+
+MAX_TOKENS = 50_000
+EMBED_BATCH = 256
+HNSW_MAX_EF = 1000
+_TOKEN_RE = re.compile(r"[^\W_]+", re.UNICODE)
+_K1, _B = 1.2, 0.75
+# ts_rank's weights are given for D, C, B, A (metadata, body, tags, heading), at most 1:
+# FTS5's, scaled by the largest (the order they give is the same).
+_TS_WEIGHTS = (
+    "{" + ", ".join(str(COLUMN_WEIGHTS[i] / max(COLUMN_WEIGHTS)) for i in (3, 1, 2, 0)) + "}"
+)
+_TSV = (
+    f"setweight(to_tsvector('{TS_CONFIG}', %s), 'A') || setweight(to_tsvector('{TS_CONFIG}', "
+    f"%s), 'B') || setweight(to_tsvector('{TS_CONFIG}', %s), 'C') || "
+    f"setweight(to_tsvector('{TS_CONFIG}', %s), 'D')"
+)
+
+
+def tokens(text: str) -> list[str]:
+    """``text``'s words as FTS5's unicode61 tokenizer with ``remove_diacritics 2`` has them."""
+    folded = unicodedata.normalize("NFKD", text.lower())
+    plain = "".join(ch for ch in folded if not unicodedata.combining(ch))
+    return _TOKEN_RE.findall(plain)[:MAX_TOKENS]
+
+
+def placement(item: Item, layer_name: str, layer: Layer) -> tuple[object, ...]:
+    """Where the item sits and how it ages (``index.sync.Index._placement``, the same)."""
+    tier = item.tier
+    if layer.store == "archive" or item.kind == "archive":
+        tier = "archive"
+    elif item.kind in CORE_KINDS or layer.decay == "none":
+        tier = tier or "core"
+    moment = (item.last_accessed or item.date) if layer.decay == "access" else item.date
+    decay_from = format_ts(moment) if moment is not None else None
+    return (
+        item.ordinal, item.line_start, item.line_end, layer_name, tier, decay_from,
+        item.relevance,
+    )  # fmt: skip
+
+
+def index_text(
+    index: PgIndex, path: str, text: str, layer_name: str, layer: Layer, *, mtime_ns: int,
+    size: int,
+) -> str:  # fmt: skip
+    """Bring ``path``'s rows up to date with ``text`` (what ``Index._apply`` does on
+    SQLite: the same items, placement and digest); 'added', 'updated' or 'unchanged'."""
+    items = extract(layer.store, path, clean(text))
+    digest = hashlib.sha1(text.encode("utf-8", "surrogateescape")).hexdigest()
+    placed = [(item, placement(item, layer_name, layer)) for item in items]
+    return index.apply(
+        path, layer_name, layer.store, placed, mtime_ns=mtime_ns, size=size, digest=digest
+    )
+
+
+def where_sql(scope: Scope) -> tuple[str, list[object]]:
+    """``Filters.sql`` in PostgreSQL's dialect (one WHERE for both backends)."""
+    where, params = scope.filters.sql(scope.decay, scope.now, wide=scope.wide)
+    return ("TRUE" if where == "1" else where.replace("?", "%s")), params
+
+
+class PgIndex:
+    """One agent's index rows in the database (``IndexRows``)."""
+
+    def __init__(self, db: Database, agent: str, *, folder: Folder | None = None) -> None:
+        self.folder = folder or Folder(db, agent)
+        self.agent = agent
+
+    def _conn(self) -> Connection:
+        return self.folder.conn()
+
+    # -- writing rows ----------------------------------------------------------
+
+    def file_states(self) -> dict[str, tuple[int, int, str]]:
+        rows = self._conn().execute(
+            "SELECT path, mtime_ns, size, layer FROM index_files WHERE agent = %s", (self.agent,)
+        )
+        return {str(p): (int(m), int(s), str(layer)) for p, m, s, layer in rows}
+
+    def apply(
+        self,
+        path: str,
+        layer_name: str,
+        store: str,
+        items: Sequence[tuple[Item, tuple[object, ...]]],
+        *,
+        mtime_ns: int,
+        size: int,
+        digest: str,
+    ) -> str:
+        with self.folder.lock:
+            conn = self.folder.lock.connection()
+            row = conn.execute(
+                "SELECT hash, layer FROM index_files WHERE agent = %s AND path = %s",
+                (self.agent, path),
+            ).fetchone()
+            if row is not None and row[0] == digest and row[1] == layer_name:
+                conn.execute(
+                    "UPDATE index_files SET mtime_ns = %s, size = %s WHERE agent = %s "
+                    "AND path = %s",
+                    (mtime_ns, size, self.agent, path),
+                )
+                return "unchanged"
+            self._diff(conn, path, items)
+            conn.execute(
+                "INSERT INTO index_files (agent, path, layer, store, mtime_ns, size, hash) "
+                "VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT (agent, path) DO UPDATE SET "
+                "layer = excluded.layer, store = excluded.store, mtime_ns = excluded.mtime_ns, "
+                "size = excluded.size, hash = excluded.hash",
+                (self.agent, path, layer_name, store, mtime_ns, size, digest),
+            )
+            return "added" if row is None else "updated"
+
+    def _diff(
+        self, conn: Connection, path: str, items: Sequence[tuple[Item, tuple[object, ...]]]
+    ) -> None:
+        existing: dict[tuple[str, str], list[tuple[int, tuple[object, ...]]]] = {}
+        for item_id, anchor, content_hash, *placed in conn.execute(
+            "SELECT id, anchor, content_hash, ordinal, line_start, line_end, layer, tier, "
+            "decay_from, relevance FROM items WHERE agent = %s AND path = %s",
+            (self.agent, path),
+        ):
+            existing.setdefault((anchor, content_hash), []).append((item_id, tuple(placed)))
+        inserts: list[tuple[object, ...]] = []
+        updates: list[tuple[object, ...]] = []
+        added_tokens = 0
+        for item, placed in items:
+            matches = existing.get((item.anchor, item.content_hash))
+            if matches:
+                item_id, old = matches.pop()
+                if old != placed:
+                    updates.append((*placed, item_id))
+                continue
+            row, count = self._row(path, item, placed)
+            inserts.append(row)
+            added_tokens += count
+        stale = [item_id for rows in existing.values() for item_id, _ in rows]
+        removed_tokens = 0
+        if stale:
+            gone = conn.execute(
+                "DELETE FROM items WHERE agent = %s AND id = ANY(%s) RETURNING ntokens",
+                (self.agent, stale),
+            ).fetchall()
+            removed_tokens = sum(int(n) for (n,) in gone)
+        if updates:
+            with conn.cursor() as cur:
+                cur.executemany(
+                    "UPDATE items SET ordinal = %s, line_start = %s, line_end = %s, layer = %s, "
+                    "tier = %s, decay_from = %s, relevance = %s WHERE id = %s",
+                    updates,
+                )
+        if inserts:
+            with conn.cursor() as cur:
+                cur.executemany(
+                    "INSERT INTO items (agent, path, anchor, kind, title, heading, body, meta, "
+                    "tags, date, content_hash, vector_key, ordinal, line_start, line_end, layer, "
+                    "tier, decay_from, relevance, ntokens, tsv) VALUES (%s, %s, %s, %s, %s, %s, "
+                    f"%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, {_TSV})",
+                    inserts,
+                )
+            # a text already embedded (an item moved, a file rewritten) keeps its vector
+            conn.execute(
+                "UPDATE items AS n SET embedding = o.embedding, model = o.model FROM items AS o "
+                "WHERE n.agent = %s AND n.path = %s AND n.embedding IS NULL "
+                "AND o.agent = n.agent AND o.vector_key = n.vector_key "
+                "AND o.embedding IS NOT NULL",
+                (self.agent, path),
+            )
+        if inserts or stale:
+            self._count(conn, len(inserts) - len(stale), added_tokens - removed_tokens)
+
+    def _count(self, conn: Connection, items: int, tokens: int) -> None:
+        conn.execute(
+            "INSERT INTO index_stats AS s (agent, items, tokens) VALUES (%s, %s, %s) "
+            "ON CONFLICT (agent) DO UPDATE SET items = s.items + excluded.items, "
+            "tokens = s.tokens + excluded.tokens",
+            (self.agent, items, tokens),
+        )
+
+    def _row(
+        self, path: str, item: Item, placed: tuple[object, ...]
+    ) -> tuple[tuple[object, ...], int]:
+        tags = ",".join(item.tags)
+        columns = [tokens(part) for part in (item.heading, tags, item.body, item.meta)]
+        row = (
+            self.agent, path, item.anchor, item.kind, item.title, item.heading, item.body,
+            item.meta, tags, format_ts(item.date) if item.date else None, item.content_hash,
+            item.vector_key, *placed, sum(len(c) for c in columns),
+            *(" ".join(c) for c in columns),
+        )  # fmt: skip
+        return row, sum(len(c) for c in columns)
+
+    def remove_file(self, path: str) -> None:
+        with self.folder.lock:
+            conn = self.folder.lock.connection()
+            gone = conn.execute(
+                "DELETE FROM items WHERE agent = %s AND path = %s RETURNING ntokens",
+                (self.agent, path),
+            ).fetchall()
+            conn.execute(
+                "DELETE FROM index_files WHERE agent = %s AND path = %s", (self.agent, path)
+            )
+            if gone:
+                self._count(conn, -len(gone), -sum(int(n) for (n,) in gone))
+
+    def clear(self) -> None:
+        with self.folder.lock:
+            conn = self.folder.lock.connection()
+            for table in ("items", "index_files", "index_stats"):
+                conn.execute(
+                    sql.SQL("DELETE FROM {} WHERE agent = %s").format(sql.Identifier(table)),
+                    (self.agent,),
+                )
+
+    # -- vectors ---------------------------------------------------------------
+
+    def store_vectors(self, model: str, dim: int, vectors: Sequence[tuple[str, Vectors]]) -> None:
+        """Give every item whose text has ``vector_key`` its vector from ``model``."""
+        conn = self.folder.db.reader() if not self.folder.lock.is_held else self._conn()
+        with conn.transaction(), conn.cursor() as cur:
+            cur.executemany(
+                "UPDATE items SET embedding = %s, model = %s WHERE agent = %s AND vector_key = %s",
+                [(np.asarray(v, dtype=np.float32), model, self.agent, k) for k, v in vectors],
+            )
+        vector_index(conn, model, dim)
+
+    def ensure_vectors(self, embedder: Embedder, limit: int | None = None) -> int:
+        """Embed the texts with no vector from ``embedder`` (at most ``limit``); how many."""
+        conn = self._conn()
+        done = 0
+        while limit is None or done < limit:
+            batch = EMBED_BATCH if limit is None else min(EMBED_BATCH, limit - done)
+            rows = conn.execute(
+                "SELECT DISTINCT ON (vector_key) vector_key, heading, meta, body FROM items "
+                "WHERE agent = %s AND model IS DISTINCT FROM %s ORDER BY vector_key, id LIMIT %s",
+                (self.agent, embedder.id, batch),
+            ).fetchall()
+            if not rows:
+                break
+            texts = ["\n".join(part for part in row[1:] if part) for row in rows]
+            matrix = embedder.embed(texts)
+            self.store_vectors(
+                embedder.id, embedder.dim,
+                [(str(row[0]), vector) for row, vector in zip(rows, matrix, strict=True)],
+            )  # fmt: skip
+            done += len(rows)
+        return done
+
+    # -- the primitives --------------------------------------------------------
+
+    def keyword(
+        self, words: Sequence[str], scope: Scope, depth: int, *, scorer: str = "bm25"
+    ) -> Pairs:
+        text = " ".join(token for word in words for token in tokens(word))
+        if not text:
+            return []
+        phrase = all(word in STOPWORDS for word in words)
+        where, params = where_sql(scope)
+        query = (
+            f"(SELECT CASE WHEN %s THEN phraseto_tsquery('{TS_CONFIG}', %s) ELSE "
+            f"(SELECT string_agg(quote_literal(u.lexeme), ' | ')::tsquery FROM "
+            f"unnest(to_tsvector('{TS_CONFIG}', %s)) AS u) END)"
+        )
+        args: list[object] = [phrase, text, text]
+        if scorer in ("ts_rank_cd", "ts_rank"):
+            sql_text = (
+                f"SELECT i.id, {scorer}('{_TS_WEIGHTS}', i.tsv, q.query) AS score "
+                f"FROM items AS i, (SELECT {query} AS query) AS q "
+                f"WHERE i.agent = %s AND i.tsv @@ q.query AND {where} "
+                f"ORDER BY score DESC, i.id LIMIT %s"
+            )
+            values = [*args, self.agent, *params, depth]
+        elif scorer == "bm25":
+            # one (item, stem) pair per stem an item holds, found by the GIN index; the
+            # filters are a flag on each pair (N, avgdl and df count every item, as FTS5's)
+            both = f" AND i.tsv @@ phraseto_tsquery('{TS_CONFIG}', %s)" if phrase else ""
+            sql_text = (
+                "WITH q AS (SELECT (SELECT array_agg(DISTINCT u.lexeme) FROM "
+                f"unnest(to_tsvector('{TS_CONFIG}', %s)) AS u) AS lexemes), "
+                "stats AS (SELECT greatest(s.items, 1)::float8 AS n, "
+                "greatest(s.tokens::float8 / greatest(s.items, 1), 1e-9) AS avgdl "
+                "FROM index_stats AS s WHERE s.agent = %s), "
+                "hits AS (SELECT i.id, i.ntokens, u.lexeme, (i.tf ->> u.lexeme)::float8 AS f, "
+                f"({where}) AS ok FROM q CROSS JOIN LATERAL unnest(q.lexemes) AS u(lexeme) "
+                "JOIN items AS i ON i.agent = %s AND i.tsv @@ quote_literal(u.lexeme)::tsquery"
+                f"{both}), "
+                "df AS (SELECT lexeme, count(*)::float8 AS n FROM hits GROUP BY lexeme), "
+                "scored AS (SELECT h.id, bool_and(h.ok) AS ok, "
+                "sum(greatest(ln((s.n - df.n + 0.5) / (df.n + 0.5)), 1e-6) * h.f * "
+                f"{_K1 + 1} / (h.f + {_K1} * ({1 - _B} + {_B} * h.ntokens / s.avgdl))) AS score "
+                "FROM hits AS h JOIN df USING (lexeme) CROSS JOIN stats AS s GROUP BY h.id) "
+                "SELECT id, score FROM scored WHERE ok ORDER BY score DESC, id LIMIT %s"
+            )
+            values = [text, self.agent, *params, self.agent, *([text] if phrase else []), depth]
+        else:
+            raise ValueError(f"unknown scorer {scorer!r}")
+        rows = self._conn().execute(sql_text, values).fetchall()
+        return [(int(item_id), float(score)) for item_id, score in rows]
+
+    def semantic(
+        self,
+        vector: Vectors,
+        model: str,
+        scope: Scope,
+        depth: int,
+        floor: float,
+        *,
+        method: str = "exact",
+    ) -> Pairs:
+        where, params = where_sql(scope)
+        query = np.asarray(vector, dtype=np.float32)
+        conn = self._conn()
+        if method == "exact":
+            rows = conn.execute(
+                "SELECT i.id, 1 - (i.embedding <=> %s) FROM items AS i WHERE i.agent = %s "
+                f"AND i.model = %s AND {where} ORDER BY i.embedding <=> %s, i.id LIMIT %s",
+                [query, self.agent, model, *params, query, depth],
+            ).fetchall()
+        elif method == "hnsw":
+            dim = sql.Literal(int(query.shape[0]))
+            distance = sql.SQL("i.embedding::vector({d}) <=> %s::vector({d})").format(d=dim)
+            statement = sql.SQL(
+                "SELECT i.id, 1 - ({distance}) FROM items AS i WHERE i.model = {model} "
+                "AND i.agent = %s AND {where} ORDER BY {distance} LIMIT %s"
+            ).format(distance=distance, model=sql.Literal(model), where=sql.SQL(where))
+            with conn.transaction():
+                conn.execute(f"SET LOCAL hnsw.ef_search = {min(max(depth, 40), HNSW_MAX_EF)}")
+                # the walk itself, as the planner takes it on a large table (on a small
+                # one it scans and sorts, which is the exact answer)
+                conn.execute("SET LOCAL enable_seqscan = off")
+                conn.execute("SET LOCAL enable_sort = off")
+                rows = conn.execute(
+                    statement, [query, self.agent, *params, query, depth]
+                ).fetchall()
+        else:
+            raise ValueError(f"unknown method {method!r}")
+        return [(int(i), float(score)) for i, score in rows if float(score) >= floor]
+
+    # -- reading rows ----------------------------------------------------------
+
+    def allowed(self, ids: Sequence[int], scope: Scope) -> set[int]:
+        where, params = where_sql(scope)
+        rows = self._conn().execute(
+            f"SELECT i.id FROM items AS i WHERE i.agent = %s AND i.id = ANY(%s) AND {where}",
+            [self.agent, list(ids), *params],
+        )
+        return {int(row[0]) for row in rows}
+
+    def rows(self, ids: Sequence[int]) -> dict[int, dict[str, Any]]:
+        rows = self._conn().execute(
+            f"SELECT {', '.join(_COLUMNS)} FROM items WHERE agent = %s AND id = ANY(%s)",
+            (self.agent, list(ids)),
+        )
+        found = {}
+        for values in rows:
+            row = dict(zip(_COLUMNS, values, strict=True))
+            found[int(row["id"])] = row
+        return found
+
+    def recent(self, scope: Scope, limit: int, *, observations: bool) -> list[int]:
+        where, params = where_sql(scope)
+        if observations:
+            where += " AND i.kind = 'observation'"
+        rows = self._conn().execute(
+            f"SELECT i.id FROM items AS i WHERE i.agent = %s AND {where} "
+            "ORDER BY i.date IS NULL, i.date DESC, i.id DESC LIMIT %s",
+            [self.agent, *params, limit],
+        )
+        return [int(row[0]) for row in rows]
+
+    def count(self) -> int:
+        row = (
+            self._conn()
+            .execute("SELECT count(*) FROM items WHERE agent = %s", (self.agent,))
+            .fetchone()
+        )
+        return int(row[0]) if row else 0

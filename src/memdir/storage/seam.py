@@ -1,0 +1,264 @@
+"""The storage seam: what a memory folder needs of where it is kept.
+
+Three parts, each a small ``Protocol``; ``local`` (files on disk, SQLite in ``.memdir/``,
+the default) and ``postgres`` (``memdir.storage.postgres``) fulfil them. Nothing above
+the seam (stores, dream, context, tools, servers) may know which it has.
+
+- ``Files``: a folder of exact bytes by relative path. A write replaces a file whole
+  (a reader sees the old bytes or the new, never a mix) and may name the version it
+  read (``expected_version``): another writer's change in between is a
+  ``VersionConflict``, not a lost update. ``lock`` is the folder's write lock: one
+  writer at a time across threads, processes and (postgres) hosts, re-entrant in a
+  thread; a writer re-reads under it. On ``postgres`` the lock is the write's
+  transaction: every file, index row and history row written under it commits at its
+  outermost release, or none does (an exception out of it rolls back what was
+  written inside that level).
+  local: ``memdir.storage.local.LocalFiles`` (an adapter over ``files.atomic``'s
+  ``atomic_write`` and ``FolderLock`` and ``os.stat``, which the stores call today).
+  postgres: ``memdir.storage.postgres.files.PgFiles``.
+- ``IndexRows``: the index's rows, as sync writes them and search reads them: per file
+  the state last seen and its items (diffed by anchor and content hash), the keyword
+  primitive (BM25 with FTS5's column weights over an OR of the query's words), the
+  vector primitive (cosine to the query under a filter), rows by id. Ranking
+  (fusion, neighbours, subject, exact, decay, floor, widening) stays above the seam,
+  in ``index.search``, one copy for both backends.
+  local: ``memdir.index.sync.Index`` (its ``db`` and ``vectors``) with the SQL in
+  ``index.search`` (``_keyword``, ``_semantic``, ``_rows``, ``_allowed``, ``_recent``);
+  phase 2 moves that SQL into one class behind this Protocol.
+  postgres: ``memdir.storage.postgres.index.PgIndex``.
+- ``HistoryStore``: the activity history's public methods, as ``History`` has them.
+  local: ``memdir.stores.history.History``. postgres:
+  ``memdir.storage.postgres.history.PgHistory``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from memdir.errors import MemdirError
+
+if TYPE_CHECKING:
+    from memdir.config import Decay
+    from memdir.index.embedders import Embedder, Vectors
+    from memdir.index.extract import Item
+    from memdir.index.search import Filters
+    from memdir.stores.history import Activity, ActivityDetail
+
+
+class VersionConflict(MemdirError):
+    """The file changed since the version the writer read; nothing was written."""
+
+    def __init__(self, path: str, expected: int, found: int | None) -> None:
+        self.path = path
+        self.expected = expected
+        self.found = found
+        now = "is gone" if found is None else f"is at version {found}"
+        super().__init__(
+            f"{path} changed since it was read (version {expected}; it {now}); nothing "
+            "was written: read it again and redo the change"
+        )
+
+
+@dataclass(frozen=True)
+class FileStat:
+    """What a folder knows of one file without reading it."""
+
+    path: str
+    size: int
+    sha256: str
+    mtime_ns: int
+    version: int
+    """changes at every write of the file (it only grows): a counter on postgres, the
+    file's mtime in nanoseconds on disk (bumped if a write would not change it)"""
+
+
+@runtime_checkable
+class WriteLock(Protocol):
+    """The folder's write lock (``FolderLock`` on disk, ``PgFolderLock`` on postgres)."""
+
+    def __enter__(self) -> Any: ...
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> Any: ...
+
+    @property
+    def is_held(self) -> bool:
+        """True when this thread (and process) holds it."""
+        ...
+
+
+@runtime_checkable
+class Files(Protocol):
+    """A memory folder's files: exact bytes by relative POSIX path."""
+
+    @property
+    def lock(self) -> WriteLock: ...
+
+    def read(self, path: str) -> bytes | None:
+        """The file's bytes, or None when there is none."""
+        ...
+
+    def stat(self, path: str) -> FileStat | None: ...
+
+    def list(self, prefix: str = "") -> list[FileStat]:
+        """Every file whose path starts with ``prefix``, sorted by path."""
+        ...
+
+    def write(self, path: str, data: bytes, *, expected_version: int | None = None) -> FileStat:
+        """Replace (or create) the file with ``data``, atomically. ``expected_version``
+        0 means the file must not exist yet; another number, that it is still at that
+        version (else ``VersionConflict``, nothing written)."""
+        ...
+
+    def append(self, path: str, data: bytes) -> FileStat:
+        """Add ``data`` at the end of the file (a session log), creating it if missing."""
+        ...
+
+    def remove(self, path: str, *, expected_version: int | None = None) -> bool:
+        """Delete the file; False if there was none."""
+        ...
+
+    def rename(self, old: str, new: str) -> FileStat:
+        """Move a file, replacing whatever ``new`` held."""
+        ...
+
+
+Pairs = list[tuple[int, float]]
+"""(item id, score), best first"""
+
+
+@dataclass(frozen=True)
+class Scope:
+    """Which items a search looks at: the filters, read at ``now`` under ``decay``,
+    over the mode's tiers or (``wide``) every tier but the archive folder's."""
+
+    filters: Filters
+    decay: Decay
+    now: datetime
+    wide: bool = False
+
+
+@runtime_checkable
+class IndexRows(Protocol):
+    """The index's rows for one memory folder (what sync writes, what search reads)."""
+
+    def file_states(self) -> dict[str, tuple[int, int, str]]:
+        """Path -> (mtime_ns, size, layer) of every file as last indexed (``scan``)."""
+        ...
+
+    def apply(
+        self,
+        path: str,
+        layer_name: str,
+        store: str,
+        items: Sequence[tuple[Item, tuple[object, ...]]],
+        *,
+        mtime_ns: int,
+        size: int,
+        digest: str,
+    ) -> str:
+        """The file's items (each with its placement) replace its rows: those with the
+        same (anchor, content hash) are kept (placement updated), the rest deleted or
+        inserted. Returns 'added', 'updated' or 'unchanged' (same digest and layer)."""
+        ...
+
+    def remove_file(self, path: str) -> None: ...
+
+    def clear(self) -> None:
+        """Drop every row (``reindex``); vectors of the current embedder are kept by content."""
+        ...
+
+    def ensure_vectors(self, embedder: Embedder, limit: int | None = None) -> int:
+        """Embed items with no vector from ``embedder``; return how many texts."""
+        ...
+
+    def keyword(self, words: Sequence[str], scope: Scope, depth: int) -> Pairs:
+        """The best ``depth`` items by BM25 (FTS5's column weights, k1 1.2, b 0.75) over
+        an OR of ``words`` (a phrase when all are stopwords) within ``scope``."""
+        ...
+
+    def semantic(
+        self, vector: Vectors, model: str, scope: Scope, depth: int, floor: float
+    ) -> Pairs:
+        """The best ``depth`` items by cosine to ``vector`` (vectors from ``model``),
+        at least ``floor``, within ``scope``."""
+        ...
+
+    def allowed(self, ids: Sequence[int], scope: Scope) -> set[int]:
+        """Those of ``ids`` within ``scope``."""
+        ...
+
+    def rows(self, ids: Sequence[int]) -> dict[int, dict[str, Any]]:
+        """Each item's columns, as ``index.search._COLUMNS`` names them."""
+        ...
+
+    def recent(self, scope: Scope, limit: int, *, observations: bool) -> list[int]:
+        """Ids of the newest items first (an empty query's listing; ``observations``:
+        of that kind only, when the filters name no kind)."""
+        ...
+
+
+@runtime_checkable
+class HistoryStore(Protocol):
+    """The activity history, as ``memdir.stores.history.History`` offers it."""
+
+    def start_activity(self, type: str, label: str, task_id: str | None = None) -> str: ...
+
+    def log(
+        self, activity_id: str, type: str, content: str, metadata: dict[str, Any] | None = None
+    ) -> int: ...
+
+    def end_activity(
+        self,
+        activity_id: str,
+        summary: str | None = None,
+        keywords: list[str] | None = None,
+        success: bool = True,
+    ) -> Activity: ...
+
+    def get(self, activity_id: str) -> ActivityDetail | None: ...
+
+    def recent(
+        self,
+        limit: int = 20,
+        *,
+        type: str | None = None,
+        task_id: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+    ) -> list[Activity]: ...
+
+    def search(
+        self, query: str, limit: int = 10, *, type: str | None = None, since: datetime | None = None
+    ) -> list[Activity]: ...
+
+    def unended(self, type: str | None = None) -> list[Activity]: ...
+
+    def receive(
+        self,
+        source: str,
+        content: str,
+        kind: str = "message",
+        metadata: dict[str, Any] | None = None,
+        activity_id: str | None = None,
+    ) -> str: ...
+
+    def decide(
+        self,
+        decision: str,
+        reason: str | None = None,
+        *,
+        mailbox_item_id: str | None = None,
+        activity_id: str | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> str: ...
+
+    def record_usage(self, session_id: str, used_tokens: int, window_tokens: int) -> None: ...
+
+    def usage(self, session_id: str) -> tuple[float | None, bool]: ...
+
+    def claim_flush(self, session_id: str) -> bool: ...
+
+    def close(self) -> None: ...
