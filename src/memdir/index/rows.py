@@ -356,28 +356,39 @@ def append_units(
     """Bring the file's rows to its units: ``layout``'s first ``start`` units, untouched,
     then ``new`` (a section file that grew: its last section and what follows; or,
     from 0, any file), paired unit by unit; return them as placed and the key counts.
-    Units after ``start`` are in the segment of the last one before it."""
-    placed: list[PlacedUnit | None] = []
+    Units after ``start`` are in the segment of the last one before it. Costs what
+    ``new`` holds, not what the layout does (an archive grows all month)."""
+    units: list[PlacedUnit] = []
     counts: dict[str, int] = {}
     pool: dict[tuple[str, str, str], PlacedUnit] = {}
+    touched: set[str] = set()
+    segment = 0
     if layout is not None:
-        placed.extend(layout.units[:start])
-        counts = layout.counts
-        for old in layout.units[start:]:
+        units, counts = layout.units, layout.counts  # the layout is this call's to change
+        segment = units[start].seg if start else 0
+        for old in units[start:]:
             if old.anchor:
                 counts[old.key or ""] -= 1
+                touched.add(old.key or "")
             pool[(old.kind, old.raw, old.anchor)] = old
-    segment = layout.units[start].seg if layout is not None and start else 0
+        del units[start:]
+    unique = layout is not None and layout.unique
+    tail: list[PlacedUnit | None] = []
     left: list[tuple[int, Unit, str]] = []
     for unit in new:
         anchor = anchor_for(unit, counts)
+        if anchor:
+            touched.add(unit.key or "")
+            unique = unique and anchor == unit.key
         paired = pool.pop((unit.kind, unit.raw, anchor), None)
         if paired is None:
-            left.append((len(placed), unit, anchor))
-            placed.append(None)
+            left.append((len(tail), unit, anchor))
+            tail.append(None)
             continue
         _move(rows, [paired], unit.line - paired.line, unit.base - paired.base)
-        placed.append(paired)
+        tail.append(paired)
+    if not start:  # the whole file: count afresh
+        unique = all(count == 1 for count in counts.values() if count)
     if layout is None:
         existing = rows.existing()
     else:
@@ -386,14 +397,17 @@ def append_units(
             for item_id, anchor, content_hash, spot in old.placements():
                 existing.setdefault((anchor, content_hash), []).append((item_id, spot))
     for position, unit, anchor in left:
-        placed[position] = _placed(rows, unit, anchor, kind, existing)
+        tail[position] = _placed(rows, unit, anchor, kind, existing)
     rows.drop(existing)
     rows.flush()
-    done = [unit for unit in placed if unit is not None]
-    for grown in done[start:]:
+    for grown in tail:
+        assert grown is not None
         grown.seg = segment
-    counts = {key: count for key, count in counts.items() if count}
-    return Placed(done, counts, all(count == 1 for count in counts.values()))
+        units.append(grown)
+    for key in touched:
+        if not counts.get(key):
+            counts.pop(key, None)
+    return Placed(units, counts, unique)
 
 
 def _placed(
