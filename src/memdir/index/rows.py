@@ -12,9 +12,10 @@ of its rows. The next write of the file pairs its units with the layout's by
 (kind, text, anchor): a pair's rows only move, and just the units left over are
 extracted and diffed row by row. A layout that a file merely grew past (an archive
 appended to) is extended from its last unit; nothing before it is read again.
-Whether a layout may be trusted is the index's call (``Index._apply``): its file's
-row must still have the hash it was made for, and no other writer may have added
-or removed rows since.
+A layout is used only while the database agrees with it: the file's row still has
+the hash it was made for (``write_file`` checks), and no other writer has added or
+removed rows since (``Index`` checks the end of ``item_log``; any failed transaction
+drops every layout). Otherwise the file's rows are read from the database.
 """
 
 from __future__ import annotations
@@ -26,12 +27,18 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from memdir.config import Layer
+from memdir.files.encoding import clean
+from memdir.files.sections import Parsed
 from memdir.index.extract import (
     CORE_KINDS,
     Item,
     Segment,
     Unit,
     anchor_for,
+    extract,
+    item_kind,
+    segments,
+    tail_units,
     takes_anchor,
     unit_items,
 )
@@ -431,3 +438,87 @@ def _placed(
             )  # fmt: skip
         )
     return PlacedUnit(unit.kind, unit.raw, unit.key, anchor, unit.line, unit.base, scale, kept, seg)
+
+
+@dataclass(frozen=True)
+class FileState:
+    """A file as a write left it: what ``write_file`` brings its rows to."""
+
+    relpath: str
+    layer_name: str
+    layer: Layer
+    text: str
+    mtime_ns: int
+    size: int
+
+
+def write_file(
+    db: sqlite3.Connection,
+    agent: str,
+    state: FileState,
+    parsed: Parsed | None,
+    layout: Layout | None,
+) -> tuple[str, Layout | None]:
+    """Bring one file's rows and its ``files`` row to ``state`` (in the caller's
+    transaction); return 'added', 'updated' or 'unchanged', and its layout after.
+
+    ``layout`` is what this index last wrote for the file (the caller has checked that
+    no other writer changed rows since); it is used only if the file's row still has
+    the hash it was made for. ``parsed`` is the writer's parse of the text."""
+    relpath, layer_name, layer, text = state.relpath, state.layer_name, state.layer, state.text
+    added = layout.appended(text) if layout is not None else None
+    if layout is not None and added is not None:
+        hasher = layout.hasher.copy()
+        hasher.update(added.encode("utf-8", "surrogateescape"))
+    elif layout is not None and text == layout.text:
+        hasher = layout.hasher
+    else:
+        hasher = file_hash(text)
+    digest = hasher.hexdigest()
+    row = db.execute("SELECT hash, layer FROM files WHERE path = ?", (relpath,)).fetchone()
+    trusted = (
+        layout is not None
+        and row is not None
+        and row[0] == layout.digest
+        and row[1] == layer_name == layout.layer
+    )
+    if row is not None and row[0] == digest and row[1] == layer_name:
+        db.execute(
+            "UPDATE files SET mtime_ns = ?, size = ? WHERE path = ?",
+            (state.mtime_ns, state.size, relpath),
+        )
+        return "unchanged", layout if trusted else None
+    rows = Rows(db, relpath, agent, layer_name, layer)
+    cleaned = clean(text)
+    kind = item_kind(layer.store)
+    after: Layout | None = None
+    tail = _tail(layout, layer, added) if trusted and added is not None else None
+    if layout is not None and tail is not None:
+        done = append_units(rows, tail, kind, layout, len(layout.units) - 1)
+        after = Layout(digest, layer_name, text, hasher, done.units, done.counts, done.unique)
+    elif (
+        pieces := segments(layer.store, cleaned, parsed if cleaned is text else None)
+    ) is not None:
+        done = write_units(rows, pieces, kind, layout if trusted else None)
+        if cleaned is text:
+            after = Layout(digest, layer_name, text, hasher, done.units, done.counts, done.unique)
+    else:
+        write_items(rows, extract(layer.store, relpath, cleaned))
+    db.execute(
+        "INSERT INTO files (path, layer, store, mtime_ns, size, hash) "
+        "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (path) DO UPDATE SET "
+        "layer = excluded.layer, store = excluded.store, "
+        "mtime_ns = excluded.mtime_ns, size = excluded.size, hash = excluded.hash",
+        (relpath, layer_name, layer.store, state.mtime_ns, state.size, digest),
+    )
+    return ("added" if row is None else "updated"), after
+
+
+def _tail(layout: Layout | None, layer: Layer, added: str) -> list[Unit] | None:
+    """The units from the layout's last section on, when a section file only grew."""
+    if layout is None or layer.store == "knowledge" or clean(added) is not added:
+        return None
+    last = layout.units[-1]
+    if last.kind != "section" or not layout.text.endswith(last.raw):
+        return None
+    return tail_units(last.raw + added, last.line, last.base)

@@ -1,8 +1,12 @@
 """Keeping the index in step with the files.
 
-- ``update_file`` is called by every store write (same call, same process):
-  the file's items are extracted and diffed against its rows by (anchor,
-  content hash), so an append to a 500-observation file inserts one row.
+- ``update_file`` is called by every store write (same call, same process),
+  with the store's parse of the text: the file's items are diffed against its
+  rows by (anchor, content hash), so an append to a 500-observation file inserts
+  one row. Rows that only moved move in bulk, and what this index last wrote for a
+  file is kept as its layout, so unchanged units are not extracted again
+  (``memdir.index.rows``; ``_seen`` is the end of ``item_log`` as this index's
+  own last write left it: another writer's rows make every layout stale).
 - ``scan`` finds files edited by hand: a file whose mtime and size match its
   row is skipped unread; one that differs is hashed, and re-extracted only if
   its content changed. Files gone from disk lose their rows.
@@ -43,20 +47,12 @@ from pathlib import Path
 from typing import Concatenate, ParamSpec, TypeVar
 
 from memdir.config import LEGACY_MEMORY_MD, STATE_DIR, Layer, Manifest, is_glob, static_prefix
-from memdir.files.encoding import clean, has_surrogates
+from memdir.files.encoding import has_surrogates
 from memdir.files.sections import Parsed
 from memdir.index.db import MIGRATIONS, clear_items, connect, log_bounds, transaction
 from memdir.index.embedders import Embedder
-from memdir.index.extract import EXTRACT_VERSION, Unit, extract, item_kind, segments, tail_units
-from memdir.index.rows import (
-    LAYOUT_MAX_CHARS,
-    Layout,
-    Rows,
-    append_units,
-    file_hash,
-    write_items,
-    write_units,
-)
+from memdir.index.extract import EXTRACT_VERSION
+from memdir.index.rows import LAYOUT_MAX_CHARS, FileState, Layout, write_file
 from memdir.index.vectors import VectorCache
 from memdir.paths import FileSpace, Walks
 from memdir.results import Notice, Progress
@@ -73,6 +69,7 @@ _BUDGET_BATCH = 64  # under a time budget: small batches, so it is kept to close
 _LOG_KEEP = 50_000
 _SCAN_BATCH = 500
 _LAYOUTS_KEPT = 64  # files whose layout is kept (each holds its text)
+_OWNERS_KEPT = 4096  # paths whose layer is remembered
 P = ParamSpec("P")
 T = TypeVar("T")
 
@@ -146,6 +143,7 @@ class Index:
         self._guards = threading.local()  # how deep in ``guard`` each thread is
         self._file_id = file_id(self.path)
         self._layouts: dict[str, Layout] = {}  # by path: what this index last wrote there
+        self._owners: dict[str, tuple[str, Layer] | None] = {}  # by path: ``layer_of``
         self._seen: int | None = None  # item_log's end as this index's last write left it
         try:
             self.db: sqlite3.Connection = connect(self.path)
@@ -270,13 +268,20 @@ class Index:
         return found
 
     def layer_of(self, relpath: str) -> tuple[str, Layer] | None:
-        """The layer that owns ``relpath`` (the first whose paths match it), if indexed."""
-        if _legacy(relpath):
-            return None
-        for name, layer in self.manifest.layers.items():
-            if self.space.matches(name, layer, relpath):
-                return (name, layer) if _indexed(layer) else None
-        return None
+        """The layer that owns ``relpath`` (the first whose paths match it), if indexed:
+        a question of the manifest alone, so each path's answer is kept."""
+        if relpath in self._owners:
+            return self._owners[relpath]
+        found = None
+        if not _legacy(relpath):
+            for name, layer in self.manifest.layers.items():
+                if self.space.matches(name, layer, relpath):
+                    found = (name, layer) if _indexed(layer) else None
+                    break
+        if len(self._owners) >= _OWNERS_KEPT:
+            self._owners.clear()
+        self._owners[relpath] = found
+        return found
 
     # -- writing rows ----------------------------------------------------------
 
@@ -354,67 +359,10 @@ class Index:
         parsed: Parsed | None,
     ) -> tuple[str, Layout | None]:
         """``_apply`` inside its transaction: the outcome, and the file's layout after."""
-        layer_name, layer = found
         self._check_seen()
         layout = self._layouts.pop(relpath, None)
-        added = layout.appended(text) if layout is not None else None
-        if layout is not None and added is not None:
-            hasher = layout.hasher.copy()
-            hasher.update(added.encode("utf-8", "surrogateescape"))
-        elif layout is not None and text == layout.text:
-            hasher = layout.hasher
-        else:
-            hasher = file_hash(text)
-        digest = hasher.hexdigest()
-        row = self.db.execute("SELECT hash, layer FROM files WHERE path = ?", (relpath,)).fetchone()
-        trusted = (
-            layout is not None
-            and row is not None
-            and row[0] == layout.digest
-            and row[1] == layer_name == layout.layer
-        )
-        if row is not None and row[0] == digest and row[1] == layer_name:
-            self.db.execute(
-                "UPDATE files SET mtime_ns = ?, size = ? WHERE path = ?", (mtime_ns, size, relpath)
-            )
-            return "unchanged", layout if trusted else None
-        rows = Rows(self.db, relpath, self.manifest.agent, layer_name, layer)
-        cleaned = clean(text)
-        kind = item_kind(layer.store)
-        after: Layout | None = None
-        if trusted and added is not None and (tail := self._tail(layout, layer, added)):
-            assert layout is not None
-            start = len(layout.units) - 1
-            done = append_units(rows, tail, kind, layout, start)
-            after = Layout(digest, layer_name, text, hasher, done.units, done.counts, done.unique)
-        elif (
-            pieces := segments(layer.store, cleaned, parsed if cleaned is text else None)
-        ) is not None:
-            done = write_units(rows, pieces, kind, layout if trusted else None)
-            if cleaned is text:
-                after = Layout(
-                    digest, layer_name, text, hasher, done.units, done.counts, done.unique
-                )
-        else:
-            write_items(rows, extract(layer.store, relpath, cleaned))
-        self.db.execute(
-            "INSERT INTO files (path, layer, store, mtime_ns, size, hash) "
-            "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (path) DO UPDATE SET "
-            "layer = excluded.layer, store = excluded.store, "
-            "mtime_ns = excluded.mtime_ns, size = excluded.size, hash = excluded.hash",
-            (relpath, layer_name, layer.store, mtime_ns, size, digest),
-        )
-        return ("added" if row is None else "updated"), after
-
-    @staticmethod
-    def _tail(layout: Layout | None, layer: Layer, added: str) -> list[Unit] | None:
-        """The units from the layout's last section on, when a section file only grew."""
-        if layout is None or layer.store == "knowledge" or clean(added) is not added:
-            return None
-        last = layout.units[-1]
-        if last.kind != "section" or not layout.text.endswith(last.raw):
-            return None
-        return tail_units(last.raw + added, last.line, last.base)
+        state = FileState(relpath, found[0], found[1], text, mtime_ns, size)
+        return write_file(self.db, self.manifest.agent, state, parsed, layout)
 
     # -- layouts (see memdir.index.rows) ----------------------------------------
 
