@@ -11,7 +11,9 @@ the file the operation writes is at that moment, then one sample of the operatio
 so both see the same disk and the same load; the ratio is the operation's p50 over
 its floor's p50.
 
-Prints p50 / p95 in milliseconds, the floor's p50 and the ratio for: memory_save
+Prints p50 / p95 in milliseconds, the floor's p50 and the ratio, and the operation's
+CPU time (p50 of the process's user + system time per call: what the load of the
+machine changes least; the floor's is a fraction of a millisecond) for: memory_save
 into a knowledge.md holding 0, 250 and 500 observations (at 500 each save also
 archives the oldest), update_notebook (6 keys over a cap of 4: each write evicts one
 to the archive), state_update, a journal line and a card update; then reading all
@@ -65,19 +67,22 @@ def _size(path: Path) -> int:
 
 def paired(
     floor: Floor, target: Path, action: Callable[[int], object], runs: int
-) -> tuple[float, float, float, float]:
-    """p50 and p95 of ``action``, and of the floor for ``target``, interleaved run by run."""
+) -> tuple[float, float, float, float, float]:
+    """p50 and p95 of ``action``, and of the floor for ``target``, interleaved run by run;
+    and the p50 of ``action``'s CPU time."""
     ops: list[float] = []
     floors: list[float] = []
+    cpu: list[float] = []
     for n in range(runs):
         size = _size(target)
         start = time.perf_counter()
         floor(size, n)
         floors.append((time.perf_counter() - start) * 1000)
-        start = time.perf_counter()
+        start, used = time.perf_counter(), time.process_time()
         action(n)
         ops.append((time.perf_counter() - start) * 1000)
-    return (*_p50_p95(ops), *_p50_p95(floors))
+        cpu.append((time.process_time() - used) * 1000)
+    return (*_p50_p95(ops), *_p50_p95(floors), statistics.median(cpu))
 
 
 def _p50_p95(samples: list[float]) -> tuple[float, float]:
@@ -91,7 +96,7 @@ def main() -> None:
     parser.add_argument("--sizes", default="0,250,500", help="observation counts for memory_save")
     args = parser.parse_args()
     sizes = [int(size) for size in args.sizes.split(",")]
-    rows: list[tuple[str, float, float, float | None, float | None]] = []
+    rows: list[tuple[str, float, float, float | None, float | None, float | None]] = []
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp) / "mem"
         memdir.init(folder)
@@ -102,10 +107,10 @@ def main() -> None:
             have = len(memory.knowledge.observations())
             for n in range(have, fill):
                 memory.knowledge.save(f"{TEXT} ({n})")
-            p50, p95, f50, f95 = paired(
+            measured = paired(
                 floor, knowledge, lambda n: memory.knowledge.save(f"{TEXT} [{n}]"), args.runs
             )
-            rows.append((f"memory_save at {fill} observations", p50, p95, f50, f95))
+            rows.append((f"memory_save at {fill} observations", *measured))
             if fill < max(sizes):  # keep the fill level for the next row
                 ids = [o.id for o in memory.knowledge.observations()[-args.runs :]]
                 memory.knowledge.delete_observations(ids)
@@ -145,13 +150,18 @@ def main() -> None:
                 ),
                 None,
                 None,
+                None,
             )
         )
-    print(f"{'operation':<34} {'p50 ms':>7} {'p95 ms':>7} {'floor p50':>9} {'x floor':>7}")
-    for name, p50, p95, f50, _ in rows:
+    print(
+        f"{'operation':<34} {'p50 ms':>7} {'p95 ms':>7} {'floor p50':>9} {'x floor':>7} "
+        f"{'cpu ms':>7}"
+    )
+    for name, p50, p95, f50, _, cpu in rows:
         ratio = f"{p50 / f50:>7.2f}" if f50 else f"{'-':>7}"
         base = f"{f50:>9.2f}" if f50 is not None else f"{'-':>9}"
-        print(f"{name:<34} {p50:>7.2f} {p95:>7.2f} {base} {ratio}")
+        used = f"{cpu:>7.2f}" if cpu is not None else f"{'-':>7}"
+        print(f"{name:<34} {p50:>7.2f} {p95:>7.2f} {base} {ratio} {used}")
 
 
 if __name__ == "__main__":

@@ -431,3 +431,31 @@ def test_adopting_a_render_that_reads_back_otherwise_says_no() -> None:
     doc = SectionDocument.parse("## a\n```\ncode\n")
     doc.append(doc.new_section("b", "hello"))
     assert not doc.adopt(doc.render())
+
+
+def test_a_section_knows_it_changed_however_its_metadata_was_edited() -> None:
+    """Every way of editing metadata, and the key or the body, marks a parsed section
+    changed (so it renders fresh); putting a value back as it was does not."""
+    edits = [
+        lambda s: s.meta.__setitem__("k", "w"),
+        lambda s: s.meta.__delitem__("k"),
+        lambda s: s.meta.update(x="1"),
+        lambda s: s.meta.pop("k"),
+        lambda s: s.meta.popitem(),
+        lambda s: s.meta.clear(),
+        lambda s: s.meta.setdefault("x", "1"),
+        lambda s: s.meta.__ior__({"x": "1"}),
+        lambda s: setattr(s, "meta", {"k": "w"}),
+        lambda s: setattr(s, "key", "other"),
+        lambda s: setattr(s, "body", "new text"),
+    ]
+    for edit in edits:
+        section = SectionDocument.parse("## a\n<!-- k: v -->\ntext\n").sections[0]
+        assert not section.changed
+        edit(section)
+        assert section.changed
+    section = SectionDocument.parse("## a\n<!-- k: v -->\ntext\n").sections[0]
+    section.meta["k"] = "w"
+    section.meta["k"] = "v"
+    section.body = "text"
+    assert not section.changed and section.render() == "## a\n<!-- k: v -->\ntext\n"

@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 _FENCE_OPEN_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _FENCE_CLOSE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})[ \t]*$")
@@ -188,21 +189,76 @@ def sanitize_body(text: str, level: int = 2) -> str:
     return canonical_body(body)
 
 
+class _Meta(dict[str, str]):
+    """A section's metadata: a dict that tells its section when it changes, so a
+    section nothing touched knows it is unchanged without comparing (``changed``)."""
+
+    __slots__ = ("_owner",)
+
+    def __init__(self, items: Mapping[str, str], owner: Section) -> None:
+        super().__init__(items)
+        self._owner = owner
+
+    def __setitem__(self, key: str, value: str) -> None:
+        self._owner._clean = False
+        super().__setitem__(key, value)
+
+    def __delitem__(self, key: str) -> None:
+        self._owner._clean = False
+        super().__delitem__(key)
+
+    def __ior__(self, other: Any) -> _Meta:  # type: ignore[override,misc]
+        self._owner._clean = False
+        super().update(other)
+        return self
+
+    def clear(self) -> None:
+        self._owner._clean = False
+        super().clear()
+
+    def pop(self, *args: Any) -> Any:
+        self._owner._clean = False
+        return super().pop(*args)
+
+    def popitem(self) -> tuple[str, str]:
+        self._owner._clean = False
+        return super().popitem()
+
+    def setdefault(self, key: str, default: Any = None) -> Any:
+        self._owner._clean = False
+        return super().setdefault(key, default)
+
+    def update(self, *args: Any, **kwargs: str) -> None:
+        self._owner._clean = False
+        super().update(*args, **kwargs)
+
+
 class Section:
     """One ``## key`` section: key, metadata and a canonical body."""
 
-    __slots__ = ("key", "meta", "_body", "level", "_raw", "_orig", "_heading")
+    __slots__ = ("key", "_meta", "_body", "level", "_raw", "_orig", "_heading", "_clean")
 
     def __init__(
         self, key: str, body: str = "", meta: Mapping[str, str] | None = None, *, level: int = 2
     ) -> None:
         self.key = key
-        self.meta: dict[str, str] = dict(meta or {})
+        self._meta = _Meta(meta or {}, self)
         self.level = level
         self._body = sanitize_body(body, level)
         self._raw: str | None = None
         self._orig: tuple[str, dict[str, str], str] | None = None
         self._heading: str | None = None
+        self._clean = False
+        """nothing was set since ``_orig`` was taken (a hint: False says "compare")"""
+
+    @property
+    def meta(self) -> dict[str, str]:
+        return self._meta
+
+    @meta.setter
+    def meta(self, value: Mapping[str, str]) -> None:
+        self._meta = _Meta(value, self)
+        self._clean = False
 
     @property
     def body(self) -> str:
@@ -211,6 +267,7 @@ class Section:
     @body.setter
     def body(self, value: str) -> None:
         self._body = sanitize_body(value, self.level)
+        self._clean = False
 
     @property
     def raw(self) -> str | None:
@@ -220,7 +277,12 @@ class Section:
     @property
     def changed(self) -> bool:
         """True for a new section, or one edited since it was parsed."""
-        return self._orig is None or self._orig != (self.key, self.meta, self._body)
+        orig = self._orig
+        if orig is None:
+            return True
+        if self._clean and self.key is orig[0]:
+            return False
+        return orig != (self.key, self._meta, self._body)
 
     @classmethod
     def _from_text(cls, raw: str, level: int, *, fence_open: bool) -> Section:
@@ -251,6 +313,7 @@ class Section:
         section._raw = raw
         section._orig = (section.key, dict(section.meta), section._body)
         section._heading = heading
+        section._clean = True
         return section
 
     def render(self, newline: str = "\n") -> str:
@@ -416,7 +479,7 @@ class SectionDocument:
             if old is not None and end - start == len(old) and text.startswith(old, start):
                 continue  # its bytes as parsed: so are its fields (parse(render(x)) == x)
             raw = text[start:end]
-            unchanged = section._orig == (section.key, section.meta, section._body)
+            unchanged = not section.changed
             if old is not None and unchanged and _same_lines(old, raw):
                 section._raw = raw
                 continue
@@ -424,7 +487,13 @@ class SectionDocument:
             fresh = Section._from_text(raw, self.level, fence_open=last)
             if fresh._orig != (section.key, section.meta, section._body):
                 return False
-            section._raw, section._orig, section._heading = raw, fresh._orig, fresh._heading
+            _, meta, body = fresh._orig
+            section._raw, section._orig, section._heading = (
+                raw,
+                (section.key, meta, body),
+                fresh._heading,
+            )
+            section._clean = True
         self.preamble = text[: starts[0]] if starts else text
         self.newline = detect_newline(text)
         return True
