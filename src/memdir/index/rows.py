@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import operator
 import sqlite3
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -58,6 +59,7 @@ _MOVE = (
     "UPDATE places SET ordinal = ordinal + ?, line_start = line_start + ?, "
     "line_end = line_end + ? WHERE id IN ({})"
 )
+_RAW = operator.attrgetter("raw")
 _CHUNK = 900  # ids per statement (SQLite builds allow 999 parameters at least)
 _AGE = "UPDATE items SET layer = ?, tier = ?, decay_from = ?, relevance = ? WHERE id = ?"
 _INSERT = (
@@ -261,7 +263,7 @@ def write_units(rows: Rows, new: list[Segment], kind: str, layout: Layout | None
     if layout is None or not layout.unique:
         return _write_each(rows, new, kind, layout)
     old = layout.units
-    where = {unit.raw: n for n, unit in enumerate(old)}
+    where = dict(zip(map(_RAW, old), itertools.count()))
     if len(where) != len(old):
         return _write_each(rows, new, kind, layout)
     used = bytearray(len(old))

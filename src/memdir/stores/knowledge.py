@@ -68,6 +68,8 @@ MAX_TAGS = 20
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _META = operator.attrgetter("meta")
 _KEY = operator.attrgetter("key")
+_BODY = operator.attrgetter("body")
+_DATE = operator.methodcaller("get", "date")
 
 
 @dataclass(frozen=True)
@@ -504,10 +506,11 @@ class KnowledgeStore(SectionFileStore):
         archived: list[ArchivedText] = []
         notes: list[str] = []
         doc, sub = parts.doc, parts.observations
-        empty = [obs for obs in sub if not obs.body.strip()]
-        if empty:
-            sub.sections = [obs for obs in sub if obs.body.strip()]
-            notes.append(f"pruned {len(empty)} empty observations")
+        bodies = list(map(str.strip, map(_BODY, sub.sections)))  # one C-level pass
+        if "" in bodies:
+            kept = [obs for obs, body in zip(sub.sections, bodies, strict=True) if body]
+            notes.append(f"pruned {len(sub) - len(kept)} empty observations")
+            sub.sections = kept
         trimmed = self._trim_observations(sub, keep=None)
         if trimmed:
             archived += trimmed
@@ -548,7 +551,8 @@ class KnowledgeStore(SectionFileStore):
             return []
         fallback = self.ctx.clock()
         sections = sub.sections
-        moments = [parse_ts(meta.get("date")) or fallback for meta in map(_META, sections)]
+        dates = map(parse_ts, map(_DATE, map(_META, sections)))
+        moments = [moment or fallback for moment in dates]
         keeps = 0
         if keep is not None:  # never the one being added
             latest = datetime.max.replace(tzinfo=UTC)
