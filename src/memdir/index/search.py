@@ -315,7 +315,10 @@ def _rows(index: Index, ids: list[int]) -> dict[int, dict[str, Any]]:
         for start in range(0, len(ids), 900):
             chunk = ids[start : start + 900]
             marks = ",".join("?" * len(chunk))
-            sql = f"SELECT {', '.join(_COLUMNS)} FROM items WHERE id IN ({marks})"
+            sql = (
+                f"SELECT {', '.join(_COLUMNS)} FROM items JOIN places USING (id) "
+                f"WHERE id IN ({marks})"
+            )
             for values in index.db.execute(sql, chunk):
                 row = dict(zip(_COLUMNS, values, strict=True))
                 rows[row["id"]] = row
