@@ -27,12 +27,13 @@ typecheck: $(STAMP)
 pytest: $(STAMP)
 	$(BIN)/pytest -q
 
-# Benchmarks (not part of the tests): LoCoMo retrieval beside its baselines, scale, stores,
+# Benchmarks (not part of the tests): LoCoMo and RealMem retrieval beside their baselines, scale, stores,
 # the dream's quality checks, then the edges (issue 12): secrets, the poisoning flagger,
 # damaged databases, big files and the kill -9 campaign.
 bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[dev,bench]'
 	$(BIN)/python bench/locomo.py
+	$(BIN)/python bench/realmem.py
 	$(BIN)/python bench/scale.py
 	$(BIN)/python bench/bench_stores.py
 	$(BIN)/python bench/dream.py

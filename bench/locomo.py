@@ -3,6 +3,7 @@
     .venv/bin/python bench/locomo.py                       # memdir + baselines, dev split
     .venv/bin/python bench/locomo.py --methods plugin      # memdir only
     .venv/bin/python bench/locomo.py --embedder hashing    # any memdir embedder
+    .venv/bin/python bench/locomo.py --keep /tmp/lc-keep   # build the folders once, reuse
 
 Each conversation goes into a fresh memdir folder: one journal file per
 session (``journal/YYYY-MM-DD-sNN.md``), one ``## speaker`` section per turn
@@ -12,6 +13,9 @@ run through ``Memory.search(question, k, mode="deep")`` (the sessions are
 years old, so their tier is archive). ``../shared/bench/locomo_bench.py``
 scores the plugin beside its baselines (FTS5 with Porter, MiniLM dense, their
 RRF hybrid) in the same call, so the figures stay comparable.
+
+``--keep DIR`` (or ``MEMDIR_BENCH_KEEP``) builds each folder under DIR once and
+reuses it, index and vectors included, while the data and embedder stay the same.
 
 The baselines need the bench extras: ``pip install -e '.[bench]'``.
 """
@@ -26,12 +30,15 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from bench_folders import built_folder
+
 import memdir
 from memdir.files.sections import Section, SectionDocument
 
 HERE = Path(__file__).resolve().parent
 SHARED = Path(os.environ.get("MEMDIR_SHARED_BENCH", HERE.parent.parent / "shared" / "bench"))
 EMBEDDER = os.environ.get("MEMDIR_BENCH_EMBEDDER", "minilm")
+KEEP = os.environ.get("MEMDIR_BENCH_KEEP", "")
 
 
 def session_moment(text: str) -> datetime | None:
@@ -61,30 +68,34 @@ class MemdirRetriever:
     name = f"memdir({EMBEDDER})"
 
     def __init__(self) -> None:
-        self.tmp = tempfile.TemporaryDirectory(prefix="memdir-locomo-")
+        if KEEP:
+            self.root = Path(KEEP)
+            self.root.mkdir(parents=True, exist_ok=True)
+        else:
+            self.tmp = tempfile.TemporaryDirectory(prefix="memdir-locomo-")
+            self.root = Path(self.tmp.name)
         self.memories: dict[str, memdir.Memory] = {}
         self.dia_ids: dict[str, dict[tuple[str, str], str]] = {}
 
     def index(self, conv_id: str, docs: list[dict[str, Any]]) -> None:
-        folder = Path(self.tmp.name) / re.sub(r"\W", "_", conv_id)
-        memdir.init(folder)
+        folder = self.root / re.sub(r"\W", "_", conv_id)
         sessions: dict[int, list[dict[str, Any]]] = {}
         for doc in docs:
             sessions.setdefault(doc["session"], []).append(doc)
+        files: dict[str, str] = {}
         mapping: dict[tuple[str, str], str] = {}
         for number, turns in sorted(sessions.items()):
             moment = session_moment(turns[0]["date"])
             day = moment.strftime("%Y-%m-%d") if moment else "undated"
             relpath = f"journal/{day}-s{number:02d}.md"
-            (folder / relpath).write_text(render_session(number, turns[0]["date"], turns))
+            files[relpath] = render_session(number, turns[0]["date"], turns)
             seen: dict[str, int] = {}
             for turn in turns:
                 count = seen.get(turn["speaker"], 0) + 1
                 seen[turn["speaker"]] = count
                 anchor = turn["speaker"] if count == 1 else f"{turn['speaker']} ({count})"
                 mapping[(relpath, anchor)] = turn["dia_id"]
-        memory = memdir.open(folder, embedder=EMBEDDER)
-        memory.reindex()
+        memory = built_folder(folder, files, EMBEDDER, lambda f: memdir.open(f, embedder=EMBEDDER))
         self.memories[conv_id] = memory
         self.dia_ids[conv_id] = mapping
 
@@ -101,10 +112,14 @@ def main() -> None:
     import locomo_bench  # type: ignore[import-not-found]
 
     args = sys.argv[1:]
-    if "--embedder" in args:
-        at = args.index("--embedder")
-        os.environ["MEMDIR_BENCH_EMBEDDER"] = args[at + 1]
-        del args[at : at + 2]
+    for flag, variable in (
+        ("--embedder", "MEMDIR_BENCH_EMBEDDER"),
+        ("--keep", "MEMDIR_BENCH_KEEP"),
+    ):
+        if flag in args:
+            at = args.index(flag)
+            os.environ[variable] = args[at + 1]
+            del args[at : at + 2]
     defaults = {
         "--methods": "fts5_porter,dense,hybrid_porter,plugin",
         "--plugin": "locomo:MemdirRetriever",

@@ -259,7 +259,9 @@ def phase_index(args: argparse.Namespace) -> dict[str, str]:
         report = keyword.reindex()
         reindex.append(time.perf_counter() - start)
         reindex_rss = reindex_rss or peak_mb()  # before the floor's rows are in memory
-        rows = keyword.index.db.execute(f"SELECT {ITEM_COLUMNS} FROM items ORDER BY id").fetchall()
+        rows = keyword.index.db.execute(
+            f"SELECT {ITEM_COLUMNS} FROM items JOIN places USING (id) ORDER BY id"
+        ).fetchall()
         floor.append(insert_floor(rows, args.work))
         del rows
     assert report is not None

@@ -31,9 +31,10 @@ VALUES = st.one_of(
                      "a b", "auto", "llm", "all", "compact", " ", "memory_save"]),
     st.lists(st.sampled_from(["a.md", "/x", "../x", "MEMORY.md", "*.md", "memory_save",
                               "memory_search", "nonexistent"]), max_size=3),
-    st.just([1]),
-    st.just({}),
-    st.just({"a": 1}),
+    # built afresh each draw: a later mutation must never change a shared constant
+    st.builds(lambda: [1]),
+    st.builds(dict),
+    st.builds(lambda: {"a": 1}),
 )  # fmt: skip
 
 SAME_TYPE: dict[type, st.SearchStrategy[Any]] = {

@@ -341,3 +341,121 @@ def test_a_document_of_many_sections_renders_each_edit_in_place() -> None:
     assert rendered == (
         text.replace("### obs_25000\n<!-- n: 25000 -->\nbody 25000\n", middle) + "### new\nadded\n"
     )
+
+
+# -- adopting a render -----------------------------------------------------------------
+
+
+def _parsed_state(doc: SectionDocument) -> tuple[object, ...]:
+    """Everything a parse decides: what later renders, spans and edits depend on."""
+    return (
+        doc.preamble,
+        doc.newline,
+        [(s.key, s.meta, s.body, s.raw, s.changed, s._heading) for s in doc.sections],
+    )
+
+
+_EDITS = st.lists(
+    st.tuples(
+        st.sampled_from(["body", "meta", "append", "insert", "remove", "rename"]),
+        st.integers(0, 20),
+        KEYS,
+        MARKDOWNISH,
+        METAS,
+    ),
+    max_size=4,
+)
+
+
+def _edit(doc: SectionDocument, edits: list[tuple[str, int, str, str, dict[str, str]]]) -> None:
+    for what, where, key, body, meta in edits:
+        at = where % len(doc.sections) if doc.sections else 0
+        if what == "append" or not doc.sections:
+            doc.append(doc.new_section(key, body, meta))
+        elif what == "insert":
+            doc.insert(at, doc.new_section(key, body, meta))
+        elif what == "remove":
+            doc.sections.pop(at)
+        elif what == "body":
+            doc.sections[at].body = body
+        elif what == "meta":
+            doc.sections[at].meta = dict(meta)
+        else:
+            doc.sections[at].key = key
+
+
+@settings(max_examples=400)
+@given(text=st.one_of(HAND_EDITED, MARKDOWNISH), edits=_EDITS, level=st.sampled_from([2, 3]))
+def test_an_edited_document_adopts_its_render_as_a_parse_would_read_it(
+    text: str, edits: list[tuple[str, int, str, str, dict[str, str]]], level: int
+) -> None:
+    """After ``adopt(render)`` the document is what parsing the render gives, field for
+    field and byte for byte, or adopt says no (and a parse is used instead)."""
+    doc = SectionDocument.parse(text, level=level)
+    _edit(doc, edits)
+    rendered = doc.render()
+    parsed = SectionDocument.parse(rendered, level=level)
+    kept = list(doc.sections)
+    if doc.adopt(rendered):
+        assert _parsed_state(doc) == _parsed_state(parsed)
+        assert all(a is b for a, b in zip(doc.sections, kept, strict=True))  # identity kept
+        assert doc.render() == rendered
+    else:  # only where the render does not read back as these sections
+        assert [(s.key, s.meta, s.body) for s in parsed.sections] != [
+            (s.key, s.meta, s.body) for s in kept
+        ]
+
+
+@settings(max_examples=300)
+@given(text=st.one_of(HAND_EDITED, MARKDOWNISH), edits=_EDITS)
+def test_a_sub_document_adopts_its_render_made_canonical_as_a_body(
+    text: str, edits: list[tuple[str, int, str, str, dict[str, str]]]
+) -> None:
+    """The observations of knowledge.md are a level-3 document inside one body: it
+    adopts the body it became (blank lines at its ends dropped) as a parse would."""
+    doc = SectionDocument.parse(sanitize_body(text), level=3)
+    _edit(doc, edits)
+    holder = Section("_observations", doc.render())
+    parsed = SectionDocument.parse(holder.body, level=3)
+    if doc.adopt(holder.body):
+        assert _parsed_state(doc) == _parsed_state(parsed)
+    else:
+        assert [(s.key, s.meta, s.body) for s in parsed.sections] != [
+            (s.key, s.meta, s.body) for s in doc.sections
+        ]
+
+
+def test_adopting_a_render_that_reads_back_otherwise_says_no() -> None:
+    """A fence left open in the last section swallows a section added after it: the
+    render parses as fewer sections, and adopt refuses it."""
+    doc = SectionDocument.parse("## a\n```\ncode\n")
+    doc.append(doc.new_section("b", "hello"))
+    assert not doc.adopt(doc.render())
+
+
+def test_a_section_knows_it_changed_however_its_metadata_was_edited() -> None:
+    """Every way of editing metadata, and the key or the body, marks a parsed section
+    changed (so it renders fresh); putting a value back as it was does not."""
+    edits = [
+        lambda s: s.meta.__setitem__("k", "w"),
+        lambda s: s.meta.__delitem__("k"),
+        lambda s: s.meta.update(x="1"),
+        lambda s: s.meta.pop("k"),
+        lambda s: s.meta.popitem(),
+        lambda s: s.meta.clear(),
+        lambda s: s.meta.setdefault("x", "1"),
+        lambda s: s.meta.__ior__({"x": "1"}),
+        lambda s: setattr(s, "meta", {"k": "w"}),
+        lambda s: setattr(s, "key", "other"),
+        lambda s: setattr(s, "body", "new text"),
+    ]
+    for edit in edits:
+        section = SectionDocument.parse("## a\n<!-- k: v -->\ntext\n").sections[0]
+        assert not section.changed
+        edit(section)
+        assert section.changed
+    section = SectionDocument.parse("## a\n<!-- k: v -->\ntext\n").sections[0]
+    section.meta["k"] = "w"
+    section.meta["k"] = "v"
+    section.body = "text"
+    assert not section.changed and section.render() == "## a\n<!-- k: v -->\ntext\n"

@@ -85,7 +85,9 @@ def test_the_rows_are_sqlites(shared: tuple[memdir.Memory, PgIndex]) -> None:
     memory, pg = shared
     columns = [c for c in _COLUMNS if c != "id"]
     sqlite_rows = sorted(
-        memory.index.db.execute(f"SELECT {', '.join(columns)} FROM items").fetchall()
+        memory.index.db.execute(
+            f"SELECT {', '.join(columns)} FROM items JOIN places USING (id)"
+        ).fetchall()
     )
     ids = [
         row[0]

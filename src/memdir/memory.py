@@ -53,6 +53,7 @@ if TYPE_CHECKING:
     from memdir.context.tokens import TokenCounter
     from memdir.dream import DreamReport
     from memdir.files.reader import GetResult
+    from memdir.files.sections import Parsed
     from memdir.index.embedders import Embedder
     from memdir.index.search import Hit, Hits
     from memdir.index.sync import Index, ScanReport
@@ -179,10 +180,11 @@ class Memory:
             self.notices.append(Notice("index", f"keyword search only: {exc}"))
             return None
 
-    def _on_write(self, relpath: str, text: str) -> None:
-        """Every store write lands here: the index follows in the same call."""
+    def _on_write(self, relpath: str, text: str, parsed: Parsed | None = None) -> None:
+        """Every store write lands here: the index follows in the same call (from the
+        store's parse of the text, when it has one)."""
         try:
-            self.index.update_file(relpath, text)
+            self.index.update_file(relpath, text, parsed=parsed)
         except Exception as exc:  # the file is written; the index catches up on the next scan
             self.notices.append(Notice("index", f"could not index {relpath}: {exc}"))
             if "index" in self.__dict__:

@@ -59,25 +59,25 @@ def init_folder(
     root.mkdir(parents=True, exist_ok=True)
     manifest = _write_manifest(root, layout, agent, force)
     report = InitReport(root, layout, created=[MANIFEST_NAME])
-    memory = open_memory(root)
-    report.migration = memory.migration
-    with memory.lock:
-        values = starter_values(manifest, root)
-        for relpath, content in layouts.starter_files(layout).items():
-            target = root / relpath
-            if not target.exists():
-                if relpath.endswith(".md"):
-                    text = Template(content.decode("utf-8")).safe_substitute(values)
-                    content = text.encode("utf-8")
-                atomic_write(target, content)
-                report.created.append(relpath)
-        for name in ("notebook", "knowledge", "state"):
-            if memory.has(name):
-                store = getattr(memory, name)
-                if store.ensure_file():
-                    report.created.append(store.relpath)
-        for folder in layouts.folders(manifest):
-            (root / folder).mkdir(parents=True, exist_ok=True)
+    with open_memory(root) as memory:  # closed: init leaves no database open
+        report.migration = memory.migration
+        with memory.lock:
+            values = starter_values(manifest, root)
+            for relpath, content in layouts.starter_files(layout).items():
+                target = root / relpath
+                if not target.exists():
+                    if relpath.endswith(".md"):
+                        text = Template(content.decode("utf-8")).safe_substitute(values)
+                        content = text.encode("utf-8")
+                    atomic_write(target, content)
+                    report.created.append(relpath)
+            for name in ("notebook", "knowledge", "state"):
+                if memory.has(name):
+                    store = getattr(memory, name)
+                    if store.ensure_file():
+                        report.created.append(store.relpath)
+            for folder in layouts.folders(manifest):
+                (root / folder).mkdir(parents=True, exist_ok=True)
     return report
 
 
@@ -90,9 +90,9 @@ def adopt_folder(
         raise NotAMemoryFolder(f"{root} is not a folder; nothing to adopt")
     chosen = layout or layouts.detect(root)[0]
     manifest = _write_manifest(root, chosen, agent, force)
-    memory = open_memory(root)
-    report = InitReport(root, chosen, adopted=True, created=[MANIFEST_NAME])
-    report.migration = memory.migration
+    with open_memory(root) as memory:
+        report = InitReport(root, chosen, adopted=True, created=[MANIFEST_NAME])
+        report.migration = memory.migration
     report.uncovered = uncovered_files(root, manifest)
     return report
 

@@ -196,25 +196,14 @@ def _schema(db: sqlite3.Connection) -> Schema:
 
 @functools.lru_cache(maxsize=8)
 def _expected(migrations: tuple[tuple[str, Migration], ...]) -> tuple[tuple[str, Schema], ...]:
-    """What each migration adds (objects, and columns of tables), built in memory once."""
+    """The schema after each migration (objects, and columns of tables), built in memory
+    once. A migration may drop or rebuild what an earlier one made."""
     db = sqlite3.connect(":memory:", isolation_level=None)
     steps: list[tuple[str, Schema]] = []
     try:
-        before = _schema(db)
         for name, step in migrations:
             migrate(db, [(name, step)])
-            after = _schema(db)
-            steps.append(
-                (
-                    name,
-                    {
-                        k: v - before.get(k, frozenset())
-                        for k, v in after.items()
-                        if k not in before or v != before[k]
-                    },
-                )
-            )
-            before = after
+            steps.append((name, _schema(db)))
     finally:
         db.close()
     return tuple(steps)
@@ -225,7 +214,8 @@ def problem(
 ) -> str | None:
     """What is wrong with the database ``db`` is connected to, or None if nothing is:
     ``PRAGMA quick_check`` (unless ``quick=False``), then every table, column, index and
-    trigger that the migrations recorded as applied make. An empty file is sound (the
+    trigger that the migrations recorded as applied leave, the last of them as it left
+    the schema (a migration may rebuild a table). An empty file is sound (the
     next ``connect`` builds it); so is one an older memdir made (``connect`` migrates it)."""
     if quick:
         try:
@@ -243,16 +233,15 @@ def problem(
         applied = {row[0] for row in db.execute("SELECT name FROM migrations").fetchall()}
     except sqlite3.DatabaseError as exc:
         return str(exc)
-    steps = _expected(tuple(migrations))
-    for name, made in steps:
-        if name not in applied:
-            continue
-        for (kind, obj), columns in made.items():
-            if (kind, obj) not in have:
-                return f"the schema has no {kind} {obj}"
-            lacking = sorted(columns - have[(kind, obj)])
-            if lacking:
-                return f"table {obj} has no column {', '.join(lacking)}"
+    steps = [made for name, made in _expected(tuple(migrations)) if name in applied]
+    if not steps:
+        return None
+    for (kind, obj), columns in steps[-1].items():  # as the last migration applied left it
+        if (kind, obj) not in have:
+            return f"the schema has no {kind} {obj}"
+        lacking = sorted(columns - have[(kind, obj)])
+        if lacking:
+            return f"table {obj} has no column {', '.join(lacking)}"
     return None
 
 

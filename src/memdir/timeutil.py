@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from datetime import UTC, date, datetime
 
@@ -27,8 +28,11 @@ def format_ts(moment: datetime) -> str:
 
 def parse_ts(text: str | None) -> datetime | None:
     """Read a timestamp or a date as written by hand or by memdir; None if unreadable."""
-    if not text:
-        return None
+    return _parse_ts(text) if text else None
+
+
+@functools.lru_cache(maxsize=8192)  # the same few stamps are read again at every write
+def _parse_ts(text: str) -> datetime | None:
     value = text.strip()
     try:
         moment = datetime.fromisoformat(value.replace("Z", "+00:00"))

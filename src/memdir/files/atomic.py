@@ -4,7 +4,10 @@ Invariants:
 - ``atomic_write`` never leaves a half-written target: the bytes go to a temp
   file in the same folder, are fsynced, and replace the target with one
   ``os.replace``; the folder is fsynced after, so the rename survives a crash.
-  A reader sees the old file or the new one, never a mix.
+  A reader sees the old file or the new one, never a mix. ``atomic_write_all``
+  does the same for a few files in order (an archive, then the file it was taken
+  from), their temp files fsynced at once: a crash never leaves a later file
+  replaced without an earlier one.
 - One ``FolderLock`` per memory folder per process (``folder_lock`` hands out
   the same object for the same folder), holding a thread lock and an OS file
   lock on ``.memdir/lock``. It is re-entrant, so a store method may call
@@ -20,7 +23,8 @@ import contextlib
 import errno
 import os
 import threading
-from collections.abc import Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from types import TracebackType
 
@@ -60,6 +64,17 @@ def atomic_write(
 
 
 def _replace(path: Path, payload: bytes) -> None:
+    tmp = _stage(path, payload)
+    try:
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
+        raise
+
+
+def _stage(path: Path, payload: bytes) -> Path:
+    """Write ``payload`` to a fresh temp file beside ``path`` and fsync it; its path."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = temp_path(path)
     try:
@@ -72,11 +87,75 @@ def _replace(path: Path, payload: bytes) -> None:
             handle.write(payload)
             handle.flush()
             os.fsync(handle.fileno())
-        os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             tmp.unlink()
         raise
+    return tmp
+
+
+def atomic_write_all(
+    writes: Sequence[tuple[Path, bytes]], on_replaced: Callable[[int], None] | None = None
+) -> None:
+    """``atomic_write`` for several files in order, the fsyncs of their temp files at once.
+
+    Every temp file is written and fsynced together (one thread each but the last, so
+    the waits overlap), then each is renamed over its target and its folder fsynced
+    before the next is renamed: a crash leaves the first ones replaced and the rest as
+    they were, never a later one without an earlier (text a cap takes out of a file
+    is in the archive before the file changes). If any temp file cannot be written,
+    nothing is renamed and no temp file is left; errors as ``atomic_write``'s.
+    ``on_replaced(n)`` is called once the n-th file is in place (and its folder synced).
+    """
+    if len(writes) <= 1:
+        for n, (path, payload) in enumerate(writes):
+            atomic_write(path, payload)
+            if on_replaced is not None:
+                on_replaced(n)
+        return
+    targets = [Path(os.path.realpath(path)) if path.is_symlink() else path for path, _ in writes]
+    last = len(writes) - 1
+    pool = _pool()
+    futures = [pool.submit(_stage, targets[n], writes[n][1]) for n in range(last)]
+    staged: dict[int, Path] = {}
+    renamed: set[int] = set()
+    failure: tuple[Path, OSError] | None = None
+    try:
+        try:
+            staged[last] = _stage(targets[last], writes[last][1])
+        except OSError as exc:
+            failure = (targets[last], exc)
+        for position, future in enumerate(futures):
+            try:
+                staged[position] = future.result()
+            except OSError as exc:
+                failure = failure or (targets[position], exc)
+        if failure is None:
+            for position, target in enumerate(targets):
+                try:
+                    os.replace(staged[position], target)
+                except OSError as exc:
+                    failure = (target, exc)
+                    break
+                renamed.add(position)
+                _fsync_dir(target.parent)
+                if on_replaced is not None:
+                    on_replaced(position)
+    finally:  # an interrupt too: each thread finishes, then no temp file is left
+        for position, future in enumerate(futures):
+            if position not in staged:
+                with contextlib.suppress(BaseException):
+                    staged[position] = future.result()
+        for position, tmp in staged.items():
+            if position not in renamed:
+                with contextlib.suppress(FileNotFoundError):
+                    tmp.unlink()
+    if failure is not None:
+        where, cause = failure
+        error = storage_error(where.parent, cause)
+        if error is None:
+            raise cause
+        raise error from cause
 
 
 def fsync_dirs(folders: Iterable[Path]) -> None:
@@ -226,10 +305,25 @@ def folder_lock(lock_path: Path) -> FolderLock:
         return lock
 
 
+_POOL: ThreadPoolExecutor | None = None
+_POOL_GUARD = threading.Lock()
+
+
+def _pool() -> ThreadPoolExecutor:
+    """The threads that write and fsync temp files beside the caller's (made on first use)."""
+    global _POOL
+    with _POOL_GUARD:
+        if _POOL is None:
+            _POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="memdir-write")
+        return _POOL
+
+
 def _after_fork_in_child() -> None:
-    """A forked child must not inherit a guard held by a parent's thread."""
-    global _registry_guard
+    """A forked child must not inherit a guard held by a parent's thread, nor its
+    writer threads (they do not exist in the child)."""
+    global _registry_guard, _POOL, _POOL_GUARD
     _registry_guard = threading.Lock()
+    _POOL, _POOL_GUARD = None, threading.Lock()
 
 
 if hasattr(os, "register_at_fork"):

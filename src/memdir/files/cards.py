@@ -28,7 +28,6 @@ from datetime import date, datetime
 from typing import Any
 
 from memdir.errors import FileShapeError
-from memdir.files.flat_yaml import load_flat
 from memdir.files.sections import detect_newline, line_content, split_lines
 
 _OPEN_RE = re.compile(r"---[ \t]*")
@@ -57,6 +56,8 @@ def _loader() -> Any:
 
 
 def _load_yaml(text: str) -> dict[str, Any]:
+    from memdir.files.flat_yaml import load_flat  # it needs PyYAML's resolver
+
     flat = load_flat(text, _parse_yaml)  # one key a line, plain values: no YAML parse
     if flat is not None:
         return flat

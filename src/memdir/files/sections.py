@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
 
 _FENCE_OPEN_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _FENCE_CLOSE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})[ \t]*$")
@@ -49,10 +51,17 @@ _DEMOTE_RES = {
     level: re.compile(rf"^#{{{min(2, level)},{level}}}(?=[ \t]+\S)", re.MULTILINE)
     for level in range(1, 7)
 }
-# The same headings found in a whole text at once (``\S`` never matches ``\r``).
-_HEADING_SCAN_RES = {
-    level: re.compile(rf"^#{{{level}}}[ \t]+\S", re.MULTILINE) for level in range(1, 7)
+# The same, found in a whole text at once: after a newline (a pattern that starts with
+# a literal is searched for fast; ``^`` in MULTILINE mode is tried at every position,
+# ten times slower on a long file), or at its very start. ``\S`` never matches ``\r``.
+_DEMOTE_AFTER_NL_RES = {
+    level: re.compile(rf"\n#{{{min(2, level)},{level}}}(?=[ \t]+\S)") for level in range(1, 7)
 }
+_DEMOTE_AT_START_RES = {
+    level: re.compile(rf"#{{{min(2, level)},{level}}}(?=[ \t]+\S)") for level in range(1, 7)
+}
+_HEADING_AFTER_NL_RES = {level: re.compile(rf"\n#{{{level}}}[ \t]+\S") for level in range(1, 7)}
+_HEADING_AT_START_RES = {level: re.compile(rf"#{{{level}}}[ \t]+\S") for level in range(1, 7)}
 
 
 def split_lines(text: str) -> list[str]:
@@ -75,6 +84,8 @@ def line_content(line: str) -> str:
 
 def detect_newline(text: str) -> str:
     """The newline a file mostly uses; ``\\n`` when it has none."""
+    if "\r" not in text:
+        return "\n"
     crlf = text.count("\r\n")
     lf = text.count("\n") - crlf
     return "\r\n" if crlf > lf else "\n"
@@ -161,8 +172,10 @@ def sanitize_body(text: str, level: int = 2) -> str:
         return text  # nothing that could split or fence
     demote = _DEMOTE_RES[level]
     deeper = "#" * (level + 1)
-    if "```" not in text and "~~~" not in text:
-        return demote.sub(deeper, text)  # no fences: one pass over the whole text
+    if "```" not in text and "~~~" not in text:  # no fences: one pass over the whole text
+        text = _DEMOTE_AFTER_NL_RES[level].sub("\n" + deeper, text)
+        first = _DEMOTE_AT_START_RES[level].match(text)
+        return deeper + text[first.end() :] if first else text
     fence = FenceTracker()
     out = []
     for line in split_lines(text):
@@ -176,21 +189,76 @@ def sanitize_body(text: str, level: int = 2) -> str:
     return canonical_body(body)
 
 
+class _Meta(dict[str, str]):
+    """A section's metadata: a dict that tells its section when it changes, so a
+    section nothing touched knows it is unchanged without comparing (``changed``)."""
+
+    __slots__ = ("_owner",)
+
+    def __init__(self, items: Mapping[str, str], owner: Section) -> None:
+        super().__init__(items)
+        self._owner = owner
+
+    def __setitem__(self, key: str, value: str) -> None:
+        self._owner._clean = False
+        super().__setitem__(key, value)
+
+    def __delitem__(self, key: str) -> None:
+        self._owner._clean = False
+        super().__delitem__(key)
+
+    def __ior__(self, other: Any) -> _Meta:  # type: ignore[override,misc]
+        self._owner._clean = False
+        super().update(other)
+        return self
+
+    def clear(self) -> None:
+        self._owner._clean = False
+        super().clear()
+
+    def pop(self, *args: Any) -> Any:
+        self._owner._clean = False
+        return super().pop(*args)
+
+    def popitem(self) -> tuple[str, str]:
+        self._owner._clean = False
+        return super().popitem()
+
+    def setdefault(self, key: str, default: Any = None) -> Any:
+        self._owner._clean = False
+        return super().setdefault(key, default)
+
+    def update(self, *args: Any, **kwargs: str) -> None:
+        self._owner._clean = False
+        super().update(*args, **kwargs)
+
+
 class Section:
     """One ``## key`` section: key, metadata and a canonical body."""
 
-    __slots__ = ("key", "meta", "_body", "level", "_raw", "_orig", "_heading")
+    __slots__ = ("key", "_meta", "_body", "level", "_raw", "_orig", "_heading", "_clean")
 
     def __init__(
         self, key: str, body: str = "", meta: Mapping[str, str] | None = None, *, level: int = 2
     ) -> None:
         self.key = key
-        self.meta: dict[str, str] = dict(meta or {})
+        self._meta = _Meta(meta or {}, self)
         self.level = level
         self._body = sanitize_body(body, level)
         self._raw: str | None = None
         self._orig: tuple[str, dict[str, str], str] | None = None
         self._heading: str | None = None
+        self._clean = False
+        """nothing was set since ``_orig`` was taken (a hint: False says "compare")"""
+
+    @property
+    def meta(self) -> dict[str, str]:
+        return self._meta
+
+    @meta.setter
+    def meta(self, value: Mapping[str, str]) -> None:
+        self._meta = _Meta(value, self)
+        self._clean = False
 
     @property
     def body(self) -> str:
@@ -199,6 +267,7 @@ class Section:
     @body.setter
     def body(self, value: str) -> None:
         self._body = sanitize_body(value, self.level)
+        self._clean = False
 
     @property
     def raw(self) -> str | None:
@@ -208,7 +277,12 @@ class Section:
     @property
     def changed(self) -> bool:
         """True for a new section, or one edited since it was parsed."""
-        return self._orig is None or self._orig != (self.key, self.meta, self._body)
+        orig = self._orig
+        if orig is None:
+            return True
+        if self._clean and self.key is orig[0]:
+            return False
+        return orig != (self.key, self._meta, self._body)
 
     @classmethod
     def _from_text(cls, raw: str, level: int, *, fence_open: bool) -> Section:
@@ -239,6 +313,7 @@ class Section:
         section._raw = raw
         section._orig = (section.key, dict(section.meta), section._body)
         section._heading = heading
+        section._clean = True
         return section
 
     def render(self, newline: str = "\n") -> str:
@@ -281,7 +356,9 @@ def _heading_offsets(text: str, level: int) -> tuple[list[int], bool]:
     walked so headings inside a fence are skipped.
     """
     if "```" not in text and "~~~" not in text:
-        return [match.start() for match in _HEADING_SCAN_RES[level].finditer(text)], False
+        found = [0] if _HEADING_AT_START_RES[level].match(text) else []
+        found += [match.start() + 1 for match in _HEADING_AFTER_NL_RES[level].finditer(text)]
+        return found, False
     heading_re = _HEADING_RES[level]
     fence = FenceTracker()
     starts: list[int] = []
@@ -292,6 +369,18 @@ def _heading_offsets(text: str, level: int) -> tuple[list[int], bool]:
             starts.append(offset)
         offset += len(line)
     return starts, fence.marker is not None
+
+
+def _same_lines(old: str, new: str) -> bool:
+    """``new`` is ``old``, or ``old`` (ending in a newline) with blank lines after it:
+    a section of either text parses the same."""
+    if new == old:
+        return True
+    return (
+        old.endswith("\n")
+        and new.startswith(old)
+        and not new[len(old) :].replace("\r\n", "").strip("\n")
+    )
 
 
 def separate(text: str, newline: str) -> str:
@@ -364,9 +453,50 @@ class SectionDocument:
             changed = section.changed
             if changed or previous_changed:
                 parts.append(_separation(parts, self.newline))
-            parts.append(section.render(self.newline))
+            raw = section._raw
+            parts.append(raw if raw is not None and not changed else section.render(self.newline))
             previous_changed = changed
         return "".join(parts)
+
+    def adopt(self, text: str) -> bool:
+        """Become ``SectionDocument.parse(text, level=self.level)``, where ``text`` is
+        this document's render (or that render made canonical, as a body is), without
+        parsing again what did not change: an edit need not re-read the file it wrote.
+
+        Sections keep their identity. One unchanged since it was parsed whose bytes are
+        the same (or gained only blank lines) takes its slice of ``text`` as it is; any
+        other is parsed from its slice and checked. False when ``text`` does not split
+        into these sections with these keys, metadata and bodies (a fence left open
+        swallowed a heading, say): the document is then no parse of ``text``; parse
+        ``text`` instead.
+        """
+        starts, fence_open = _heading_offsets(text, self.level)
+        if len(starts) != len(self.sections):
+            return False
+        ends = [*starts[1:], len(text)] if starts else []
+        for section, start, end in zip(self.sections, starts, ends, strict=True):
+            old = section._raw
+            if old is not None and end - start == len(old) and text.startswith(old, start):
+                continue  # its bytes as parsed: so are its fields (parse(render(x)) == x)
+            raw = text[start:end]
+            unchanged = not section.changed
+            if old is not None and unchanged and _same_lines(old, raw):
+                section._raw = raw
+                continue
+            last = fence_open and end == len(text)  # a fence open at the end is closed
+            fresh = Section._from_text(raw, self.level, fence_open=last)
+            if fresh._orig != (section.key, section.meta, section._body):
+                return False
+            _, meta, body = fresh._orig
+            section._raw, section._orig, section._heading = (
+                raw,
+                (section.key, meta, body),
+                fresh._heading,
+            )
+            section._clean = True
+        self.preamble = text[: starts[0]] if starts else text
+        self.newline = detect_newline(text)
+        return True
 
     def spans(self) -> list[tuple[Section, int, int]]:
         """Each section with its start and end offset in the text it was parsed from.
@@ -381,6 +511,10 @@ class SectionDocument:
             out.append((section, offset, offset + len(section.raw)))
             offset += len(section.raw)
         return out
+
+    def raws(self) -> list[str]:
+        """Each section's text as parsed (``''`` for one made in code)."""
+        return [section._raw or "" for section in self.sections]
 
     # -- lookup and edits ------------------------------------------------------
 
@@ -419,3 +553,13 @@ class SectionDocument:
     def remove(self, key: str) -> Section | None:
         position = self.index(key)
         return None if position is None else self.sections.pop(position)
+
+
+@dataclass(frozen=True)
+class Parsed:
+    """A section file as an edit wrote it, already parsed (see ``SectionDocument.adopt``):
+    ``doc`` is ``SectionDocument.parse(text)``, and each of ``nested`` the level-3 parse
+    of one of its sections' bodies, by key (knowledge.md's observations)."""
+
+    doc: SectionDocument
+    nested: Mapping[str, SectionDocument] = field(default_factory=dict)

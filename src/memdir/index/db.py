@@ -6,9 +6,12 @@ stamp>`` and rebuilt by a full scan where it is found (``Index.guard``), with a
 notice; ``memdir doctor`` runs ``PRAGMA quick_check`` on it. Tables:
 
 - ``files``: one row per indexed file with the mtime, size and hash seen last.
-- ``items``: one row per searchable item (path, anchor, ordinal, kind, layer,
-  title, body, metadata words, tags, dates, tier, relevance, line range,
-  content hash and the key of its vector).
+- ``items``: one row per searchable item (path, anchor, kind, layer, title,
+  body, metadata words, tags, dates, tier, relevance, content hash and the key
+  of its vector).
+- ``places``: where each item sits in its file (ordinal, line range), by item id:
+  narrow rows of their own, so a write that moves many items (archiving the
+  oldest of 500 observations moves the other 499) rewrites little.
 - ``items_fts``: FTS5 over title, body, tags and metadata words, Porter
   stemming over unicode61, kept in step with ``items`` by triggers.
 - ``vectors``: one vector per (embedded text, embedder id). Items share a
@@ -40,6 +43,7 @@ from memdir.sqlite import Migration, run_script, transaction
 __all__ = [
     "INSERT_FILE",
     "INSERT_ITEM",
+    "INSERT_PLACE",
     "MIGRATIONS",
     "clear_items",
     "connect",
@@ -50,10 +54,11 @@ __all__ = [
 ]
 
 ITEM_COLUMNS = (
-    "path, anchor, kind, agent, title, heading, body, meta, tags, date, content_hash, "
-    "vector_key, ordinal, line_start, line_end, layer, tier, decay_from, relevance"
+    "id, path, anchor, kind, agent, title, heading, body, meta, tags, date, content_hash, "
+    "vector_key, layer, tier, decay_from, relevance"
 )
-INSERT_ITEM = f"INSERT INTO items ({ITEM_COLUMNS}) VALUES ({', '.join('?' * 19)})"
+INSERT_ITEM = f"INSERT INTO items ({ITEM_COLUMNS}) VALUES ({', '.join('?' * 17)})"
+INSERT_PLACE = "INSERT INTO places (id, ordinal, line_start, line_end) VALUES (?, ?, ?, ?)"
 INSERT_FILE = (
     "INSERT INTO files (path, layer, store, mtime_ns, size, hash) VALUES (?, ?, ?, ?, ?, ?)"
 )
@@ -62,6 +67,14 @@ INSERT_FILE = (
 # Kept apart: reindex drops it while it empties the tables (one FTS rebuild
 # instead of a delete per row), then puts it back.
 DELETE_TRIGGER = """
+        CREATE TRIGGER items_ad AFTER DELETE ON items BEGIN
+            INSERT INTO items_fts (items_fts, rowid, heading, body, tags, meta)
+            VALUES ('delete', old.id, old.heading, old.body, old.tags, old.meta);
+            INSERT INTO item_log (item_id, op) VALUES (old.id, 'del');
+            DELETE FROM places WHERE id = old.id;
+        END;
+"""
+_DELETE_TRIGGER_001 = """
         CREATE TRIGGER items_ad AFTER DELETE ON items BEGIN
             INSERT INTO items_fts (items_fts, rowid, heading, body, tags, meta)
             VALUES ('delete', old.id, old.heading, old.body, old.tags, old.meta);
@@ -120,7 +133,7 @@ def _m001_initial(db: sqlite3.Connection) -> None:
             INSERT INTO item_log (item_id, op) VALUES (new.id, 'add');
         END;
         """
-        + DELETE_TRIGGER
+        + _DELETE_TRIGGER_001
         + """
         CREATE TABLE vectors (
             id INTEGER PRIMARY KEY,
@@ -145,9 +158,68 @@ def _m002_database_id(db: sqlite3.Connection) -> None:
     )
 
 
+def _m003_places(db: sqlite3.Connection) -> None:
+    """Ordinals and line ranges move to ``places``. The index is derived: its items
+    are emptied and the next scan builds them again (vectors are kept, by text)."""
+    run_script(
+        db,
+        """
+        DROP TRIGGER items_ai;
+        DROP TRIGGER items_ad;
+        DROP TABLE items_fts;
+        DROP TABLE items;
+        DELETE FROM files;
+        CREATE TABLE items (
+            id INTEGER PRIMARY KEY,
+            path TEXT NOT NULL,
+            anchor TEXT NOT NULL,
+            layer TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            agent TEXT NOT NULL,
+            title TEXT NOT NULL,
+            heading TEXT NOT NULL,
+            body TEXT NOT NULL,
+            meta TEXT NOT NULL,
+            tags TEXT NOT NULL,
+            date TEXT,
+            decay_from TEXT,
+            tier TEXT,
+            relevance REAL,
+            content_hash TEXT NOT NULL,
+            vector_key TEXT NOT NULL
+        );
+        CREATE TABLE places (
+            id INTEGER PRIMARY KEY,
+            ordinal INTEGER NOT NULL,
+            line_start INTEGER NOT NULL,
+            line_end INTEGER NOT NULL
+        );
+        CREATE INDEX items_by_path ON items (path);
+        CREATE INDEX items_by_vector ON items (vector_key);
+        CREATE INDEX items_by_date ON items (kind, date);
+        CREATE INDEX items_by_tier ON items (tier, decay_from);
+        CREATE VIRTUAL TABLE items_fts USING fts5 (
+            heading, body, tags, meta,
+            content = 'items', content_rowid = 'id',
+            tokenize = 'porter unicode61 remove_diacritics 2'
+        );
+        CREATE TRIGGER items_ai AFTER INSERT ON items BEGIN
+            INSERT INTO items_fts (rowid, heading, body, tags, meta)
+            VALUES (new.id, new.heading, new.body, new.tags, new.meta);
+            INSERT INTO item_log (item_id, op) VALUES (new.id, 'add');
+        END;
+        """
+        + DELETE_TRIGGER
+        + """
+        INSERT INTO item_log (item_id, op) VALUES (0, 'reset');
+        """,
+    )
+
+
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("001_initial", _m001_initial),
     ("002_database_id", _m002_database_id),
+    ("003_places", _m003_places),
 ]
 
 
@@ -167,6 +239,7 @@ def clear_items(db: sqlite3.Connection) -> None:
     """
     db.execute("DROP TRIGGER items_ad")
     db.execute("DELETE FROM items")
+    db.execute("DELETE FROM places")
     db.execute("DELETE FROM files")
     db.execute("INSERT INTO items_fts (items_fts) VALUES ('rebuild')")
     run_script(db, DELETE_TRIGGER)
@@ -189,6 +262,7 @@ def refilling(db: sqlite3.Connection) -> Iterator[None]:
     for kind, name, _ in saved:
         db.execute(f'DROP {"INDEX" if kind == "index" else "TRIGGER"} "{name}"')
     db.execute("DELETE FROM items")  # no trigger left: SQLite's truncate, not a row at a time
+    db.execute("DELETE FROM places")
     db.execute("DELETE FROM files")
     yield
     for _, _, sql in saved:  # indexes before triggers ('index' < 'trigger')

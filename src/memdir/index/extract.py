@@ -17,14 +17,16 @@ from __future__ import annotations
 
 import bisect
 import hashlib
+import itertools
 import re
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from datetime import date, datetime
 from pathlib import PurePosixPath
 from typing import Any
 
 from memdir.errors import FileShapeError
-from memdir.files.sections import Section, SectionDocument
+from memdir.files.sections import Parsed, Section, SectionDocument, line_content, parse_meta
 from memdir.stores.knowledge import OBSERVATIONS_KEY
 from memdir.textutil import drop_comments
 from memdir.timeutil import parse_ts
@@ -123,14 +125,19 @@ class _Lines:
         return self.of(start), self.of(max(last - 1, start))
 
 
-def extract(store: str, relpath: str, text: str) -> list[Item]:
-    """The searchable items of one file owned by ``store``."""
-    if store == "knowledge":
-        return _knowledge(text)
+def extract(store: str, relpath: str, text: str, parsed: Parsed | None = None) -> list[Item]:
+    """The searchable items of one file owned by ``store`` (``parsed``: its parse, if
+    the caller has one; see ``units``)."""
+    found = units(store, text, parsed)
+    if found is not None:
+        kind = _SECTION_KINDS.get(store, "")
+        return [
+            item
+            for unit, anchor in anchored(found)
+            for item in unit_items(unit, anchor, kind, relpath)
+        ]
     if store == "lessons":
         return _lessons(relpath, text)
-    if store in _SECTION_KINDS:
-        return _section_file(relpath, text, _SECTION_KINDS[store])
     if store == "document":
         return _document(relpath, text)
     if store == "vault":
@@ -205,33 +212,266 @@ def _section_item(
     )
 
 
-def _preamble_item(doc: SectionDocument, lines: _Lines, kind: str, title: str) -> Item | None:
-    text = doc.preamble.strip()
+# -- units ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Unit:
+    """A piece of a section file whose items depend on nothing else in it: the text
+    above the first section, a section, or one observation in ``## _observations``.
+
+    Its items follow from ``raw`` (its text), the anchor it takes and where it sits:
+    ``line`` (of its first line) and ``base`` (its items' ordinals are ``base`` plus
+    0, or ``base * 10000`` plus each bullet's number). So an index that wrote a unit
+    before, and finds the same ``raw`` elsewhere in the file, only moves its rows.
+    """
+
+    raw: str
+    kind: str
+    """'preamble', 'section', 'curated' (knowledge.md) or 'observation'"""
+    key: str | None
+    """the key it takes an anchor for (None: the preamble, anchored '')"""
+    line: int
+    base: int
+    section: Section | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Segment:
+    """Units one after another with nothing between them: the text above the first
+    section, a run of sections, or the observations of one ``## _observations``.
+
+    Unit ``n`` is ``raws[n]`` (``sections[n]`` parsed); its base is ``base + n`` and its
+    first line ``line`` plus the lines of the units before it."""
+
+    kind: str
+    line: int
+    base: int
+    raws: list[str]
+    sections: list[Section | None]
+
+    def lines(self) -> list[int]:
+        """The first line of each unit."""
+        if not self.raws:
+            return []
+        return list(
+            itertools.accumulate((raw.count("\n") for raw in self.raws[:-1]), initial=self.line)
+        )
+
+    def unit(self, n: int, line: int) -> Unit:
+        section = self.sections[n]
+        key = None if section is None else section.key
+        return Unit(self.raws[n], self.kind, key, line, self.base + n, section)
+
+    def units(self) -> Iterator[Unit]:
+        for n, line in enumerate(self.lines()):
+            yield self.unit(n, line)
+
+
+_UNIT_STORES = frozenset({"knowledge", *_SECTION_KINDS} - {"lessons"})  # lessons: per bullet
+
+
+def segments(store: str, text: str, parsed: Parsed | None = None) -> list[Segment] | None:
+    """``text`` as segments of units, in file order (None for a store whose items are
+    not made one section at a time: lessons, documents, cards). ``parsed`` is ``text``
+    parsed (a writer's ``Parsed``), so it is not parsed again."""
+    if store not in _UNIT_STORES:
+        return None
+    doc = parsed.doc if parsed is not None else SectionDocument.parse(text)
+    nested = parsed.nested if parsed is not None else {}
+    return _doc_segments(doc, store == "knowledge", nested)
+
+
+def units(store: str, text: str, parsed: Parsed | None = None) -> list[Unit] | None:
+    """``segments``' units, one after another."""
+    found = segments(store, text, parsed)
+    return None if found is None else [unit for seg in found for unit in seg.units()]
+
+
+def _doc_segments(
+    doc: SectionDocument,
+    knowledge: bool,
+    nested: Mapping[str, SectionDocument],
+    line: int = 1,
+    first: int = 1,
+) -> list[Segment]:
+    found: list[Segment] = []
+    if not knowledge and first == 1:
+        found.append(Segment("preamble", line, 0, [doc.preamble], [None]))
+    line += doc.preamble.count("\n")
+    kind = "curated" if knowledge else "section"
+    run: list[Section] = []
+    start = (line, first)
+    for ordinal, section in enumerate(doc.sections, start=first):
+        raw = section.raw
+        if raw is None:
+            raise ValueError("units are known only for a parsed document")
+        if not knowledge or section.key != OBSERVATIONS_KEY:
+            if not run:
+                start = (line, ordinal)
+            run.append(section)
+        else:
+            if run:
+                found.append(_run(kind, start, run))
+                run = []
+            sub = nested.get(section.key) if doc.get(section.key) is section else None
+            found.append(_observations(section, raw, sub, line, ordinal))
+        line += raw.count("\n")
+    if run:
+        found.append(_run(kind, start, run))
+    return found
+
+
+def _run(kind: str, start: tuple[int, int], run: list[Section]) -> Segment:
+    return Segment(kind, start[0], start[1], [s.raw or "" for s in run], list(run))
+
+
+def tail_units(tail: str, line: int, ordinal: int) -> list[Unit]:
+    """The units of the end of a section file, from the start of one of its sections
+    (at ``line``, its ``ordinal``-th) on: what an append to the file needs parsed."""
+    doc = SectionDocument.parse(tail)
+    if doc.preamble:
+        raise ValueError("the tail of a section file starts at a heading")
+    return [unit for seg in _doc_segments(doc, False, {}, line, ordinal) for unit in seg.units()]
+
+
+def item_kind(store: str) -> str:
+    """The kind of the items a section-file store's units make ('' for knowledge.md)."""
+    return _SECTION_KINDS.get(store, "")
+
+
+def _observations(
+    holder: Section, raw: str, sub: SectionDocument | None, line: int, ordinal: int
+) -> Segment:
+    """The observations under ``holder``: from ``sub``, its body as a writer parsed it,
+    if ``raw`` holds that body as it is (not where the body differs from the text, as
+    with CRLF newlines or a fence left open at the end), or else from ``raw``."""
+    at = _body_at(raw) if sub is not None else -1
+    if sub is not None and raw.startswith(holder.body, at):
+        line += raw.count("\n", 0, at)
+    else:
+        sub = SectionDocument.parse(raw, level=3)  # the heading is the preamble
+    line += sub.preamble.count("\n")
+    return Segment("observation", line, ordinal * 10_000 + 1, sub.raws(), list(sub.sections))
+
+
+def _body_at(raw: str) -> int:
+    """Where a section's body starts in its text, as ``Section`` reads it: after the
+    heading, blank lines and a metadata comment, and the blank lines after those."""
+    end = raw.find("\n")
+    position = len(raw) if end < 0 else end + 1
+    body_start = position
+    while position < len(raw):
+        end = raw.find("\n", position)
+        line_end = len(raw) if end < 0 else end + 1
+        content = line_content(raw[position:line_end])
+        if content == "":
+            position = line_end
+            continue
+        if parse_meta(content) is not None:
+            body_start = line_end
+        break
+    while raw.startswith("\n", body_start):
+        body_start += 1
+    return body_start
+
+
+def anchored(found: list[Unit]) -> Iterator[tuple[Unit, str]]:
+    """Each unit with its anchor, unique within the file: a repeated key gets `` (2)`` ..."""
+    counts: dict[str, int] = {}
+    for unit in found:
+        yield unit, anchor_for(unit, counts)
+
+
+def takes_anchor(unit: Unit) -> bool:
+    """Whether the unit counts among its key's anchors (an empty observation does not)."""
+    if unit.key is None:
+        return False
+    return unit.kind != "observation" or unit.section is None or bool(unit.section.body.strip())
+
+
+def anchor_for(unit: Unit, counts: dict[str, int]) -> str:
+    """The anchor ``unit`` takes after the units whose keys ``counts`` holds (and count
+    it): its key, or ``key (n)`` for the n-th unit with that key."""
+    if unit.key is None or not takes_anchor(unit):
+        return ""
+    count = counts.get(unit.key, 0) + 1
+    counts[unit.key] = count
+    return unit.key if count == 1 else f"{unit.key} ({count})"
+
+
+def unit_items(unit: Unit, anchor: str, kind: str, relpath: str) -> list[Item]:
+    """The items of one unit; ``kind`` names a section file's items ('journal', ...)."""
+    lines = _Lines(unit.raw)
+    shift = unit.line - 1
+    section = unit.section
+    if unit.kind == "preamble":
+        title = _title(unit.raw, relpath)
+        item = _preamble_item(unit.raw, lines, kind, title)
+        return [] if item is None else [_moved(item, shift, 0, date=_file_date(relpath))]
+    assert section is not None
+    if unit.kind == "observation":
+        if not section.body.strip():
+            return []  # an empty one has nothing to find
+        item = _section_item(section, "observation", 0, lines.span(0, len(unit.raw)), anchor)
+        return [_moved(item, shift, unit.base)]
+    if unit.kind == "section":
+        if not section.body.strip():
+            return []  # a heading with nothing under it has nothing to find
+        span = lines.span(0, len(unit.raw))
+        item = _section_item(section, kind, 0, span, anchor, _file_date(relpath))
+        return [_moved(item, shift, unit.base)]
+    whole = _section_item(section, "section", 0, lines.span(0, len(unit.raw)), anchor)
+    pieces = _bullets(section, 0)
+    if len(pieces) < 2:
+        return [_moved(whole, shift, unit.base)]
+    return [
+        Item(
+            whole.anchor,
+            unit.base * 10_000 + number,
+            whole.kind,
+            whole.title,
+            whole.heading,
+            drop_comments(unit.raw[start:end]).strip(),
+            lines.of(start) + shift,
+            lines.span(start, end)[1] + shift,
+            whole.meta,
+            whole.tags,
+            whole.date,
+        )  # fmt: skip
+        for number, (start, end) in enumerate(pieces, start=1)
+    ]
+
+
+def _moved(item: Item, lines: int, ordinal: int, **changes: Any) -> Item:
+    return replace(
+        item,
+        ordinal=item.ordinal + ordinal,
+        line_start=item.line_start + lines,
+        line_end=item.line_end + lines,
+        **changes,
+    )
+
+
+def _file_date(relpath: str) -> datetime | None:
+    found = _DATE_IN_NAME_RE.search(PurePosixPath(relpath).name)
+    return _date(found.group(1)) if found else None
+
+
+def _preamble_item(preamble: str, lines: _Lines, kind: str, title: str) -> Item | None:
+    text = preamble.strip()
     body = "\n".join(line for line in text.splitlines() if not line.startswith("# ")).strip()
     if not body:
         return None
-    end = len(doc.preamble)
-    return Item("", 0, kind, title, title, body, *lines.span(0, end))
+    return Item("", 0, kind, title, title, body, *lines.span(0, len(preamble)))
 
 
 def _section_file(relpath: str, text: str, kind: str) -> list[Item]:
-    doc = SectionDocument.parse(text)
-    lines = _Lines(text)
-    name_date = _DATE_IN_NAME_RE.search(PurePosixPath(relpath).name)
-    file_date = _date(name_date.group(1)) if name_date else None
-    items: list[Item] = []
-    first = _preamble_item(doc, lines, kind, _title(doc, relpath))
-    if first is not None:
-        items.append(replace(first, date=file_date))
-    anchors = _Anchors()
-    for ordinal, (section, start, end) in enumerate(doc.spans(), start=1):
-        anchor = anchors(section.key)
-        if not section.body.strip():
-            continue  # a heading with nothing under it has nothing to find
-        items.append(
-            _section_item(section, kind, ordinal, lines.span(start, end), anchor, file_date)
-        )
-    return items
+    found = units("journal", text)  # any section-file store: the units are the same
+    assert found is not None
+    return [
+        item for unit, anchor in anchored(found) for item in unit_items(unit, anchor, kind, relpath)
+    ]
 
 
 def _lessons(relpath: str, text: str) -> list[Item]:
@@ -266,46 +506,6 @@ def _lessons(relpath: str, text: str) -> list[Item]:
     return items
 
 
-def _knowledge(text: str) -> list[Item]:
-    doc = SectionDocument.parse(text)
-    lines = _Lines(text)
-    items: list[Item] = []
-    anchors = _Anchors()
-    for ordinal, (section, start, end) in enumerate(doc.spans(), start=1):
-        if section.key != OBSERVATIONS_KEY:
-            anchor = anchors(section.key)
-            pieces = _bullets(section, start)
-            if len(pieces) < 2:
-                items.append(
-                    _section_item(section, "section", ordinal, lines.span(start, end), anchor)
-                )
-                continue
-            whole = _section_item(section, "section", ordinal, lines.span(start, end), anchor)
-            for number, (piece_start, piece_end) in enumerate(pieces, start=1):
-                body = drop_comments(text[piece_start:piece_end]).strip()
-                items.append(
-                    replace(
-                        whole,
-                        ordinal=ordinal * 10_000 + number,
-                        body=body,
-                        line_start=lines.of(piece_start),
-                        line_end=lines.span(piece_start, piece_end)[1],
-                    )
-                )
-            continue
-        sub = SectionDocument.parse(section.raw or "", level=3)
-        for position, (obs, sub_start, sub_end) in enumerate(sub.spans(), start=1):
-            if not obs.body.strip():
-                continue
-            span = lines.span(start + sub_start, start + sub_end)
-            items.append(
-                _section_item(
-                    obs, "observation", ordinal * 10_000 + position, span, anchors(obs.key)
-                )
-            )
-    return items
-
-
 def _bullets(section: Section, start: int) -> list[tuple[int, int]]:
     """A curated section as pieces: what comes before its first top-level ``- ``
     bullet, then each bullet with its continuation lines (offsets in the file). One
@@ -332,8 +532,8 @@ def _bullets(section: Section, start: int) -> list[tuple[int, int]]:
     return pieces
 
 
-def _title(doc: SectionDocument, relpath: str) -> str:
-    for line in doc.preamble.splitlines():
+def _title(preamble: str, relpath: str) -> str:
+    for line in preamble.splitlines():
         if line.startswith("# "):
             return line[2:].strip()
     return PurePosixPath(relpath).stem
@@ -341,7 +541,7 @@ def _title(doc: SectionDocument, relpath: str) -> str:
 
 def _document(relpath: str, text: str) -> list[Item]:
     doc = SectionDocument.parse(text)
-    title = _title(doc, relpath)
+    title = _title(doc.preamble, relpath)
     if not doc.sections:
         body = text.strip()
         if not body:

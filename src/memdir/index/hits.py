@@ -9,10 +9,12 @@ plain list; what the search did is in its attributes and ``report()``.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
+from functools import cached_property
 from typing import Any
 
+from memdir.index.words import Marker
 from memdir.tiers import MODE_TIERS, TIERS
 from memdir.timeutil import format_ts
 
@@ -26,7 +28,6 @@ class Hit:
     title: str
     line_start: int
     line_end: int
-    snippet: str
     score: float
     keyword: float | None
     """BM25 score (higher is better) if the keyword search found it"""
@@ -36,6 +37,17 @@ class Hit:
     tier: str
     date: datetime | None
     tags: tuple[str, ...]
+    body: str = field(default="", repr=False, compare=False)
+    """the item's text, what the snippet is cut from"""
+    marker: Marker = field(default_factory=lambda: Marker([]), repr=False, compare=False)
+    """the query's words, what the snippet marks"""
+
+    @cached_property
+    def snippet(self) -> str:
+        """A window of the item's text around the query's words, each marked ``**so**``:
+        cut when first read, so a search asked for 100 hits does not cut 100 snippets
+        for a caller that reads only where they are."""
+        return self.marker.snippet(self.body)
 
     def to_dict(self) -> dict[str, Any]:
         return {

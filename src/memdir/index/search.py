@@ -1,25 +1,31 @@
 """Hybrid search over the index: keyword (FTS5, BM25) and semantic (cosine), fused.
 
-Ranking, in order:
+Ranking, in order (steps 2-9 in ``memdir.index.ranking``, whose ``Ranking`` holds
+each part's weight):
 1. Candidates: the best ``DEPTH`` items by BM25 over an OR of the query's
    words (``memdir.index.words``: no possessive ``'s`` or other one-letter token,
    stopwords dropped, each unless nothing else is left), and the best
    ``DEPTH`` by cosine to the query's vector, both under the same filters.
 2. Score fusion: BM25 scaled by the best BM25 of the query, cosine scaled
    from the embedder's similarity floor (below it, no semantic hit at all) to
-   the best candidate, summed with ``SEMANTIC_WEIGHT`` on the cosine side. A
+   the best candidate, summed with ``semantic_weight`` on the cosine side. A
    semantic-only hit still ranks; a merely unrelated one does not show up.
 3. Neighbours: in narrative files (journals, conversation logs, documents) an
-   item next to a strong hit takes ``NEIGHBOUR_SHARE`` of its score: the turn
+   item next to a strong hit takes ``neighbour_share`` of its score: the turn
    before an answer often holds the question's words.
-4. Subject: an item whose heading names a word of the query (a speaker, a
-   card's entity, a section's topic) is weighted up by ``SUBJECT_BOOST``.
-5. Another value: when the query names a weekday or a month, an item naming
-   another one and not the query's keeps ``OTHER_VALUE_SHARE`` of its score.
-6. Exact: an item holding the query's words in order, as written, ranks above
+4. Conversation: a narrative item gains ``session_share`` of what the rest of
+   its file holds for the query (its other candidates' best scores): a turn of
+   a conversation about the query outranks a lone match in an unrelated one.
+5. Subject: an item whose heading names a word of the query (a speaker, a
+   card's entity, a section's topic) is weighted up by ``subject_boost``.
+6. Time words: an item dated in a time the query names ("in May 2023", "last
+   week", ``memdir.index.when``) is weighted up by ``date_boost``.
+7. Another value: when the query names a weekday or a month, an item naming
+   another one and not the query's keeps ``other_value_share`` of its score.
+8. Exact: an item holding the query's words in order, as written, ranks above
    every item that does not: an exact match is never lost to the fusion.
-7. Decay: the score is weighted by relevance (1.0 for core items).
-8. Floor: a hit scoring under ``FLOOR_SHARE`` of the best hit (the exact bonus left
+9. Decay: the score is weighted by relevance (1.0 for core items).
+10. Floor: a hit scoring under ``FLOOR_SHARE`` of the best hit (the exact bonus left
    out of both; an exact hit always stays) is dropped: an identity file sharing one
    common word with the query is not a result.
 
@@ -37,50 +43,39 @@ listing, not a ranking: the most recent observations, newest first.
 
 With no embedder, or no vectors yet, the keyword list answers alone. The
 constants were set on the LoCoMo dev conversations (bench/locomo.py, and
-bench/widening.py for the floor and the widening) where the results plateau,
+bench/widening.py for the floor and the widening) and checked on the RealMem dev
+personas (bench/realmem.py; bench/ablation.py switches each part off) where the
+results plateau,
 not at their peak.
 """
 
 from __future__ import annotations
 
 import random
-from collections import defaultdict
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, NamedTuple
+from typing import Any
 
 from memdir.config import Decay
 from memdir.index.embedders import Vectors
 from memdir.index.hits import Hit as Hit
 from memdir.index.hits import Hits as Hits
+from memdir.index.ranking import Pairs, item_relevance, rank
 from memdir.index.sync import Index
 from memdir.index.words import SNIPPET_CHARS as SNIPPET_CHARS
 from memdir.index.words import STOPWORDS as STOPWORDS
-from memdir.index.words import WORD_RE as _WORD_RE
+from memdir.index.words import Marker
 from memdir.index.words import query_words as query_words
 from memdir.index.words import snippet as snippet
 from memdir.tiers import (
     MODE_TIERS,
     days_since,
     max_age_days,
-    relevance,
-    tier_ceiling,
     tier_for,
 )
-from memdir.timeutil import MONTHS, WEEKDAYS, format_ts, parse_ts
+from memdir.timeutil import format_ts, parse_ts
 
 DEPTH = 200
-SEMANTIC_WEIGHT = 0.4
-NEIGHBOUR_SHARE = 0.4
-SUBJECT_BOOST = 1.3
-EXACT_BONUS = 10.0
-OTHER_VALUE_SHARE = 0.7
-"""an item naming another weekday or month than the query (and not the query's) keeps
-this share of its score: 'every Friday' is a worse answer to 'every Thursday'"""
-VALUE_CLASSES = {w: "weekday" for w in WEEKDAYS} | {
-    **{w + "s": "weekday" for w in WEEKDAYS},
-    **{m: "month" for m in MONTHS if m != "may"},  # 'may' is mostly a verb
-}
 # Below this cosine a text is not similar enough to be a semantic hit at all; an
 # embedder may say otherwise with a ``similarity_floor`` attribute.
 DEFAULT_SIMILARITY_FLOOR = 0.2
@@ -91,7 +86,6 @@ SELECTIVE_SHARE = 0.25
 # with thousands of new items answers at once (keyword hits for the rest) and later
 # searches catch up. ``memdir reindex`` embeds everything.
 EMBED_SECONDS = 1.0
-NARRATIVE_KINDS = frozenset({"journal", "archive", "intel", "lesson", "document", "workstate"})
 FLOOR_SHARE = 0.1
 """a hit scoring under this share of the best hit is no result (exact bonus left out)"""
 STRONG_SHARE = 1.0
@@ -153,15 +147,6 @@ class Filters:
         return (" AND ".join(clauses) or "1"), params
 
 
-class _Ranked(NamedTuple):
-    score: float
-    """the final score: (match + exact bonus) x decay"""
-    match: float
-    """the score without the exact bonus, what the floor compares"""
-    exact: bool
-    item_id: int
-
-
 def search(
     index: Index,
     query: str,
@@ -189,7 +174,8 @@ def search(
         semantic = _merged(semantic, wide[1])
         more = [item_id for item_id, _ in wide[0] + wide[1] if item_id not in radius]
         radius |= _allowed(index, more, where, params)  # in the radius, past its depth
-    rows, ranked = _rank(index, query, words, keyword, semantic, decay, now)
+    rows = _rows(index, list(dict(keyword) | dict(semantic)))
+    ranked = rank(index.ranking, rows, query, words, keyword, semantic, _floor(index), decay, now)
     if ranked:
         least = FLOOR_SHARE * max(entry.match for entry in ranked)
         ranked = [entry for entry in ranked if entry.exact or entry.match >= least]
@@ -202,15 +188,17 @@ def search(
             colder = sum(1 for entry in ranked if entry.item_id not in radius)
             ranked = [entry for entry in ranked if entry.item_id in radius]
     kw_scores, sem_scores = dict(keyword), dict(semantic)
+    marker = Marker(words)
     hits = (
         _hit(rows[e.item_id], e.score, kw_scores.get(e.item_id), sem_scores.get(e.item_id),
-             words, decay, now)
+             marker, decay, now)
         for e in ranked[:k]
     )  # fmt: skip
     return Hits(hits, mode=filters.mode, widened=widened, colder=colder)
 
 
-_Pairs = list[tuple[int, float]]
+_Pairs = Pairs
+NO_WORDS = Marker([])
 
 
 def _merged(first: _Pairs, second: _Pairs) -> _Pairs:
@@ -233,77 +221,8 @@ def _candidates(
     return keyword, semantic
 
 
-def _rank(
-    index: Index,
-    query: str,
-    words: list[str],
-    keyword: _Pairs,
-    semantic: _Pairs,
-    decay: Decay,
-    now: datetime,
-) -> tuple[dict[int, dict[str, Any]], list[_Ranked]]:
-    """Every candidate's row and score, best first (steps 2-7 of the module)."""
-    fused = fuse(keyword, semantic, _floor(index))
-    rows = _rows(index, list(fused))
-    _add_neighbours(rows, fused)
-    phrase = " " + " ".join(_WORD_RE.findall(query.lower())) + " "
-    subject = set(words)
-    asked = _values(words)
-    kw_scores = dict(keyword)
-    ranked: list[_Ranked] = []
-    for item_id, score in fused.items():
-        row = rows[item_id]
-        heading_words = {word.lower() for word in _WORD_RE.findall(row["heading"])}
-        if heading_words & subject:
-            score *= SUBJECT_BOOST
-        exact = False
-        keyword_hit = item_id in kw_scores  # only a keyword hit can hold the whole query
-        if asked or keyword_hit:
-            tokens = _WORD_RE.findall(f"{row['heading']} {row['body']}".lower())
-            if asked and _other_value(asked, _values(tokens)):
-                score *= OTHER_VALUE_SHARE
-            exact = keyword_hit and bool(phrase.strip()) and phrase in f" {' '.join(tokens)} "
-        weight = 0.5 + 0.5 * _relevance(row, decay, now)
-        total = (score + (EXACT_BONUS if exact else 0.0)) * weight
-        ranked.append(_Ranked(total, score * weight, exact, item_id))
-    ranked.sort(key=lambda e: (-e.score, rows[e.item_id]["path"], rows[e.item_id]["ordinal"]))
-    return rows, ranked
-
-
-def _values(words: list[str]) -> dict[str, set[str]]:
-    """The words of ``words`` that name one value of a class: a weekday, a month."""
-    found: dict[str, set[str]] = {}
-    for word in words:
-        kind = VALUE_CLASSES.get(word)
-        if kind is not None:
-            found.setdefault(kind, set()).add(word)
-    return found
-
-
-def _other_value(asked: dict[str, set[str]], has: dict[str, set[str]]) -> bool:
-    """The item names another value of a class the query names, and not the query's."""
-    return any(has.get(kind) and not (has[kind] & wanted) for kind, wanted in asked.items())
-
-
 def _floor(index: Index) -> float:
     return float(getattr(index.embedder, "similarity_floor", DEFAULT_SIMILARITY_FLOOR))
-
-
-def fuse(
-    keyword: list[tuple[int, float]], semantic: list[tuple[int, float]], floor: float
-) -> dict[int, float]:
-    """BM25 scaled by the query's best, plus cosine scaled from ``floor`` (0) to the
-    query's best (1), weighted ``1 - SEMANTIC_WEIGHT`` and ``SEMANTIC_WEIGHT``."""
-    fused: dict[int, float] = defaultdict(float)
-    if keyword:
-        best = max(score for _, score in keyword) or 1.0
-        for item_id, score in keyword:
-            fused[item_id] += (1.0 - SEMANTIC_WEIGHT) * score / best
-    if semantic:
-        spread = max(max(score for _, score in semantic) - floor, 1e-9)
-        for item_id, score in semantic:
-            fused[item_id] += SEMANTIC_WEIGHT * (score - floor) / spread
-    return fused
 
 
 def _keyword(
@@ -396,39 +315,14 @@ def _rows(index: Index, ids: list[int]) -> dict[int, dict[str, Any]]:
         for start in range(0, len(ids), 900):
             chunk = ids[start : start + 900]
             marks = ",".join("?" * len(chunk))
-            sql = f"SELECT {', '.join(_COLUMNS)} FROM items WHERE id IN ({marks})"
+            sql = (
+                f"SELECT {', '.join(_COLUMNS)} FROM items JOIN places USING (id) "
+                f"WHERE id IN ({marks})"
+            )
             for values in index.db.execute(sql, chunk):
                 row = dict(zip(_COLUMNS, values, strict=True))
                 rows[row["id"]] = row
     return rows
-
-
-def _add_neighbours(rows: dict[int, dict[str, Any]], fused: dict[int, float]) -> None:
-    """Each item gains a share of the best score among its file neighbours."""
-    if NEIGHBOUR_SHARE <= 0:
-        return
-    by_place = {(row["path"], row["ordinal"]): item_id for item_id, row in rows.items()}
-    base = dict(fused)
-    for item_id, row in rows.items():
-        if row["kind"] not in NARRATIVE_KINDS:
-            continue
-        around = [
-            base[by_place[(row["path"], row["ordinal"] + step)]]
-            for step in (-1, 1)
-            if (row["path"], row["ordinal"] + step) in by_place
-        ]
-        if around:
-            fused[item_id] += NEIGHBOUR_SHARE * max(around)
-
-
-def _relevance(row: dict[str, Any], decay: Decay, now: datetime) -> float:
-    if row["relevance"] is not None:
-        return float(row["relevance"])
-    if row["tier"] == "core":
-        return 1.0
-    moment = parse_ts(row["decay_from"])
-    fresh = 1.0 if moment is None else relevance(days_since(moment, now), decay)
-    return fresh if row["tier"] is None else min(fresh, tier_ceiling(row["tier"], decay))
 
 
 def _tier(row: dict[str, Any], decay: Decay, now: datetime) -> str:
@@ -443,7 +337,7 @@ def _hit(
     score: float,
     keyword: float | None,
     semantic: float | None,
-    words: list[str],
+    marker: Marker,
     decay: Decay,
     now: datetime,
 ) -> Hit:
@@ -455,14 +349,15 @@ def _hit(
         title=row["title"],
         line_start=row["line_start"],
         line_end=row["line_end"],
-        snippet=snippet(row["body"], words),
         score=score,
         keyword=keyword,
         semantic=semantic,
-        relevance=_relevance(row, decay, now),
+        relevance=item_relevance(row, decay, now),
         tier=_tier(row, decay, now),
         date=parse_ts(row["date"]),
         tags=tuple(tag for tag in str(row["tags"]).split(",") if tag),
+        body=row["body"],
+        marker=marker,
     )
 
 
@@ -490,7 +385,7 @@ def _recent(
         widened = widened or (wide and bool(older))
         ids += older
     rows = _rows(index, ids)
-    hits = (_hit(rows[item_id], 0.0, None, None, [], decay, now) for item_id in ids)
+    hits = (_hit(rows[item_id], 0.0, None, None, NO_WORDS, decay, now) for item_id in ids)
     return Hits(hits, mode=filters.mode, widened=widened, listing=True)
 
 
@@ -505,4 +400,4 @@ def creative(index: Index, n: int, *, decay: Decay, now: datetime, rng: random.R
         ids = [row[0] for row in index.db.execute(sql, (cutoff,))]
     chosen = rng.sample(ids, min(n, len(ids)))
     rows = _rows(index, chosen)
-    return [_hit(rows[item_id], 0.0, None, None, [], decay, now) for item_id in chosen]
+    return [_hit(rows[item_id], 0.0, None, None, NO_WORDS, decay, now) for item_id in chosen]

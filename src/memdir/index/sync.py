@@ -1,8 +1,12 @@
 """Keeping the index in step with the files.
 
-- ``update_file`` is called by every store write (same call, same process):
-  the file's items are extracted and diffed against its rows by (anchor,
-  content hash), so an append to a 500-observation file inserts one row.
+- ``update_file`` is called by every store write (same call, same process),
+  with the store's parse of the text: the file's items are diffed against its
+  rows by (anchor, content hash), so an append to a 500-observation file inserts
+  one row. Rows that only moved move in bulk, and what this index last wrote for a
+  file is kept as its layout, so unchanged units are not extracted again
+  (``memdir.index.rows``; ``_seen`` is the end of ``item_log`` as this index's
+  own last write left it: another writer's rows make every layout stale).
 - ``scan`` finds files edited by hand: a file whose mtime and size match its
   row is skipped unread; one that differs is hashed, and re-extracted only if
   its content changed. Files gone from disk lose their rows.
@@ -41,7 +45,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,9 +53,11 @@ from typing import TYPE_CHECKING, Concatenate, ParamSpec, TypeVar
 
 from memdir.config import STATE_DIR, Layer, Manifest
 from memdir.files.encoding import clean
+from memdir.files.sections import Parsed
 from memdir.index.db import (
     INSERT_FILE,
     INSERT_ITEM,
+    INSERT_PLACE,
     MIGRATIONS,
     clear_items,
     connect,
@@ -61,7 +67,10 @@ from memdir.index.db import (
     transaction,
 )
 from memdir.index.embedders import Embedder
-from memdir.index.extract import CORE_KINDS, EXTRACT_VERSION, Item, extract
+from memdir.index.extract import EXTRACT_VERSION, Item, extract
+from memdir.index.ranking import DEFAULT as DEFAULT_RANKING
+from memdir.index.ranking import Ranking
+from memdir.index.rows import LAYOUT_MAX_CHARS, FileState, Layout, placement, write_file
 from memdir.index.survey import Survey
 from memdir.paths import FileSpace
 from memdir.results import Notice, Progress
@@ -76,6 +85,7 @@ _EMBED_BATCH = 256
 _BUDGET_BATCH = 64  # under a time budget: small batches, so it is kept to closely
 _LOG_KEEP = 50_000
 _SCAN_BATCH = 500
+_LAYOUTS_KEPT = 64  # files whose layout is kept (each holds its text)
 P = ParamSpec("P")
 T = TypeVar("T")
 
@@ -91,6 +101,15 @@ class ScanReport:
     @property
     def changed(self) -> bool:
         return bool(self.added or self.updated or self.removed)
+
+
+def _item_row(relpath: str, agent: str, item: Item) -> tuple[object, ...]:
+    """An item's columns from ``path`` to ``vector_key`` (``INSERT_ITEM``'s order)."""
+    return (
+        relpath, item.anchor, item.kind, agent, item.title, item.heading, item.body,
+        item.meta, ",".join(item.tags), format_ts(item.date) if item.date else None,
+        item.content_hash, item.vector_key,
+    )  # fmt: skip
 
 
 def _hash(text: str) -> str:
@@ -135,12 +154,16 @@ class Index:
         self.on_notice = on_notice
         self._vectors: VectorCache | None = None  # built on first use: it needs numpy
         self.scanned_at: float | None = None
+        self.ranking: Ranking = DEFAULT_RANKING
+        """how searches score (the defaults; the benchmarks switch parts off through it)"""
         self.unnamable = self.survey.unnamable
         """files left out because their names are not UTF-8 (``memdir doctor`` lists them)"""
         self._files_seen: tuple[object, dict[str, tuple[int, int, str]]] | None = None
         self._vectors_seen: int | None = None  # item_log position ensure_vectors has covered
         self._guards = threading.local()  # how deep in ``guard`` each thread is
         self._file_id = file_id(self.path)
+        self._layouts: dict[str, Layout] = {}  # by path: what this index last wrote there
+        self._seen: int | None = None  # item_log's end as this index's last write left it
         try:
             self.db: sqlite3.Connection = connect(self.path)
             self._check_version()
@@ -155,7 +178,7 @@ class Index:
         if self._vectors is None and self.embedder is not None:
             with self.lock:  # one cache, however many threads ask first
                 if self._vectors is None:
-                    self._vectors = self._vector_cache(self.embedder)
+                    self._vectors = self._vector_cache()
         return self._vectors
 
     def _check_version(self) -> None:
@@ -164,6 +187,7 @@ class Index:
             row = self.db.execute("SELECT value FROM meta WHERE key = 'extract_version'").fetchone()
             if row is not None and row[0] == EXTRACT_VERSION:
                 return
+            self._forget()
             with transaction(self.db):
                 clear_items(self.db)
                 self.db.execute(
@@ -173,19 +197,21 @@ class Index:
                 )
 
     def close(self) -> None:
-        if self._vectors is not None:
-            self._vectors.flush()  # the copy of the matrix on disk, if one is being written
+        if self._vectors is not None:  # never made: nothing to keep
+            self._vectors.flush()
         self.db.close()
 
-    def _vector_cache(self, embedder: Embedder) -> VectorCache:
+    def _vector_cache(self) -> VectorCache | None:
         """The vectors in memory, with their copy beside the folder's index: a read-only
         folder's private copy of the index (the same database) reads it, never writes."""
+        if self.embedder is None:
+            return None
         from memdir.index.matrix import matrix_path
         from memdir.index.vectors import VectorCache
 
         own = self.root / STATE_DIR / INDEX_FILE
-        path = matrix_path(own, embedder.id)
-        return VectorCache(embedder.id, embedder.dim, path, keep=self.path == own)
+        path = matrix_path(own, self.embedder.id)
+        return VectorCache(self.embedder.id, self.embedder.dim, path, keep=self.path == own)
 
     # -- a damaged database ----------------------------------------------------
 
@@ -227,6 +253,7 @@ class Index:
                 with contextlib.suppress(sqlite3.Error):
                     db.close()
             moved = set_aside(self.path, reason, self._file_id, self.clock(), None)
+            self._forget()
             self.db = connect(self.path)
             self._file_id = file_id(self.path)
             self._check_version()
@@ -278,8 +305,11 @@ class Index:
     # -- writing rows ----------------------------------------------------------
 
     @_guarded
-    def update_file(self, relpath: str, text: str | None = None) -> bool:
-        """Bring one file's rows up to date; False if the file is not indexed."""
+    def update_file(
+        self, relpath: str, text: str | None = None, *, parsed: Parsed | None = None
+    ) -> bool:
+        """Bring one file's rows up to date; False if the file is not indexed. ``parsed``:
+        the writer's parse of ``text``, extracted from instead of parsing it again."""
         found = self.layer_of(relpath)
         if found is None:
             return False
@@ -291,13 +321,13 @@ class Index:
         except FileNotFoundError:
             self.remove_file(relpath)
             return True
-        self._apply(relpath, found, text, stat.st_mtime_ns, stat.st_size)
+        self._apply(relpath, found, text, stat.st_mtime_ns, stat.st_size, parsed=parsed)
         return True
 
     @_guarded
     def update_files(self, changes: Sequence[tuple[str, str]]) -> None:
         """``update_file`` for many files written by a bulk job, in one transaction."""
-        with self.lock, transaction(self.db):
+        with self.lock, self._changing():
             for relpath, text in changes:
                 found = self.layer_of(relpath)
                 if found is None:
@@ -318,98 +348,79 @@ class Index:
         size: int,
         *,
         own: bool = True,
+        parsed: Parsed | None = None,
     ) -> str:
         """Write ``text``'s items for ``relpath``; return 'added', 'updated' or 'unchanged'.
 
-        ``own=False`` when the caller already holds a transaction (batches)."""
-        layer_name, layer = found
-        digest = _hash(text)
+        ``own=False`` when the caller already holds a transaction (batches: the caller
+        calls ``_forget`` if it fails). ``parsed``: the writer's parse of ``text``."""
         with self.lock:
-            row = self.db.execute(
-                "SELECT hash, layer FROM files WHERE path = ?", (relpath,)
-            ).fetchone()
-            if row is not None and row[0] == digest and row[1] == layer_name:
-                self.db.execute(
-                    "UPDATE files SET mtime_ns = ?, size = ? WHERE path = ?",
-                    (mtime_ns, size, relpath),
-                )
-                return "unchanged"
-            items = extract(layer.store, relpath, clean(text))
-            with transaction(self.db) if own else contextlib.nullcontext():
-                self._diff(relpath, layer_name, layer, items)
-                self.db.execute(
-                    "INSERT INTO files (path, layer, store, mtime_ns, size, hash) "
-                    "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (path) DO UPDATE SET "
-                    "layer = excluded.layer, store = excluded.store, "
-                    "mtime_ns = excluded.mtime_ns, size = excluded.size, hash = excluded.hash",
-                    (relpath, layer_name, layer.store, mtime_ns, size, digest),
-                )
-            return "added" if row is None else "updated"
+            try:
+                with transaction(self.db) if own else contextlib.nullcontext():
+                    outcome, layout = self._write(relpath, found, text, mtime_ns, size, parsed)
+                    self._seen = self._log_head()
+            except BaseException:
+                self._forget()
+                raise
+            if layout is not None and own and len(text) <= LAYOUT_MAX_CHARS:
+                self._layouts[relpath] = layout
+                while len(self._layouts) > _LAYOUTS_KEPT:
+                    del self._layouts[next(iter(self._layouts))]
+            return outcome
 
-    def _diff(self, relpath: str, layer_name: str, layer: Layer, items: list[Item]) -> None:
-        existing: dict[tuple[str, str], list[tuple[int, tuple[object, ...]]]] = {}
-        for item_id, anchor, content_hash, *placement in self.db.execute(
-            "SELECT id, anchor, content_hash, ordinal, line_start, line_end, layer, tier, "
-            "decay_from, relevance FROM items WHERE path = ?",
-            (relpath,),
-        ):
-            existing.setdefault((anchor, content_hash), []).append((item_id, tuple(placement)))
-        inserts: list[tuple[object, ...]] = []
-        for item in items:
-            placement = self._placement(item, layer_name, layer)
-            matches = existing.get((item.anchor, item.content_hash))
-            if matches:
-                item_id, old = matches.pop()
-                if old != placement:
-                    self.db.execute(
-                        "UPDATE items SET ordinal = ?, line_start = ?, line_end = ?, layer = ?, "
-                        "tier = ?, decay_from = ?, relevance = ? WHERE id = ?",
-                        (*placement, item_id),
-                    )
-                continue
-            inserts.append(self._row(relpath, item, placement))
-        stale = [(item_id,) for rows in existing.values() for item_id, _ in rows]
-        if stale:
-            self.db.executemany("DELETE FROM items WHERE id = ?", stale)
-        if inserts:
-            self.db.executemany(
-                "INSERT INTO items (path, anchor, kind, agent, title, heading, body, meta, tags, "
-                "date, content_hash, vector_key, ordinal, line_start, line_end, layer, tier, "
-                "decay_from, relevance) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-                "?, ?, ?)",
-                inserts,
-            )
+    def _write(
+        self,
+        relpath: str,
+        found: tuple[str, Layer],
+        text: str,
+        mtime_ns: int,
+        size: int,
+        parsed: Parsed | None,
+    ) -> tuple[str, Layout | None]:
+        """``_apply`` inside its transaction: the outcome, and the file's layout after."""
+        self._check_seen()
+        layout = self._layouts.pop(relpath, None)
+        state = FileState(relpath, found[0], found[1], text, mtime_ns, size)
+        return write_file(self.db, self.manifest.agent, state, parsed, layout)
 
-    def _placement(self, item: Item, layer_name: str, layer: Layer) -> tuple[object, ...]:
-        """Where the item sits and how it ages: the fields that change without its text."""
-        tier = item.tier
-        if layer.store == "archive" or item.kind == "archive":
-            tier = "archive"
-        elif item.kind in CORE_KINDS or layer.decay == "none":
-            tier = tier or "core"
-        moment = (item.last_accessed or item.date) if layer.decay == "access" else item.date
-        decay_from = format_ts(moment) if moment is not None else None
-        return (
-            item.ordinal, item.line_start, item.line_end, layer_name, tier, decay_from,
-            item.relevance,
-        )  # fmt: skip
+    # -- layouts (see memdir.index.rows) ----------------------------------------
 
-    def _row(self, relpath: str, item: Item, placement: tuple[object, ...]) -> tuple[object, ...]:
-        return (
-            relpath, item.anchor, item.kind, self.manifest.agent, item.title, item.heading,
-            item.body, item.meta, ",".join(item.tags),
-            format_ts(item.date) if item.date else None,
-            item.content_hash, item.vector_key, *placement,
-        )  # fmt: skip
+    def _log_head(self) -> int | None:
+        row = self.db.execute("SELECT max(seq) FROM item_log").fetchone()
+        return None if row[0] is None else int(row[0])
+
+    def _check_seen(self) -> None:
+        """In a transaction, before rows change: if any other writer added or removed
+        rows since this index last did, none of its layouts can be trusted."""
+        if self._layouts and self._log_head() != self._seen:
+            self._layouts.clear()
+
+    def _forget(self) -> None:
+        """Drop every layout (a failed transaction, a rebuild, another database)."""
+        self._layouts.clear()
+        self._seen = None
+
+    @contextlib.contextmanager
+    def _changing(self) -> Iterator[None]:
+        """A transaction that changes rows: if it fails, no layout can be trusted."""
+        try:
+            with transaction(self.db):
+                yield
+        except BaseException:
+            self._forget()
+            raise
 
     @_guarded
     def remove_file(self, relpath: str) -> None:
-        with self.lock, transaction(self.db):
+        with self.lock, self._changing():
             self._remove_rows(relpath)
 
     def _remove_rows(self, relpath: str) -> None:
+        self._check_seen()
+        self._layouts.pop(relpath, None)
         self.db.execute("DELETE FROM items WHERE path = ?", (relpath,))
         self.db.execute("DELETE FROM files WHERE path = ?", (relpath,))
+        self._seen = self._log_head()
 
     # -- scanning --------------------------------------------------------------
 
@@ -430,7 +441,7 @@ class Index:
                     return self._scanned(report, began)
             stale, report.unchanged, present = self.survey.compare(known)
             for start in range(0, len(stale), _SCAN_BATCH):  # a transaction per batch
-                with transaction(self.db):
+                with self._changing():
                     for relpath, found, stat in stale[start : start + _SCAN_BATCH]:
                         real = self.space.real(relpath)
                         text = real.read_bytes().decode("utf-8", "surrogateescape")
@@ -464,6 +475,7 @@ class Index:
         if file_id(self.path) != self._file_id:
             self._recover(sqlite3.DatabaseError(MOVED))  # another process moved a damaged file
         with self.lock:
+            self._forget()  # the layouts kept of what this index wrote
             on_disk = self._stats()
             with transaction(self.db):
                 if self.embedder is not None:
@@ -486,18 +498,25 @@ class Index:
         order a scan would (so items get the same ids), a batch of files at a time."""
         files: list[tuple[object, ...]] = []
         rows: list[tuple[object, ...]] = []
+        places: list[tuple[int, int, int, int]] = []
+        agent = self.manifest.agent
+        item_id = 0  # the tables are empty: ids from 1, as a scan would give them
         for done, (relpath, ((layer_name, layer), stat)) in enumerate(on_disk.items(), 1):
             text = self.space.real(relpath).read_bytes().decode("utf-8", "surrogateescape")
             for item in extract(layer.store, relpath, clean(text)):
-                rows.append(self._row(relpath, item, self._placement(item, layer_name, layer)))
+                item_id += 1
+                where = placement(item, layer_name, layer)
+                rows.append((item_id, *_item_row(relpath, agent, item), *where[3:]))
+                places.append((item_id, *where[:3]))
             files.append(
                 (relpath, layer_name, layer.store, stat.st_mtime_ns, stat.st_size, _hash(text))
             )
             report.added.append(relpath)
             if done % _SCAN_BATCH == 0 or done == len(on_disk):
                 self.db.executemany(INSERT_ITEM, rows)
+                self.db.executemany(INSERT_PLACE, places)
                 self.db.executemany(INSERT_FILE, files)
-                rows, files = [], []
+                rows, places, files = [], [], []
                 if progress is not None:
                     progress(done, len(on_disk))
 
@@ -601,7 +620,8 @@ class Index:
             return 0
         matrix = self.embedder.embed([texts[item_id] for _, item_id in rows])
         keys = [key for key, _ in rows]
-        with transaction(self.db):
+        with self._changing():
+            self._check_seen()
             self.db.executemany(
                 "INSERT OR IGNORE INTO vectors (vector_key, model, dim, vector) "
                 "VALUES (?, ?, ?, ?)",
@@ -616,6 +636,7 @@ class Index:
                 f"WHERE vector_key IN ({marks})",
                 keys,
             )
+            self._seen = self._log_head()
         return len(rows)
 
     def _embed_texts(self, item_ids: list[int]) -> dict[int, str]:

@@ -10,7 +10,8 @@ Invariants:
 - A snippet marks whole words whose stem is a query word's stem ("sailboat" marks
   sailboats, "run" marks running), never a word that merely starts like one.
 - The snippet's window is the first with the most marked words in it; found with one
-  sliding pass, linear in the matches (a megabyte body holds very many).
+  sliding pass, linear in the matches (a megabyte body holds very many). Each distinct
+  token is judged once per query (``Marker``), however many hits hold it.
 """
 
 from __future__ import annotations
@@ -75,38 +76,57 @@ def _prefix(word_stem: str) -> str:
     return word_stem[:-1] if len(word_stem) > 3 and word_stem.endswith("y") else word_stem
 
 
+class Marker:
+    """A query's words, ready to mark in many bodies: the stems and each token's verdict
+    are worked out once per query, not once per hit.
+
+    A token is marked when it starts like a query word (what every inflection of its
+    stem starts with) and is that word or one of its inflections."""
+
+    def __init__(self, words: list[str]) -> None:
+        self.words = words
+        self._stems = {stem(word) for word in words}
+        self._exact = {word.lower() for word in words}
+        self._prefixes = tuple(sorted({_prefix(s) for s in self._stems}, key=len, reverse=True))
+        self._verdicts: dict[str, bool] = {}
+
+    def marks(self, token: str) -> bool:
+        low = token.lower()
+        verdict = self._verdicts.get(low)
+        if verdict is None:
+            verdict = low.startswith(self._prefixes) and (
+                low in self._exact or (is_word(low) and stem(low) in self._stems)
+            )
+            self._verdicts[low] = verdict
+        return verdict
+
+    def snippet(self, body: str, width: int = SNIPPET_CHARS) -> str:
+        """A window of ``body`` around the densest run of query words, each marked **so**."""
+        flat = " ".join(body.split())
+        if not self.words:
+            return flat[:width] + ("…" if len(flat) > width else "")
+        marks = self.marks
+        starts = [m.start() for m in WORD_RE.finditer(flat) if marks(m.group(0))]
+        start = 0
+        if starts and len(flat) > width:
+            # The first match with the most matches less than ``width`` after it.
+            best, most, end = 0, 0, 0
+            for i, first in enumerate(starts):
+                while end < len(starts) and starts[end] - first < width:
+                    end += 1
+                if end - i > most:
+                    best, most = i, end - i
+            start = max(0, starts[best] - width // 4)
+            if start:
+                space = flat.find(" ", start)
+                start = space + 1 if 0 <= space < starts[best] else start
+        window = flat[start : start + width]
+        marked = WORD_RE.sub(
+            lambda m: f"**{m.group(0)}**" if marks(m.group(0)) else m.group(0), window
+        )
+        return ("…" if start else "") + marked + ("…" if start + width < len(flat) else "")
+
+
 def snippet(body: str, words: list[str], width: int = SNIPPET_CHARS) -> str:
     """A window of ``body`` around the densest run of query words, each marked **so**."""
-    flat = " ".join(body.split())
-    if not words:
-        return flat[:width] + ("…" if len(flat) > width else "")
-    stems = {stem(word) for word in words}
-    exact = {word.lower() for word in words}
-    prefixes = sorted({_prefix(s) for s in stems}, key=len, reverse=True)
-    # A cheap scan for the words that start like a query word; each is then checked whole.
-    candidates = re.compile(r"\b(?:" + "|".join(re.escape(p) for p in prefixes) + r")\w*", re.I)
-
-    def marks(token: str) -> bool:
-        low = token.lower()
-        return low in exact or (is_word(low) and stem(low) in stems)
-
-    matches = [m for m in candidates.finditer(flat) if marks(m.group(0))]
-    start = 0
-    if matches and len(flat) > width:
-        # The first match with the most matches less than ``width`` after it.
-        starts = [match.start() for match in matches]
-        best, most, end = 0, 0, 0
-        for i, first in enumerate(starts):
-            while end < len(starts) and starts[end] - first < width:
-                end += 1
-            if end - i > most:
-                best, most = i, end - i
-        start = max(0, matches[best].start() - width // 4)
-        if start:
-            space = flat.find(" ", start)
-            start = space + 1 if 0 <= space < matches[best].start() else start
-    window = flat[start : start + width]
-    marked = candidates.sub(
-        lambda m: f"**{m.group(0)}**" if marks(m.group(0)) else m.group(0), window
-    )
-    return ("…" if start else "") + marked + ("…" if start + width < len(flat) else "")
+    return Marker(words).snippet(body, width)

@@ -118,7 +118,8 @@ def flagged_items(memory: Memory) -> list[Problem]:
     index = memory.index
     with index.lock:
         rows = index.db.execute(
-            "SELECT path, anchor, kind, title, body FROM items ORDER BY path, ordinal"
+            "SELECT path, anchor, kind, title, body FROM items JOIN places USING (id) "
+            "ORDER BY path, ordinal"
         ).fetchall()
     found: list[Problem] = []
     for path, anchor, kind, title, body in rows:

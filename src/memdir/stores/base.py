@@ -6,9 +6,14 @@ Invariants:
   rename), so a reader sees an old or a new version, never a torn one.
 - Every write takes the folder lock, re-reads the file from disk under it,
   applies its change, and writes atomically. A refused write raises ``Refusal``
-  inside the edit, which leaves every file as it was.
+  inside the edit, which leaves every file as it was (the archive included: what
+  an edit keeps there is written with the file, at its end).
 - Text a cap removes goes to the archive before the file that held it is
-  rewritten: a crash in between leaves it in both places, never in neither.
+  rewritten: a crash in between leaves it in both places, never in neither
+  (``atomic_write_all``: both temp files fsynced at once, the archive renamed first).
+- A file an edit just wrote is not parsed again by the next: the store keeps the
+  text it wrote with its document (``SectionDocument.adopt``), and reuses it when the
+  bytes read under the lock are the same; the index gets the same document.
 - Files are decoded with ``surrogateescape``, so bytes that are not UTF-8
   survive a round trip untouched.
 """
@@ -21,12 +26,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import ClassVar
+from typing import ClassVar, Protocol
 
 from memdir.config import Limits, Manifest
-from memdir.files.atomic import FolderLock, atomic_write
+from memdir.files.atomic import FolderLock, atomic_write, atomic_write_all
 from memdir.files.sections import (
     META_KEY_RE,
+    Parsed,
     Section,
     SectionDocument,
     detect_newline,
@@ -37,7 +43,11 @@ from memdir.stores.validate import Refusal as Refusal  # re-exported: stores rai
 from memdir.stores.validate import check_text as check_text  # the one write check
 from memdir.timeutil import Clock, format_ts
 
-OnWrite = Callable[[str, str], None]
+
+class OnWrite(Protocol):
+    def __call__(self, relpath: str, text: str, parsed: Parsed | None = None) -> None: ...
+
+
 OnWrites = Callable[[Sequence[tuple[str, str]]], None]
 ENCODING = "utf-8"
 ERRORS = "surrogateescape"
@@ -55,6 +65,44 @@ def read_text(path: Path) -> str | None:
 
 def write_text(path: Path, text: str, *, sync_dir: bool = True) -> None:
     atomic_write(path, text.encode(ENCODING, ERRORS), sync_dir=sync_dir)
+
+
+@dataclass(frozen=True)
+class Write:
+    relpath: str
+    path: Path
+    text: str
+    parsed: Parsed | None = None
+
+
+class Writes:
+    """The files one edit writes, in order (what it archives, then the file itself):
+    written together at the end of the edit (``commit``), or not at all."""
+
+    def __init__(self) -> None:
+        self.pending: list[Write] = []
+
+    def text_of(self, relpath: str) -> str | None:
+        for write in reversed(self.pending):
+            if write.relpath == relpath:
+                return write.text
+        return None
+
+    def add(self, write: Write) -> None:
+        self.pending = [w for w in self.pending if w.relpath != write.relpath] + [write]
+
+    def commit(self, on_write: OnWrite) -> None:
+        """Write every file (``atomic_write_all``: in order, fsyncs overlapped), then
+        tell the index about each; those written before a failure are told too."""
+        done: list[Write] = []
+        try:
+            atomic_write_all(
+                [(write.path, write.text.encode(ENCODING, ERRORS)) for write in self.pending],
+                on_replaced=lambda n: done.append(self.pending[n]),
+            )
+        finally:
+            for write in done:
+                on_write(write.relpath, write.text, write.parsed)
 
 
 def confine(base: Path, path: Path, relpath: str) -> None:
@@ -126,8 +174,16 @@ class Archive:
     def path_for(self, kind: str) -> str:
         return f"{self.folder}/{kind}/{self.clock():%Y-%m}.md"
 
-    def keep(self, kind: str, source: str, items: Sequence[ArchivedText]) -> str:
+    def keep(
+        self,
+        kind: str,
+        source: str,
+        items: Sequence[ArchivedText],
+        writes: Writes | None = None,
+    ) -> str:
         """Write ``items`` to the archive (caller holds the lock); return its relative path.
+        With ``writes`` (an edit's), the archive file joins them instead of being
+        written at once.
 
         New sections are rendered on their own and appended to the file's text
         (no parse of what is there but its end), then the whole is written
@@ -139,7 +195,9 @@ class Archive:
         relpath = self.path_for(kind)
         path = self.root / relpath
         confine(self.root, path, relpath)
-        existing = read_text(path)
+        existing = writes.text_of(relpath) if writes is not None else None
+        if existing is None:
+            existing = read_text(path)
         if existing is None:
             existing = f"# Archive: {kind}\n\nKept by memdir; nothing here is deleted.\n"
         stamp = format_ts(self.clock())
@@ -154,6 +212,9 @@ class Archive:
         if not added.sections:
             return relpath
         text = separate(existing, added.newline) + added.render()
+        if writes is not None:
+            writes.add(Write(relpath, path, text))
+            return relpath
         write_text(path, text)
         self.on_write(relpath, text)
         return relpath
@@ -168,7 +229,10 @@ def _not_kept_yet(existing: str, sections: list[Section]) -> list[Section]:
     """``sections`` less those the end of the archive file ``existing`` already holds
     (a retried keep's are its last sections, so only a tail is parsed)."""
     window = max(4 * sum(len(section.render()) for section in sections), 8192)
-    tail = SectionDocument.parse(existing[-window:]).sections
+    end = existing[-window:]
+    if "\r" not in end and not any(section.body in end for section in sections):
+        return sections  # none of their texts is there (a section's body is, as it is)
+    tail = SectionDocument.parse(end).sections
     kept = {_kept_as(section) for section in tail}
     return [section for section in sections if _kept_as(section) not in kept]
 
@@ -201,6 +265,9 @@ class SectionFileStore:
         self.relpath = relpath
         self.path = ctx.root / relpath
         self._cache: tuple[tuple[int, int, int], SectionDocument] | None = None
+        self._owned: tuple[str, Parsed] | None = None
+        """the text the last edit wrote (or read) and its parse; only edits use it"""
+        self._editing: _Editing | None = None
 
     @property
     def store(self) -> str:
@@ -246,20 +313,78 @@ class SectionFileStore:
     def _edit(self) -> Iterator[SectionDocument]:
         """Lock, re-read from disk, yield the document, write it back if it changed.
 
-        Raise ``Refusal`` inside the block to leave the file untouched.
+        Raise ``Refusal`` inside the block to leave the file untouched. The document is
+        the last edit's when the bytes on disk are still the ones it wrote (no parse);
+        what the block archives is written with the file, archive first.
         """
         with self.ctx.lock:
             confine(self.ctx.root, self.path, self.relpath)
             text = read_text(self.path)
-            doc = SectionDocument.parse(text if text is not None else self.starter)
-            yield doc
-            rendered = doc.render()
-            if rendered != (text if text is not None else self.starter):
-                write_text(self.path, rendered)
-                self._cache = None
-                self.ctx.on_write(self.relpath, rendered)
+            source = text if text is not None else self.starter
+            owned, self._owned = self._owned, None  # the block may change it, or fail
+            taken = owned[1] if owned is not None and owned[0] == source else None
+            doc = taken.doc if taken is not None else SectionDocument.parse(source)
+            outer, self._editing = self._editing, _Editing(taken)
+            try:
+                yield doc
+                editing = self._editing
+                rendered = doc.render()
+                parsed = _adopted(doc, rendered, editing.nested)
+                if rendered != source:
+                    editing.writes.add(Write(self.relpath, self.path, rendered, parsed))
+                    self._cache = None
+                editing.writes.commit(self.ctx.on_write)
+                if parsed is not None:
+                    self._owned = (rendered, parsed)
+            finally:
+                self._editing = outer
+
+    def _nested(self, doc: SectionDocument, key: str) -> tuple[Section | None, SectionDocument]:
+        """Section ``key`` of ``doc`` (an edit's, unchanged yet) and the level-3 document in
+        its body: the last edit's when ``doc`` is (no parse), else parsed. Hand it back
+        with ``_nest`` once edited."""
+        section = doc.get(key)
+        if section is None:
+            return None, SectionDocument(level=3)
+        taken = self._editing.taken if self._editing is not None else None
+        if taken is not None and taken.doc is doc:
+            sub = taken.nested.get(key)
+            if sub is not None:
+                return section, sub
+        return section, SectionDocument.parse(section.body, level=3)
+
+    def _nest(self, key: str, sub: SectionDocument) -> None:
+        """``sub`` is now the body of section ``key``: the edit's end adopts it on that
+        body, for the index and the next edit."""
+        if self._editing is not None:
+            self._editing.nested[key] = sub
 
     def _keep(self, kind: str, items: Sequence[ArchivedText]) -> str | None:
         if not items:
             return None
-        return self.ctx.archive.keep(kind, self.relpath, items)
+        writes = self._editing.writes if self._editing is not None else None
+        return self.ctx.archive.keep(kind, self.relpath, items, writes)
+
+
+@dataclass
+class _Editing:
+    """What one edit carries to its end: the parse it started from (if the last edit's),
+    the files it writes, and level-3 documents nested in its sections' bodies."""
+
+    taken: Parsed | None
+    writes: Writes = field(default_factory=Writes)
+    nested: dict[str, SectionDocument] = field(default_factory=dict)
+
+
+def _adopted(
+    doc: SectionDocument, rendered: str, nested: Mapping[str, SectionDocument]
+) -> Parsed | None:
+    """``doc`` (and each level-3 document inside one of its sections' bodies) as the
+    parse of ``rendered``, or None where that cannot be had without parsing."""
+    if not doc.adopt(rendered):
+        return None
+    for key, sub in nested.items():
+        holder = doc.get(key)
+        if holder is None or not sub.adopt(holder.body):
+            return None
+    return Parsed(doc, dict(nested))

@@ -28,6 +28,8 @@ Rules (notebook seed, section 3 and 8.8):
 
 from __future__ import annotations
 
+import heapq
+import operator
 import re
 import secrets
 import threading
@@ -64,6 +66,10 @@ UPDATE_MODES = ("replace", "patch", "append", "delete")
 ARCHIVE_KIND = "knowledge"
 MAX_TAGS = 20
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_META = operator.attrgetter("meta")
+_KEY = operator.attrgetter("key")
+_BODY = operator.attrgetter("body")
+_DATE = operator.methodcaller("get", "date")
 
 
 @dataclass(frozen=True)
@@ -487,10 +493,12 @@ class KnowledgeStore(SectionFileStore):
         """``_edit`` with the observations parsed once and the caps enforced first;
         yields the parts, what enforcing archived, and notes on what it did."""
         with self._edit() as doc:
-            parts = _Parts(doc)
+            parts = _Parts(doc, *self._nested(doc, OBSERVATIONS_KEY))
             archived, notes = self._enforce(parts)
             yield parts, archived, notes
             parts.commit()
+            if parts.section is not None:
+                self._nest(OBSERVATIONS_KEY, parts.observations)
 
     def _enforce(self, parts: _Parts) -> tuple[list[ArchivedText], list[str]]:
         """Bring a document edited by hand under the caps before a write."""
@@ -498,10 +506,11 @@ class KnowledgeStore(SectionFileStore):
         archived: list[ArchivedText] = []
         notes: list[str] = []
         doc, sub = parts.doc, parts.observations
-        empty = [obs for obs in sub if not obs.body.strip()]
-        if empty:
-            sub.sections = [obs for obs in sub if obs.body.strip()]
-            notes.append(f"pruned {len(empty)} empty observations")
+        bodies = list(map(str.strip, map(_BODY, sub.sections)))  # one C-level pass
+        if "" in bodies:
+            kept = [obs for obs, body in zip(sub.sections, bodies, strict=True) if body]
+            notes.append(f"pruned {len(sub) - len(kept)} empty observations")
+            sub.sections = kept
         trimmed = self._trim_observations(sub, keep=None)
         if trimmed:
             archived += trimmed
@@ -541,17 +550,21 @@ class KnowledgeStore(SectionFileStore):
         if len(sub) <= limit:
             return []
         fallback = self.ctx.clock()
-        ranked = sorted(
-            (
-                (parse_ts(obs.meta.get("date")) or fallback, position, obs)
-                for position, obs in enumerate(sub)
-                if obs.key != keep
-            ),
-            key=lambda item: (item[0], item[1]),
-        )
-        doomed = [obs for _, _, obs in ranked[: len(sub) - limit]]
-        gone = {id(obs) for obs in doomed}  # by identity: linear in a file far over the cap
-        sub.sections = [obs for obs in sub if id(obs) not in gone]
+        sections = sub.sections
+        dates = map(parse_ts, map(_DATE, map(_META, sections)))
+        moments = [moment or fallback for moment in dates]
+        keeps = 0
+        if keep is not None:  # never the one being added
+            latest = datetime.max.replace(tzinfo=UTC)
+            for position, key in enumerate(map(_KEY, sections)):
+                if key == keep:
+                    moments[position] = latest
+                    keeps += 1
+        count = min(len(sections) - limit, len(sections) - keeps)
+        oldest = heapq.nsmallest(count, zip(moments, range(len(moments)), strict=True))
+        doomed = [sections[position] for _, position in oldest]  # oldest first
+        for position in sorted((position for _, position in oldest), reverse=True):
+            del sections[position]
         return [ArchivedText.of(obs, "over-cap") for obs in doomed]
 
 
@@ -610,9 +623,11 @@ def _observations_doc(doc: SectionDocument) -> tuple[Section | None, SectionDocu
 class _Parts:
     """A knowledge document being edited, with its observations parsed out."""
 
-    def __init__(self, doc: SectionDocument) -> None:
+    def __init__(
+        self, doc: SectionDocument, section: Section | None, observations: SectionDocument
+    ) -> None:
         self.doc = doc
-        self.section, self.observations = _observations_doc(doc)
+        self.section, self.observations = section, observations
 
     def commit(self) -> None:
         """Put the observations back into their section (made at the end if missing)."""
