@@ -244,6 +244,13 @@ class Memory:
             on_notice=self.notices.append,
         )
 
+    def layer_files(self, name: str, layer: Layer) -> list[str]:
+        """The files of layer ``name`` (memory-folder paths, in pattern order), on any
+        backend (``FileSpace.files`` walks the disk)."""
+        from memdir.storage.mounts import layer_files
+
+        return layer_files(self.files, name, layer)
+
     def _embedder(self) -> Embedder | None:
         from memdir.index.embedders import EmbedderUnavailable, load_embedder
 
@@ -361,7 +368,7 @@ class Memory:
         """Exact lines of a memory file (``memory_get``): open what a hit points at."""
         from memdir.files.reader import read_lines
 
-        return read_lines(self.space, path, from_line, to_line)
+        return read_lines(self.space, path, from_line, to_line, files=self.files)
 
     def creative(self, n: int = 5, *, seed: int | None = None) -> list[Hit]:
         """A random sample of cold and archived items, not ranked by any query

@@ -63,17 +63,45 @@ class VersionConflict(MemdirError):
         )
 
 
-@dataclass(frozen=True)
 class FileStat:
-    """What a folder knows of one file without reading it."""
+    """What a folder knows of one file without reading it.
 
-    path: str
-    size: int
-    sha256: str
-    mtime_ns: int
-    version: int
-    """changes at every write of the file (it only grows): a counter on postgres, the
-    file's mtime in nanoseconds on disk (bumped if a write would not change it)"""
+    ``version`` changes at every write of the file (it only grows): a counter on
+    postgres, the file's mtime in nanoseconds on disk (bumped if a write would not
+    change it). ``sha256`` may be given as a function that hashes the file when first
+    asked (on disk, where a stat does not read the file)."""
+
+    __slots__ = ("_sha256", "mtime_ns", "path", "size", "version")
+
+    def __init__(
+        self, path: str, size: int, sha256: str | Callable[[], str], mtime_ns: int, version: int
+    ) -> None:
+        self.path = path
+        self.size = size
+        self._sha256 = sha256
+        self.mtime_ns = mtime_ns
+        self.version = version
+
+    @property
+    def sha256(self) -> str:
+        if not isinstance(self._sha256, str):
+            self._sha256 = self._sha256()
+        return self._sha256
+
+    def _key(self) -> tuple[str, int, str, int, int]:
+        return (self.path, self.size, self.sha256, self.mtime_ns, self.version)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, FileStat) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return (
+            f"FileStat(path={self.path!r}, size={self.size}, version={self.version}, "
+            f"mtime_ns={self.mtime_ns})"
+        )
 
 
 @runtime_checkable
