@@ -31,13 +31,15 @@ import contextlib
 import re
 import time
 import unicodedata
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 from psycopg import sql
 
-from memdir.config import Layer
+from memdir.config import Layer, Manifest
 from memdir.files.encoding import clean
 from memdir.files.sections import Parsed
 from memdir.index.embedders import Embedder, Vectors
@@ -45,12 +47,13 @@ from memdir.index.extract import Item, extract
 from memdir.index.rows import FileState, file_hash
 from memdir.index.rows import placement as placement
 from memdir.index.sqlite_rows import COLUMNS as _COLUMNS
+from memdir.index.sync import Index
 from memdir.index.words import STOPWORDS
-from memdir.results import Progress
+from memdir.results import Notice, Progress
 from memdir.storage.postgres.db import Connection, Database, Folder
 from memdir.storage.postgres.schema import COLUMN_WEIGHTS, TS_CONFIG, vector_index
 from memdir.storage.seam import Extracted, Pairs, Scope
-from memdir.timeutil import format_ts
+from memdir.timeutil import Clock, format_ts
 
 MAX_TOKENS = 50_000
 EMBED_BATCH = 256
@@ -544,3 +547,23 @@ class PgIndex:
             .fetchone()
         )
         return int(row[0]) if row else 0
+
+
+def postgres_index(
+    root: Path,
+    manifest: Manifest,
+    db: Database,
+    *,
+    embedder: Embedder | None,
+    clock: Clock,
+    agent: str | None = None,
+    lock: AbstractContextManager[object] | None = None,
+    on_notice: Callable[[Notice], None] | None = None,
+) -> Index:
+    """The real ``Index`` (sync, and through it ``index.search``) over the folder at
+    ``root``, its rows in ``db`` as agent ``agent`` (the manifest's unless given): for
+    the tests and the benchmarks, until ``open_memory`` builds it from a database URL."""
+    rows = PgIndex(db, agent or manifest.agent)
+    return Index(
+        root, manifest, embedder=embedder, clock=clock, lock=lock, on_notice=on_notice, rows=rows
+    )
