@@ -230,6 +230,18 @@ class Memory:
         date with the files for this process and removed at ``close``."""
         from memdir.index.sync import INDEX_FILE, Index
 
+        rows = self.storage.index_rows()
+        if rows is not None:  # kept beside the files (PostgreSQL): read through the seam
+            return Index(
+                self.root,
+                self.manifest,
+                embedder=self._embedder(),
+                clock=self.clock,
+                lock=self.lock,
+                on_notice=self.notices.append,
+                rows=rows,
+                files=self.files,
+            )
         path = None
         if self.read_only is not None:
             path = private_index(self.root / STATE_DIR / INDEX_FILE)
@@ -674,7 +686,7 @@ class Memory:
         """Every write is already on disk; this closes the index database if it was opened."""
         if "index" in self.__dict__:
             self.index.close()
-            if self.read_only is not None:
+            if self.read_only is not None and self.storage.name == "local":
                 remove_private_index(self.index.path)
             del self.__dict__["index"]
         if "history" in self.__dict__:

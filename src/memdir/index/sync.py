@@ -62,10 +62,11 @@ from memdir.index.ranking import Ranking
 from memdir.index.rows import FileState, file_hash, placement
 from memdir.index.sqlite_rows import SqliteRows
 from memdir.index.survey import Survey
+from memdir.index.survey_files import FileInfo, FilesSurvey
 from memdir.paths import FileSpace
 from memdir.results import Notice, Progress
 from memdir.sqlite import MOVED, relative
-from memdir.storage.seam import Extracted, IndexRows
+from memdir.storage.seam import Extracted, Files, IndexRows
 from memdir.timeutil import Clock
 
 if TYPE_CHECKING:
@@ -114,6 +115,7 @@ class Index:
         lock: AbstractContextManager[object] | None = None,
         on_notice: Callable[[Notice], None] | None = None,
         rows: IndexRows | None = None,
+        files: Files | None = None,
     ) -> None:
         self.root = root
         self.manifest = manifest
@@ -122,7 +124,14 @@ class Index:
         self.path = path or root / STATE_DIR / INDEX_FILE
         """the SQLite database; a read-only folder's index is a private copy elsewhere"""
         self.space = FileSpace(root, manifest)
-        self.survey = Survey(self.space, manifest)
+        self.files = files
+        """where the files are read when not on disk (``FilesSurvey``; a folder in
+        PostgreSQL), or None: walked and read at ``root``"""
+        self.survey = (
+            Survey(self.space, manifest)
+            if files is None
+            else FilesSurvey(self.space, manifest, files)
+        )
         self.folder_lock = lock
         """taken to move a damaged database aside (the memory folder's lock)"""
         self.on_notice = on_notice
@@ -240,6 +249,20 @@ class Index:
     def _stats(self) -> dict[str, tuple[tuple[str, Layer], os.stat_result]]:
         return self.survey.files()
 
+    def _stat(self, relpath: str) -> os.stat_result | FileInfo:
+        """The file's modification time and size (FileNotFoundError when it is gone)."""
+        if isinstance(self.survey, FilesSurvey):
+            found = self.survey.stat(relpath)
+            if found is None:
+                raise FileNotFoundError(relpath)
+            return found
+        return self.space.real(relpath).stat()
+
+    def _text(self, relpath: str) -> str:
+        if isinstance(self.survey, FilesSurvey):
+            return self.survey.read(relpath)
+        return self.space.real(relpath).read_bytes().decode("utf-8", "surrogateescape")
+
     def layer_of(self, relpath: str) -> tuple[str, Layer] | None:
         """The layer that owns ``relpath`` (the first whose paths match it), if indexed."""
         return self.survey.layer_of(relpath)
@@ -255,11 +278,10 @@ class Index:
         found = self.layer_of(relpath)
         if found is None:
             return False
-        path = self.space.real(relpath)
         try:
-            stat = path.stat()
+            stat = self._stat(relpath)
             if text is None:
-                text = path.read_bytes().decode("utf-8", "surrogateescape")
+                text = self._text(relpath)
         except FileNotFoundError:
             self.remove_file(relpath)
             return True
@@ -276,7 +298,7 @@ class Index:
                 if found is None:
                     continue
                 try:
-                    stat = self.space.real(relpath).stat()
+                    stat = self._stat(relpath)
                 except FileNotFoundError:
                     self.rows.remove_file(relpath)
                     continue
@@ -307,8 +329,7 @@ class Index:
             for start in range(0, len(stale), _SCAN_BATCH):  # a transaction per batch
                 with self.rows.batch():
                     for relpath, found, stat in stale[start : start + _SCAN_BATCH]:
-                        real = self.space.real(relpath)
-                        text = real.read_bytes().decode("utf-8", "surrogateescape")
+                        text = self._text(relpath)
                         state = FileState(relpath, *found, text, stat.st_mtime_ns, stat.st_size)
                         outcome = self.rows.write(state)
                         if outcome == "added":
@@ -350,7 +371,7 @@ class Index:
         """Every file's items, extracted and placed, in the order a scan would take them
         (so items get the same ids); each file is read as ``refill`` asks for it."""
         for relpath, ((layer_name, layer), stat) in on_disk.items():
-            text = self.space.real(relpath).read_bytes().decode("utf-8", "surrogateescape")
+            text = self._text(relpath)
             items = [
                 (item, placement(item, layer_name, layer))
                 for item in extract(layer.store, relpath, clean(text))
