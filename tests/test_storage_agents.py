@@ -341,3 +341,43 @@ def test_jobs_about_the_disk_say_they_are_local_only(memory: memdir.Memory) -> N
         return
     with pytest.raises(memdir.LocalOnly, match="folder on disk only"):
         memory.backup()
+
+
+def test_claudes_memory_tool_on_either_backend(memory: memdir.Memory) -> None:
+    from memdir.tools import run_memory_command
+
+    def run(**args: object) -> str:
+        return run_memory_command(memory, args)
+
+    assert run(command="create", path="/memories/notes/plan.md", file_text="# Plan\nsail\n") == (
+        "File created successfully at: /memories/notes/plan.md"
+    )
+    assert run(command="create", path="/memories/notes/plan.md", file_text="x") == (
+        "Error: File /memories/notes/plan.md already exists"
+    )
+    run(command="create", path="/memories/notes/deep/more.md", file_text="more\n")
+    listing = run(command="view", path="/memories/notes")
+    assert listing.splitlines()[1:] == [
+        "17B\t/memories/notes",
+        "5B\t/memories/notes/deep",
+        "5B\t/memories/notes/deep/more.md",
+        "12B\t/memories/notes/plan.md",
+    ]
+    assert "     2\tsail" in run(command="view", path="/memories/notes/plan.md")
+    run(command="str_replace", path="/memories/notes/plan.md", old_str="sail", new_str="row")
+    run(command="insert", path="/memories/notes/plan.md", insert_line=0, insert_text="top")
+    assert memory.files.read("notes/plan.md") == b"top\n# Plan\nrow\n"
+    assert [h.path for h in memory.search("row plan")][:1] == ["notes/plan.md"]
+    assert run(command="rename", old_path="/memories/notes/deep", new_path="/memories/kept") == (
+        "Successfully renamed /memories/notes/deep to /memories/kept"
+    )
+    assert memory.files.read("kept/more.md") == b"more\n"
+    assert memory.files.stamp("notes/deep/more.md") is None
+    assert run(command="delete", path="/memories/notes") == "Successfully deleted /memories/notes"
+    assert memory.files.stamp("notes/plan.md") is None
+    kept = memory.files.read("archive/deleted/2026-11-30/notes/plan.md")
+    assert kept == b"top\n# Plan\nrow\n"
+    assert run(command="view", path="/memories/notes") == (
+        "The path /memories/notes does not exist. Please provide a valid path."
+    )
+    assert [h.path for h in memory.search("row plan")] == []  # out of normal search
