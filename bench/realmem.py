@@ -127,13 +127,6 @@ def _run_pass(realmem_bench: Any, args: list[str]) -> dict[str, Any]:
     import json
 
     out = Path(args[args.index("--out") + 1])
-    if os.environ.get(BACKEND, "sqlite") == "postgres":
-        data = args[args.index("--data") + 1]
-        both_backends(
-            partial(_run_pass, realmem_bench, args), "realmem", SCHEMA,
-            lambda summary: summary["overall"], partial(_interleaved, data),
-        )  # fmt: skip
-        return
     sys.argv = ["realmem_bench.py", *args]
     realmem_bench.main()
     newest = max(out.glob("results_*.json"), key=lambda path: path.stat().st_mtime)
