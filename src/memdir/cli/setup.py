@@ -225,7 +225,7 @@ def folder_status(memory: Memory) -> dict[str, Any]:
 
     manifest = memory.manifest
     data: dict[str, Any] = {
-        "folder": str(memory.root),
+        "folder": str(memory.root) if memory.backend == "local" else memory.storage.where,
         "layout": manifest.layout,
         "agent": manifest.agent,
         "layers": [
@@ -234,7 +234,7 @@ def folder_status(memory: Memory) -> dict[str, Any]:
                 "store": layer.store,
                 "memory": layer.memory,
                 "boot": layer.boot,
-                "files": len(memory.space.files(name, layer)),
+                "files": len(memory.layer_files(name, layer)),
             }
             for name, layer in manifest.layers.items()
         ],
@@ -245,13 +245,19 @@ def folder_status(memory: Memory) -> dict[str, Any]:
         "state": None,
         "dream": None,
     }
-    items = _count(memory.root / STATE_DIR / INDEX_FILE, "items")
-    if items is not None:
-        data["index"] = {"built": True, "items": items}
     history = manifest.layer_for("history")
-    if history is not None:
-        activities = _count(memory.root / history[1].paths[0], "agent_activities")
-        data["history"] = {"activities": activities or 0}
+    if memory.backend != "local":  # kept in the database: counted there
+        counted = memory.index.rows.count()
+        data["index"] = {"built": counted > 0, "items": counted}
+        if history is not None:
+            data["history"] = {"activities": len(memory.history.recent(1_000_000))}
+    else:
+        items = _count(memory.root / STATE_DIR / INDEX_FILE, "items")
+        if items is not None:
+            data["index"] = {"built": True, "items": items}
+        if history is not None:
+            activities = _count(memory.root / history[1].paths[0], "agent_activities")
+            data["history"] = {"activities": activities or 0}
     limits = manifest.limits
     if memory.has("notebook"):
         entries = memory.notebook.entries()
@@ -277,7 +283,9 @@ def folder_status(memory: Memory) -> dict[str, Any]:
             "expired": len(memory.state.expired()),
         }
     if memory.has("knowledge"):
-        recorded = history is not None and (memory.root / history[1].paths[0]).is_file()
+        recorded = history is not None and (
+            memory.backend != "local" or (memory.root / history[1].paths[0]).is_file()
+        )
         data["dream"] = _dream_status(memory, has_history=recorded)
     return data
 
