@@ -169,6 +169,8 @@ def test_the_cli_creates_uses_exports_and_pushes_an_agent(
     assert pushed["written"] == ["knowledge.md"]
     found = json.loads(cli("search", "--agent", "bob", "Tuesdays", "--json"))
     assert found[0]["path"] == "knowledge.md"
+    listed = json.loads(cli("agents", "--json"))
+    assert listed == [{"id": "bob", "layout": "default"}]
     missing = run.invoke(app, ["--database-url", url, "search", "--agent", "nobody", "x"])
     assert missing.exit_code == 1 and "no agent 'nobody'" in missing.output
 

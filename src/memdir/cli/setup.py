@@ -333,9 +333,27 @@ def _count(database: Path, table: str) -> int | None:
 @app.command(rich_help_panel=SETUP)
 @reports_errors
 def agents(as_json: JsonOption = False) -> None:
-    """The agents in the home ($MEMDIR_HOME/agents), each with its folder and layout."""
+    """The agents in the home ($MEMDIR_HOME/agents), each with its folder and layout
+    (with --database-url: the agents in that database)."""
     from memdir.home import agent_folder, agents_dir, list_agents
 
+    url = database_url()
+    if url:
+        from memdir.storage.agents import database_agents, database_schema
+        from memdir.storage.postgres.backend import redact
+
+        kept = database_agents(url, schema=database_schema())
+        if as_json:
+            print_json([{"id": a, "layout": layout} for a, layout in kept])
+            return
+        if not kept:
+            console.print(
+                f"No agents in {redact(url)}; create one with: memdir init --agent ID",
+                markup=False,
+            )
+        for name, layout in kept:
+            console.print(f"[cyan]{escape(name)}[/] ({layout})")
+        return
     found = []
     for name in list_agents():
         path = agent_folder(name)
