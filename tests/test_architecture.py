@@ -54,6 +54,7 @@ LAYERS: dict[str, int] = {
     "memdir.tools": 9,
     "memdir.scaffold": 9,
     "memdir.home": 9,
+    "memdir.aio": 9,
     # 10: the ways in: servers, the command line, the package's own exports
     "memdir.server": 10,
     "memdir.cli": 10,
