@@ -209,7 +209,7 @@ def test_context_managers_are_async(folder: Path) -> None:
         async with await memdir.aopen(folder, embedder="hashing") as am:
             await am.knowledge.save("An observation to edit.")
             async with am.history.activity("task", "Refactor billing") as run:
-                run.log("note", "started")
+                run.log("text", "started")
                 run.summary = "refactored"
             recent = await am.history.recent(5)
             assert recent[0].label == "Refactor billing" and recent[0].success
@@ -265,3 +265,43 @@ def test_stores_are_async_store_instances(folder: Path) -> None:
                 assert isinstance(getattr(am, name), AsyncStore)
 
     asyncio.run(main())
+
+
+def test_the_mcp_server_runs_tool_calls_off_the_event_loop(folder: Path) -> None:
+    """A tool call waiting for the folder lock leaves the server's loop free."""
+    from memdir.server.mcp import build_server
+
+    server = build_server(folder)
+    held, release = threading.Event(), threading.Event()
+
+    def holder() -> None:
+        with server.memory.lock:
+            held.set()
+            release.wait(30)
+
+    thread = threading.Thread(target=holder)
+    thread.start()
+    held.wait(30)
+
+    async def main() -> None:
+        call = asyncio.create_task(
+            server.call_tool("memory_save", {"content": "Saved through MCP once free."})
+        )
+        for _ in range(5):
+            await asyncio.sleep(0.01)
+        assert not call.done()
+        release.set()
+        result = await call
+        assert not result.is_error, result
+
+    try:
+        asyncio.run(main())
+    finally:
+        release.set()
+        thread.join()
+        server.sessions.close()
+        server.memory.close()
+    with memdir.open(folder) as memory:
+        assert "Saved through MCP once free." in [
+            o.content for o in memory.knowledge.observations()
+        ]
