@@ -76,3 +76,76 @@ def test_openai_agents_sdk_example(tmp_path: Path) -> None:
         assert system["role"] == "system" and "long-term memory" in system["content"]
     knowledge = (folder / "knowledge.md").read_text()
     assert "Dana's cat is Miso." in knowledge  # the files are the memory
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    return "".join(part.get("text", "") for part in content if isinstance(part, dict))
+
+
+def remembering_claude(body: dict[str, Any]) -> Turn:
+    """Anthropic Messages: the same policy, with memdir's tools as Claude Code names them
+    (``mcp__memdir__memory_save``). Claude Code sends its environment as a system
+    message after the user's: the policy reads the last message that is not one."""
+    last = next(m for m in reversed(body["messages"]) if m["role"] != "system")
+    blocks = last["content"] if isinstance(last["content"], list) else []
+    results = [b for b in blocks if b.get("type") == "tool_result"]
+    if results:
+        result = json.loads(_text_of(results[-1]["content"]))
+        if "hits" in result:
+            hits = result["hits"]
+            found = hits[0]["snippet"].replace("**", "") if hits else "nothing"
+            return Turn(text=f"From memory: {found}")
+        return Turn(text="Saved." if result.get("ok") else f"Refused: {result.get('reason')}")
+    texts = [  # Claude Code adds <system-reminder> blocks around the prompt
+        b["text"]
+        for b in blocks
+        if b.get("type") == "text" and not b["text"].lstrip().startswith("<system-reminder>")
+    ] or [_text_of(last["content"])]
+    said = texts[-1].strip()
+    if said.startswith("Remember that "):
+        content = said.removeprefix("Remember that ")
+        return Turn(tool_calls=[("mcp__memdir__memory_save", {"content": content})])
+    return Turn(tool_calls=[("mcp__memdir__memory_search", {"query": said})])
+
+
+CLAUDE_ENV = {
+    "ANTHROPIC_API_KEY": "test-key",
+    "ANTHROPIC_MODEL": "claude-test",
+    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+    "DISABLE_AUTOUPDATER": "1",
+    "DISABLE_TELEMETRY": "1",
+}
+
+
+def test_claude_agent_sdk_example(tmp_path: Path) -> None:
+    """Claude Code itself (the binary the SDK's wheel bundles) runs the agent, starting
+    memdir's MCP server over stdio; the model is played on loopback."""
+    pytest.importorskip("claude_agent_sdk")
+    folder = tmp_path / "agent"
+    home = tmp_path / "home"  # Claude Code's own settings and sessions, not the user's
+    home.mkdir()
+    with model_server(remembering_claude) as server:
+        env = {**CLAUDE_ENV, "ANTHROPIC_BASE_URL": server.url, "HOME": str(home)}
+        said = run_example(
+            "claude_agent_memory.py",
+            "--dir",
+            str(folder),
+            "Remember that Dana's cat is Miso.",
+            env=env,
+        )
+        assert said == "Saved."
+        answer = run_example(
+            "claude_agent_memory.py",
+            "--dir",
+            str(folder),
+            "What is Dana's cat called?",
+            env=env,
+        )
+        assert answer == "From memory: Dana's cat is Miso."
+        first = next(body for path, body in server.requests if body.get("tools"))
+        offered = {tool["name"] for tool in first["tools"]}
+        assert {"mcp__memdir__memory_save", "mcp__memdir__memory_search"} <= offered
+        assert not offered & {"Bash", "Write", "Edit"}  # memory only
+    assert "Dana's cat is Miso." in (folder / "knowledge.md").read_text()
