@@ -50,7 +50,7 @@ async def run(folder: Path, message: str, model: str | None) -> str:
     }
     options = ClaudeAgentOptions(
         system_prompt=f"{INSTRUCTIONS}\n\n{context.text}",
-        mcp_servers={"memdir": server},  # type: ignore[dict-item]
+        mcp_servers={"memdir": server},
         strict_mcp_config=True,  # only this server, whatever else is configured
         tools=[],  # no built-in tool: memory only
         allowed_tools=[f"mcp__memdir__{name}" for name in offered],

@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -84,30 +85,40 @@ def _text_of(content: Any) -> str:
     return "".join(part.get("text", "") for part in content if isinstance(part, dict))
 
 
-def remembering_claude(body: dict[str, Any]) -> Turn:
-    """Anthropic Messages: the same policy, with memdir's tools as Claude Code names them
-    (``mcp__memdir__memory_save``). Claude Code sends its environment as a system
-    message after the user's: the policy reads the last message that is not one."""
-    last = next(m for m in reversed(body["messages"]) if m["role"] != "system")
-    blocks = last["content"] if isinstance(last["content"], list) else []
-    results = [b for b in blocks if b.get("type") == "tool_result"]
-    if results:
-        result = json.loads(_text_of(results[-1]["content"]))
-        if "hits" in result:
-            hits = result["hits"]
-            found = hits[0]["snippet"].replace("**", "") if hits else "nothing"
-            return Turn(text=f"From memory: {found}")
-        return Turn(text="Saved." if result.get("ok") else f"Refused: {result.get('reason')}")
-    texts = [  # Claude Code adds <system-reminder> blocks around the prompt
-        b["text"]
-        for b in blocks
-        if b.get("type") == "text" and not b["text"].lstrip().startswith("<system-reminder>")
-    ] or [_text_of(last["content"])]
-    said = texts[-1].strip()
-    if said.startswith("Remember that "):
-        content = said.removeprefix("Remember that ")
-        return Turn(tool_calls=[("mcp__memdir__memory_save", {"content": content})])
-    return Turn(tool_calls=[("mcp__memdir__memory_search", {"query": said})])
+def remembering_claude(prefix: str) -> Callable[[dict[str, Any]], Turn]:
+    """Anthropic Messages: the same policy, with memdir's tools named as the host names
+    them (Claude Code: ``mcp__memdir__memory_save``). Claude Code sends its environment
+    as a system message after the user's: the policy reads the last message that is not
+    one. Without a prefix (the Messages API example) the model also views /memories
+    with the memory tool, in the same turn as its save."""
+
+    def policy(body: dict[str, Any]) -> Turn:
+        last = next(m for m in reversed(body["messages"]) if m["role"] != "system")
+        blocks = last["content"] if isinstance(last["content"], list) else []
+        results = [b for b in blocks if b.get("type") == "tool_result"]
+        if results:
+            if any(b.get("is_error") for b in results):
+                return Turn(text=f"Refused: {[_text_of(b['content']) for b in results]}")
+            result = json.loads(_text_of(results[0]["content"]))
+            if "hits" in result:
+                hits = result["hits"]
+                found = hits[0]["snippet"].replace("**", "") if hits else "nothing"
+                return Turn(text=f"From memory: {found}")
+            return Turn(text="Saved." if result.get("ok") else f"Refused: {result}")
+        texts = [  # Claude Code adds <system-reminder> blocks around the prompt
+            b["text"]
+            for b in blocks
+            if b.get("type") == "text" and not b["text"].lstrip().startswith("<system-reminder>")
+        ] or [_text_of(last["content"])]
+        said = texts[-1].strip()
+        if said.startswith("Remember that "):
+            calls = [(f"{prefix}memory_save", {"content": said.removeprefix("Remember that ")})]
+            if not prefix:
+                calls.append(("memory", {"command": "view", "path": "/memories"}))
+            return Turn(tool_calls=calls)
+        return Turn(tool_calls=[(f"{prefix}memory_search", {"query": said})])
+
+    return policy
 
 
 CLAUDE_ENV = {
@@ -126,7 +137,7 @@ def test_claude_agent_sdk_example(tmp_path: Path) -> None:
     folder = tmp_path / "agent"
     home = tmp_path / "home"  # Claude Code's own settings and sessions, not the user's
     home.mkdir()
-    with model_server(remembering_claude) as server:
+    with model_server(remembering_claude("mcp__memdir__")) as server:
         env = {**CLAUDE_ENV, "ANTHROPIC_BASE_URL": server.url, "HOME": str(home)}
         said = run_example(
             "claude_agent_memory.py",
@@ -148,4 +159,36 @@ def test_claude_agent_sdk_example(tmp_path: Path) -> None:
         offered = {tool["name"] for tool in first["tools"]}
         assert {"mcp__memdir__memory_save", "mcp__memdir__memory_search"} <= offered
         assert not offered & {"Bash", "Write", "Edit"}  # memory only
+    assert "Dana's cat is Miso." in (folder / "knowledge.md").read_text()
+
+
+def test_anthropic_messages_api_example_with_the_memory_tool(tmp_path: Path) -> None:
+    pytest.importorskip("anthropic")
+    folder = tmp_path / "agent"
+    with model_server(remembering_claude("")) as server:
+        env = {"ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": "test-key"}
+        said = run_example(
+            "anthropic_memory_tool.py",
+            "--dir",
+            str(folder),
+            "Remember that Dana's cat is Miso.",
+            env=env,
+        )
+        assert said == "Saved."
+        answer = run_example(
+            "anthropic_memory_tool.py",
+            "--dir",
+            str(folder),
+            "What is Dana's cat called?",
+            env=env,
+        )
+        assert answer == "From memory: Dana's cat is Miso."
+        first = server.requests[0][1]
+        assert {"type": "memory_20250818", "name": "memory"} in first["tools"]
+        assert "memory_save" in {tool.get("name") for tool in first["tools"]}
+        # the memory tool's answer went back to the model as Anthropic documents it
+        second = server.requests[1][1]["messages"][-1]["content"]
+        viewed = _text_of(second[1]["content"])
+        assert viewed.startswith("Here're the files and directories up to 2 levels deep")
+        assert "knowledge.md" in viewed
     assert "Dana's cat is Miso." in (folder / "knowledge.md").read_text()
