@@ -1,6 +1,6 @@
 """Write ``src/memdir/aio/surface.py``: the async twin of ``Memory`` and its stores.
 
-python scripts/async_surface.py           # rewrite the module from the sync classes
+python scripts/async_surface.py           # rewrite the module from the sync classes (make docs)
 python scripts/async_surface.py --check   # exit 1 if it is out of date (tests/test_aio.py)
 
 Read from the sync classes' source, so the wrappers carry their exact signatures,
@@ -325,7 +325,7 @@ def main(argv: list[str]) -> int:
         print(f"{TARGET} is up to date.")
         return 0
     if "--check" in argv:
-        print(f"{TARGET} is out of date: run `python scripts/async_surface.py`", file=sys.stderr)
+        print(f"{TARGET} is out of date: run `make docs`", file=sys.stderr)
         return 1
     TARGET.write_text(text, encoding="utf-8")
     print(f"Wrote {TARGET}.")

@@ -117,8 +117,8 @@ class AsyncStore(Generic[S]):
     def _context(self, fn: Callable[[S], AbstractContextManager[T]]) -> AsyncContext[T]:
         return AsyncContext(self._worker, lambda: fn(self._resolve()))
 
-    def __repr__(self) -> str:
-        return f"Async({self._resolve()!r})"
+    def __repr__(self) -> str:  # never builds the store (that may block, or raise)
+        return f"<{type(self).__name__}>"
 
 
 class AsyncMemoryBase(AsyncStore["Memory"]):
