@@ -245,3 +245,23 @@ def test_behaves_as_langgraphs_own_in_memory_store(store: MemdirStore) -> None:
             assert got == held, op
         else:
             assert got == want, op
+
+
+def test_a_person_edits_the_card(store: MemdirStore, folder: Path) -> None:
+    store.put(("people",), "dana", {"content": "Dana runs the release.", "team": "ops"})
+    card = next((folder / "vault" / "langgraph" / "people").glob("dana-*.md"))
+    text = card.read_text()
+    # prose above the block is for people: editing it leaves the value as it was
+    card.write_text(text.replace("Dana runs the release.", "Dana runs the release (Tuesdays)."))
+    assert store.get(("people",), "dana").value["team"] == "ops"  # type: ignore[union-attr]
+    # the block is the value: edit it and get follows
+    card.write_text(card.read_text().replace('"team": "ops"', '"team": "platform"'))
+    assert store.get(("people",), "dana").value["team"] == "platform"  # type: ignore[union-attr]
+    # hand-added tags survive the agent's next put
+    card.write_text(card.read_text().replace("tags: [langgraph]", "tags: [langgraph, vip]"))
+    store.put(("people",), "dana", {"content": "Dana runs the release.", "team": "ops"})
+    assert "vip" in card.read_text()
+    # a block edited into something else is skipped, never a crash
+    card.write_text(card.read_text().replace('"key": "dana"', '"key": '))
+    assert store.get(("people",), "dana") is None
+    assert ("people",) not in store.list_namespaces()

@@ -140,7 +140,8 @@ class MemdirStore(BaseStore):
         created = before.created_at if before is not None else now
         body = card_body(namespace, key, dict(value), created, now)
         ref = self._card_ref(namespace, key)
-        result = self.memory.vault.write(ref, body, tags=["langgraph"])
+        tags = ["langgraph"] if before is None else None  # tags added by hand stay
+        result = self.memory.vault.write(ref, body, tags=tags)
         if not result.ok:
             raise ValueError(f"memdir refused {namespace}/{key}: {result.reason}")
 
@@ -315,7 +316,7 @@ def card_body(
     updated: datetime,
 ) -> str:
     """What a person reads (the value's text, then its plain fields) over the exact value."""
-    lines = [f"# {key}", ""]
+    lines = [f"# {' '.join(key.split()) or 'item'}", ""]
     text = value.get("content", value.get("text"))
     if isinstance(text, str) and text.strip():
         lines += [text.strip(), ""]
