@@ -16,7 +16,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from langchain_core.tools import StructuredTool
+try:
+    from langchain_core.tools import StructuredTool
+except ImportError as exc:  # the framework is an extra, not a dependency
+    raise ImportError(
+        "memdir.integrations.langchain needs LangChain (langchain-core): "
+        "pip install 'memdir[langchain]'"
+    ) from exc
 
 from memdir.aio import AsyncMemory
 from memdir.memory import Memory

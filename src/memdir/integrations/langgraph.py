@@ -40,18 +40,23 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from langgraph.store.base import (
-    BaseStore,
-    GetOp,
-    Item,
-    ListNamespacesOp,
-    MatchCondition,
-    Op,
-    PutOp,
-    Result,
-    SearchItem,
-    SearchOp,
-)
+try:
+    from langgraph.store.base import (
+        BaseStore,
+        GetOp,
+        Item,
+        ListNamespacesOp,
+        MatchCondition,
+        Op,
+        PutOp,
+        Result,
+        SearchItem,
+        SearchOp,
+    )
+except ImportError as exc:  # the framework is an extra, not a dependency
+    raise ImportError(
+        "memdir.integrations.langgraph needs LangGraph: pip install 'memdir[langgraph]'"
+    ) from exc
 
 from memdir.aio import AsyncMemory
 from memdir.memory import Memory, open_memory

@@ -16,7 +16,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from agents import FunctionTool, RunContextWrapper
+try:
+    from agents import FunctionTool, RunContextWrapper
+except ImportError as exc:  # the framework is an extra, not a dependency
+    raise ImportError(
+        "memdir.integrations.openai_agents needs the OpenAI Agents SDK: "
+        "pip install 'memdir[openai-agents]'"
+    ) from exc
 
 from memdir.aio import AsyncMemory
 from memdir.memory import Memory

@@ -180,15 +180,22 @@ def _session_of(
 SESSION_HEADER = "mcp-session-id"
 
 
-def session_ends(app: ASGIApp, sessions: SessionRecorder) -> ASGIApp:
-    """End a session's activity when its client deletes it (``DELETE /mcp``)."""
+def session_ends(
+    app: ASGIApp, sessions: SessionRecorder, memory: AsyncMemory | None = None
+) -> ASGIApp:
+    """End a session's activity when its client deletes it (``DELETE /mcp``); with
+    ``memory``, on its worker (the history write off the event loop)."""
 
     async def watched(scope: Scope, receive: Receive, send: Send) -> None:
         await app(scope, receive, send)
         if scope["type"] == "http" and scope.get("method") == "DELETE":
             given = dict(scope.get("headers") or []).get(SESSION_HEADER.encode(), b"")
             if given:
-                sessions.end(f"http:{given.decode('latin-1')}")
+                key = f"http:{given.decode('latin-1')}"
+                if memory is None:
+                    sessions.end(key)
+                else:
+                    await memory.run(lambda: sessions.end(key))
 
     return watched
 
@@ -295,7 +302,9 @@ def http_app(server: MemdirMCP, *, host: str = "127.0.0.1", token: str | None = 
     # the SDK forgets an idle session when the history ends its activity
     idle = server.sessions.idle_seconds or IDLE_SECONDS
     app: ASGIApp = session_ends(
-        server.streamable_http_app(host=host, session_idle_timeout=idle), server.sessions
+        server.streamable_http_app(host=host, session_idle_timeout=idle),
+        server.sessions,
+        server.amemory,
     )
     return bearer_guard(app, token) if token else app
 
