@@ -22,7 +22,7 @@ from datetime import datetime
 from functools import cached_property
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from memdir.config import (
     LEGACY_MEMORIES_JSON,
@@ -75,7 +75,7 @@ if TYPE_CHECKING:
     from memdir.maintain.jobs import MaintainReport
     from memdir.maintain.migrate import MigrationReport
     from memdir.storage.postgres.db import Database
-    from memdir.stores.history import Activity
+    from memdir.stores.history import Activity, History
     from memdir.stores.intel import IntelStore
     from memdir.stores.journal import CompressionReport, JournalStore
     from memdir.stores.knowledge import KnowledgeStore
@@ -522,11 +522,13 @@ class Memory:
         return SessionStore(self._ctx, folder)
 
     @cached_property
-    def history(self) -> HistoryStore:
+    def history(self) -> History:
         """The activity history (``.memdir/history.db``): activities, logs, mailbox, decisions.
         A damaged file is set aside under the folder lock and a fresh one started, with a
         notice; ``memdir doctor --repair`` recovers what it can from the damaged one."""
-        return self.storage.history(self)
+        # typed History (the async surface is generated from it); on postgres a PgHistory,
+        # which offers History's public calls (the seam's HistoryStore)
+        return cast("History", self.storage.history(self))
 
     def _audit(self, activity: Activity) -> None:
         from memdir.stores.audit import write_audit_line

@@ -31,7 +31,8 @@ if TYPE_CHECKING:
     from memdir.memory import Memory
     from memdir.paths import FileSpace
     from memdir.results import Notice
-    from memdir.storage.seam import WriteLock
+    from memdir.storage.mounts import MountedFiles
+    from memdir.storage.seam import Storage, WriteLock
     from memdir.timeutil import Clock
 
 R = TypeVar("R")
@@ -194,3 +195,11 @@ class AsyncMemoryBase(AsyncStore["Memory"]):
     @property
     def space(self) -> FileSpace:
         return self._memory.space
+
+    @property
+    def files(self) -> MountedFiles:
+        return self._memory.files
+
+    @property
+    def storage(self) -> Storage:
+        return self._memory.storage

@@ -24,7 +24,6 @@ from memdir.stores.workstate import WorkState
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
-    from contextlib import AbstractContextManager
     from datetime import date, datetime
     from pathlib import Path
     from typing import Any
@@ -46,7 +45,6 @@ if TYPE_CHECKING:
     from memdir.maintain.graph import Graph
     from memdir.maintain.jobs import MaintainReport
     from memdir.results import Notice, Progress, WriteResult
-    from memdir.storage.seam import HistoryStore
     from memdir.stores.history import Activity, ActivityDetail, ActivityRun, T
     from memdir.stores.history_schema import Restart
     from memdir.stores.intel import PreviousWeek, RotationReport
@@ -622,15 +620,15 @@ class AsyncHistory(AsyncStore[History]):
             lambda sync_: sync_.end_activity(activity_id, summary, keywords, success)
         )
 
-    async def activity(
+    def activity(
         self, type: str, label: str, task_id: str | None = None
-    ) -> AbstractContextManager[ActivityRun]:
+    ) -> AsyncContext[ActivityRun]:
         """``with history.activity("task", "Refactor billing") as run: run.log(...)``.
 
         Ends the activity when the block leaves: as failed, with the exception
         logged, if the block raised (the exception goes on up).
         """
-        return await self._call(lambda sync_: sync_.activity(type, label, task_id))
+        return self._context(lambda sync_: sync_.activity(type, label, task_id))
 
     async def receive(
         self,
@@ -903,16 +901,12 @@ class AsyncMemory(AsyncMemoryBase):
         return AsyncSessionStore(lambda: self._resolve().sessions, self._worker)
 
     @property
-    def history(self) -> HistoryStore:
+    def history(self) -> AsyncHistory:
         """The activity history (``.memdir/history.db``): activities, logs, mailbox, decisions.
         A damaged file is set aside under the folder lock and a fresh one started, with a
         notice; ``memdir doctor --repair`` recovers what it can from the damaged one.
         """
-        return self._resolve().history
-
-    @history.setter
-    def history(self, value: HistoryStore) -> None:
-        self._resolve().history = value
+        return AsyncHistory(lambda: self._resolve().history, self._worker)
 
     @property
     def llm(self) -> ChatModel | None:

@@ -400,14 +400,14 @@ class History:
             self.on_end(ended.activity)
         return ended.activity
 
-    def activity(
-        self, type: str, label: str, task_id: str | None = None
-    ) -> AbstractContextManager[ActivityRun]:
+    @contextmanager
+    def activity(self, type: str, label: str, task_id: str | None = None) -> Iterator[ActivityRun]:
         """``with history.activity("task", "Refactor billing") as run: run.log(...)``.
 
         Ends the activity when the block leaves: as failed, with the exception
         logged, if the block raised (the exception goes on up)."""
-        return run_activity(self, type, label, task_id)
+        with run_activity(self, type, label, task_id) as run:
+            yield run
 
     @_writing
     def receive(
