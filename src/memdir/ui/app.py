@@ -1,0 +1,247 @@
+"""The page's ASGI app: routes, the guard in front of each, templates, static files.
+
+Server-rendered pages over the Python API (Starlette, Jinja2 with autoescape). Each
+view is a plain function ``(ui, request, form) -> Response`` in its module
+(``overview``, ``working``, ``search``, ``vault``, ``episodes``, ``consolidation``,
+``history``, ``files``); it runs in a worker thread, one at a time for the folder
+(``UI.lock``), and reads what it shows from the files on each request, so an agent
+writing at the same moment is seen at the next load. Writes go through the agent
+tools (``memdir.tools.Tools``) or the library's restore, so caps, the secret check and
+refusals are the tools' own. The pages work without JavaScript; ``graph.js``
+only lets the vault's graph be moved around.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from importlib import resources
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlencode
+
+from jinja2 import Environment, PackageLoader, select_autoescape
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import FormData
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
+from starlette.routing import Mount, Route
+
+from memdir.results import WriteResult
+from memdir.tools import Tools
+from memdir.ui import svg
+from memdir.ui.guard import COOKIE, Guard
+
+if TYPE_CHECKING:
+    from memdir.memory import Memory
+
+PREFIX = "/ui"
+View = Callable[["UI", Request, FormData | None], Response]
+STATIC_TYPES = {".css": "text/css", ".js": "text/javascript", ".txt": "text/plain"}
+SECURITY_HEADERS = {
+    "content-security-policy": (
+        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+        "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+    ),
+    "x-content-type-options": "nosniff",
+    "referrer-policy": "no-referrer",
+    "cache-control": "no-store",
+}
+NAV = (
+    ("overview", "", "Overview"),
+    ("memory", "/memory", "Memory"),
+    ("search", "/search", "Search"),
+    ("vault", "/vault", "Vault"),
+    ("episodes", "/episodes", "Episodes"),
+    ("consolidation", "/consolidation", "Consolidation"),
+    ("history", "/history", "History"),
+)
+
+
+class UI:
+    """One memory folder's pages."""
+
+    def __init__(
+        self,
+        memory: Memory,
+        *,
+        token: str | None = None,
+        hosts: tuple[str, ...] | None = None,
+        prefix: str = PREFIX,
+    ) -> None:
+        self.memory = memory
+        self.tools = Tools(memory)
+        self.guard = Guard(token, hosts=hosts)
+        self.prefix = prefix.rstrip("/")
+        self.lock = threading.Lock()
+        self.env = Environment(
+            loader=PackageLoader("memdir.ui", "templates"),
+            autoescape=select_autoescape(default=True, default_for_string=True),
+            trim_blocks=True,
+            lstrip_blocks=True,
+        )
+        self.env.globals.update(url=self.url, svg=svg, nav=NAV)
+        self.env.filters["when"] = when
+        self.static = {
+            item.name: item.read_bytes()
+            for item in resources.files("memdir.ui").joinpath("static").iterdir()
+            if item.is_file()
+        }
+
+    def url(self, path: str = "", /, **query: Any) -> str:
+        shown = {key: value for key, value in query.items() if value not in (None, "")}
+        tail = f"?{urlencode(shown)}" if shown else ""
+        return f"{self.prefix}{path or '/'}{tail}"
+
+    def page(
+        self, request: Request, template: str, *, status: int = 200, **context: Any
+    ) -> HTMLResponse:
+        html = self.env.get_template(template).render(
+            request=request,
+            csrf=self.guard.csrf,
+            folder=self.memory.root,
+            has=self.memory.has,
+            **context,
+        )
+        return HTMLResponse(html, status_code=status)
+
+    def call(self, name: str, args: dict[str, Any]) -> dict[str, Any]:
+        """An agent tool, as the agent calls it: ``{ok, ...}`` or ``{ok: false, reason}``."""
+        return self.tools.call(name, args, writer="person")
+
+    def done(self, path: str, result: dict[str, Any] | WriteResult, anchor: str = "") -> Response:
+        """After a write that went through: back to the page (303), saying what happened."""
+        said = result.to_dict() if isinstance(result, WriteResult) else result
+        note = "; ".join([str(said.get("action", "done")), *said.get("notes", [])])
+        return RedirectResponse(self.url(path, done=note) + anchor, status_code=303)
+
+
+def when(value: object) -> str:
+    """A date or moment as the pages show it: ``2026-11-30 10:00``."""
+    if value is None or value == "":
+        return ""
+    text = value.isoformat() if hasattr(value, "isoformat") else str(value)
+    return text.replace("T", " ")[:16].removesuffix("+00:00")
+
+
+def _secured(response: Response) -> Response:
+    for key, value in SECURITY_HEADERS.items():
+        response.headers.setdefault(key, value)
+    return response
+
+
+def _refused(status: int, message: str) -> Response:
+    body = (
+        "<!doctype html><meta charset=utf-8><title>memdir: refused</title>"
+        f"<h1>{status}</h1><p role=alert>{_escape(message)}</p>"
+    )
+    return _secured(HTMLResponse(body, status_code=status))
+
+
+def _escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def endpoint(ui: UI, view: View, *, writes: bool = False) -> Callable[[Request], Any]:
+    """``view`` behind the guard: host, token (or its cookie), and on a write the CSRF
+    token; then run in a worker thread under the folder's page lock."""
+
+    async def handle(request: Request) -> Response:
+        refusal = ui.guard.host_refusal(request)
+        if refusal is not None:
+            return _refused(403, refusal)
+        if ui.guard.token_in_query(request):
+            kept = [(k, v) for k, v in request.query_params.multi_items() if k != "token"]
+            target = request.url.path + (f"?{urlencode(kept)}" if kept else "")
+            response = RedirectResponse(target, status_code=303)
+            response.set_cookie(
+                COOKIE, ui.guard.cookie_value(), httponly=True, samesite="strict", path=ui.prefix
+            )
+            return _secured(response)
+        if not ui.guard.authorised(request):
+            response = _refused(
+                401,
+                "a token is required: open this page as /ui/?token=<token> once, or send "
+                "'Authorization: Bearer <token>'",
+            )
+            response.headers["www-authenticate"] = "Bearer"
+            return response
+        form: FormData | None = None
+        if writes:
+            form = await request.form()
+            csrf = form.get("csrf")
+            refusal = ui.guard.write_refusal(request, csrf if isinstance(csrf, str) else "")
+            if refusal is not None:
+                return _refused(403, refusal)
+
+        def run() -> Response:
+            with ui.lock:
+                return view(ui, request, form)
+
+        return _secured(await run_in_threadpool(run))
+
+    return handle
+
+
+def _static(ui: UI) -> Callable[[Request], Any]:
+    async def handle(request: Request) -> Response:
+        name = str(request.path_params["name"])
+        data = ui.static.get(name)
+        suffix = name[name.rfind(".") :] if "." in name else ""
+        if data is None or suffix not in STATIC_TYPES:
+            return PlainTextResponse("not found", status_code=404)
+        response = Response(data, media_type=STATIC_TYPES[suffix])
+        response.headers["cache-control"] = "max-age=3600"
+        response.headers["x-content-type-options"] = "nosniff"
+        return response
+
+    return handle
+
+
+def routes(ui: UI) -> list[Route]:
+    from memdir.ui import consolidation, episodes, files, history, overview, search, vault, working
+
+    def get(path: str, view: View) -> Route:
+        return Route(path, endpoint(ui, view), methods=["GET", "HEAD"])
+
+    def post(path: str, view: View) -> Route:
+        return Route(path, endpoint(ui, view, writes=True), methods=["POST"])
+
+    return [
+        get("/", overview.page),
+        get("/memory", working.page),
+        post("/memory/section", working.edit_section),
+        post("/memory/notebook", working.edit_notebook),
+        post("/memory/state", working.edit_state),
+        post("/memory/observation", working.edit_observation),
+        get("/search", search.page),
+        get("/file", files.page),
+        get("/vault", vault.page),
+        get("/vault/card", vault.card),
+        get("/episodes", episodes.page),
+        get("/episodes/activity", episodes.activity),
+        get("/episodes/session", episodes.session),
+        get("/consolidation", consolidation.page),
+        post("/consolidation/restore", consolidation.restore),
+        get("/history", history.page),
+        post("/history/restore", history.restore),
+        Route("/static/{name}", _static(ui), methods=["GET", "HEAD"]),
+    ]
+
+
+def build_app(
+    memory: Memory,
+    *,
+    token: str | None = None,
+    hosts: tuple[str, ...] | None = None,
+    prefix: str = PREFIX,
+) -> Starlette:
+    """The pages of ``memory`` at ``prefix`` (``/`` sends a browser there)."""
+    ui = UI(memory, token=token, hosts=hosts, prefix=prefix)
+
+    async def home(request: Request) -> Response:
+        return RedirectResponse(ui.url("/"), status_code=307)
+
+    app = Starlette(routes=[Route("/", home), Mount(ui.prefix, routes=routes(ui))])
+    app.state.ui = ui
+    return app
