@@ -53,4 +53,7 @@ def fill(root: Path) -> FakeClock:
         memory.sessions.append_message(sid, {"role": "assistant", "content": "On the 1st."})
         clock.advance(minutes=5)
         run_dream(memory, force=True)
+        clock.advance(minutes=5)
+        memory.knowledge.save("The user prefers invoices as PDF.", type="preference")
+        memory.knowledge.save("Refunds take five business days.", tags=("billing", "refunds"))
     return clock

@@ -57,15 +57,18 @@
     var p = svg.createSVGPoint(); p.x = ev.clientX; p.y = ev.clientY;
     return p.matrixTransform(svg.getScreenCTM().inverse());
   }
-  var dragging = null, panning = null, moved = false;
+  var dragging = null, panning = null, moved = false, start = null;
   svg.addEventListener("pointerdown", function (ev) {
     var a = ev.target.closest && ev.target.closest("a.node");
-    moved = false;
+    moved = false; start = { x: ev.clientX, y: ev.clientY };
     if (a) { dragging = byPath[a.getAttribute("data-path")]; }
     else { var vb = svg.viewBox.baseVal; panning = { x: ev.clientX, y: ev.clientY, vx: vb.x, vy: vb.y }; }
-    svg.setPointerCapture(ev.pointerId);
   });
   svg.addEventListener("pointermove", function (ev) {
+    if (!(dragging || panning)) return;
+    // the pointer is captured only once it really moves: a plain click stays a click
+    if (!moved && Math.abs(ev.clientX - start.x) + Math.abs(ev.clientY - start.y) < 4) return;
+    if (!moved) svg.setPointerCapture(ev.pointerId);
     if (dragging) {
       var p = point(ev); moved = true; dragging.x = p.x; dragging.y = p.y; dragging.fixed = true; draw();
     } else if (panning) {
