@@ -153,11 +153,11 @@ def endpoint(ui: UI, view: View, *, writes: bool = False) -> Callable[[Request],
         if ui.guard.token_in_query(request):
             kept = [(k, v) for k, v in request.query_params.multi_items() if k != "token"]
             target = request.url.path + (f"?{urlencode(kept)}" if kept else "")
-            response = RedirectResponse(target, status_code=303)
-            response.set_cookie(
+            entered = RedirectResponse(target, status_code=303)
+            entered.set_cookie(
                 COOKIE, ui.guard.cookie_value(), httponly=True, samesite="strict", path=ui.prefix
             )
-            return _secured(response)
+            return _secured(entered)
         if not ui.guard.authorised(request):
             response = _refused(
                 401,

@@ -97,12 +97,12 @@ def page(ui: UI, request: Request, form: FormData | None) -> Response:
     params = request.query_params
     graph = _graph(ui)
     infos = list(graph.cards.values())
-    spread = {tier: 0 for tier in TIERS}
+    spread: dict[str, int] = {tier: 0 for tier in TIERS}
     for info in infos:
         spread[info.tier] = spread.get(info.tier, 0) + 1
     tier, kind = params.get("tier", ""), params.get("type", "")
     shown = [i for i in infos if (not tier or i.tier == tier) and (not kind or i.type == kind)]
-    order = {name: n for n, name in enumerate(TIERS)}
+    order: dict[str, int] = {name: n for n, name in enumerate(TIERS)}
     shown.sort(key=lambda i: (order.get(i.tier, 9), -i.relevance, i.path))
     try:
         at = max(int(params.get("page", "1")), 1)
