@@ -118,6 +118,6 @@ def page(ui: UI, request: Request, form: FormData | None) -> Response:
         boot=boot,
         dream=last_dream(memory),
         due=dream_due(memory),
-        findings=memory.doctor(),
+        findings=ui.cached("doctor", ui.fingerprint(), memory.doctor),
         budget=memory.budget(),
     )

@@ -47,7 +47,8 @@ class Node:
 def _graph(ui: UI) -> Graph:
     from memdir.maintain.graph import build_graph
 
-    return build_graph(ui.memory.vault)  # no state_dir: looking writes no graph.json
+    vault = ui.memory.vault  # no state_dir: looking writes no graph.json
+    return ui.cached("graph", ui.fingerprint(("vault",)), lambda: build_graph(vault))
 
 
 def _rings(centre: list[str], rings: list[list[str]]) -> dict[str, tuple[float, float]]:
