@@ -19,8 +19,10 @@ import pytest
 import memdir
 from memdir.memory import Memory
 from memdir.ui import build_app
-from ui_browser import LiveServer, chromium, require_browser  # noqa: F401
+from ui_browser import LiveServer, launch_chromium, require_browser
 from ui_content import fill
+
+chromium = pytest.fixture(scope="session", name="chromium")(launch_chromium)
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "ui"
 SHOOT = os.environ.get("MEMDIR_UI_SCREENSHOTS") == "1"

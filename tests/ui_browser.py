@@ -79,9 +79,8 @@ class LiveServer:
         self.thread.join(timeout=10)
 
 
-@pytest.fixture(scope="session")
-def chromium() -> Iterator[Any]:
-    """One Chromium for the whole session (a fresh profile, nothing on the network)."""
+def launch_chromium() -> Iterator[Any]:
+    """One Chromium (a fresh profile, nothing on the network), for a session fixture."""
     require_browser()
     from playwright.sync_api import sync_playwright
 
