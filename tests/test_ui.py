@@ -255,3 +255,19 @@ def test_serve_http_serves_the_page_beside_mcp_under_its_token(full: memdir.Memo
         assert httpx.post(url.replace("/ui/", "/mcp"), timeout=30).status_code == 401
     finally:
         _stop(process)
+
+
+def test_the_forgetting_curve_ends_where_decay_puts_the_card(full: memdir.Memory) -> None:
+    from memdir.ui.vault import forgetting_curve, touches
+
+    read = full.vault.read("acme-corp", touch=False)
+    assert read is not None
+    marks = touches(read.meta, read.body)
+    assert [str(day) for day in marks] == ["2026-09-01", "2026-09-20", "2026-11-12"]
+    today = full.clock().date()
+    curve = dict(forgetting_curve(marks, today, full.manifest.decay, str(read.meta["tier"])))
+    assert curve[today] == pytest.approx(float(read.meta["relevance"]), abs=0.001)
+    page = TestClient(build_app(full), base_url=LOCAL).get(
+        "/ui/vault/card", params={"path": "vault/acme-corp.md"}
+    )
+    assert "3 touches; today 0.73" in page.text  # the chart's label says it in words

@@ -76,7 +76,7 @@ def test_each_view_opens_with_its_content(page: Any, ui_site: Site) -> None:
         "/memory": ["current-task", "conventions", "Observations", "deploy"],
         "/search?q=payments+currency": ["hits", "tier"],
         "/vault": ["Cards over tiers", "Alice Moreau", "Orphans"],
-        "/vault/card?path=vault/alice-moreau.md": ["Forgetting curve", "Backlinks"],
+        "/vault/card?path=vault/acme-corp.md": ["Forgetting curve", "Backlinks"],
         "/episodes": ["Journal", "migrate billing", "Sessions"],
         "/consolidation": ["offline planner", "Restore"],
         "/history": ["knowledge.md"],
@@ -87,7 +87,7 @@ def test_each_view_opens_with_its_content(page: Any, ui_site: Site) -> None:
         body = page.inner_text("main")
         for text in texts:
             assert text in body, f"{path or '/'} shows no {text!r}"
-        name = {"": "overview", "/vault/card?path=vault/alice-moreau.md": "card"}.get(path)
+        name = {"": "overview", "/vault/card?path=vault/acme-corp.md": "card"}.get(path)
         shot(page, name or path.strip("/").split("?")[0].replace("/", "-"))
     # the overview's budget chart says in words what it draws
     page.goto(f"{ui_site.url}/ui/")

@@ -40,8 +40,20 @@ def fill(root: Path) -> FakeClock:
                 type="person",
                 tags=["client"],
             )
-        memory.vault.write("acme-corp", "# Acme Corp\nA client in Berlin.", type="company")
+        memory.vault.write(
+            "acme-corp",
+            "# Acme Corp\nA client in Berlin.\n\n## History\n- 2026-09-20 (agent-1): Signed.\n",
+            type="company",
+            fields={"created": "2026-09-01", "last_accessed": "2026-11-12"},
+        )
+        memory.vault.write(
+            "old-project",
+            "# Old project\nShelved; see [[acme-corp]].",
+            type="project",
+            fields={"created": "2026-06-01", "last_accessed": "2026-08-15"},
+        )
         memory.vault.write("lonely-idea", "# Lonely idea\nNo links at all.", type="idea")
+        memory.decay()  # the cards' tiers follow their last access
         memory.journal.append("decision", "Chose the new payments API over a patch.")
         with memory.history.activity("task", "migrate billing") as run:
             run.log("text", "started the migration")

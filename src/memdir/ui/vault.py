@@ -137,10 +137,13 @@ def page(ui: UI, request: Request, form: FormData | None) -> Response:
 
 
 def touches(meta: dict[str, object], body: str) -> list[date]:
-    """The days a card was written or read through memdir, as far as it tells."""
-    days = {as_date(meta.get(name)) for name in ("created", "updated", "last_accessed")}
+    """The days a card was touched, as far as it tells: created, its History lines'
+    days, and its last access (decay's clock: ``last_accessed``, else ``updated``), none
+    after that last access, so the curve ends where decay puts the card today."""
+    last = as_date(meta.get("last_accessed")) or as_date(meta.get("updated"))
+    days = {as_date(meta.get("created")), last}
     days |= {as_date(day) for day in _HISTORY_DAY.findall(body)}
-    return sorted(day for day in days if day is not None)
+    return sorted(day for day in days if day is not None and (last is None or day <= last))
 
 
 def forgetting_curve(
