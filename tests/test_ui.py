@@ -271,3 +271,29 @@ def test_the_forgetting_curve_ends_where_decay_puts_the_card(full: memdir.Memory
         "/ui/vault/card", params={"path": "vault/acme-corp.md"}
     )
     assert "3 touches; today 0.73" in page.text  # the chart's label says it in words
+
+
+def test_the_overview_shows_doctors_findings(full: memdir.Memory) -> None:
+    full.vault.write("stray", "# Stray\nPoints at [[nowhere-at-all]].", type="idea")
+    page = TestClient(build_app(full), base_url=LOCAL).get("/ui/").text
+    assert "<strong>[broken-link]</strong> <code>vault/stray.md</code>" in page
+
+
+def test_a_slow_check_does_not_hold_the_page(full: memdir.Memory) -> None:
+    import threading
+
+    ui = build_app(full).state.ui
+    release = threading.Event()
+
+    def slow(memory: memdir.Memory) -> int:
+        release.wait(30)
+        return len(memory.vault.cards())
+
+    later = ui.soon("slow", 1, slow, wait=0.01)
+    assert (later.ready, later.value) == (False, None)  # the page says: reload in a moment
+    release.set()
+    done = ui.soon("slow", 1, slow, wait=30)
+    assert (done.ready, done.value) == (True, len(full.vault.cards()))
+    release.clear()  # the files changed: computed again, the old value shown meanwhile
+    assert ui.soon("slow", 2, slow, wait=0.01) == type(done)(False, done.value)
+    release.set()

@@ -160,16 +160,17 @@ def _dry(memory: Memory) -> list[Finding]:
     mentioned = _mentions(names, texts)
     findings = []
     for card_path, title in sorted(names.items()):
-        pattern = re.compile(rf"(?<!\w){re.escape(title)}(?!\w)", re.IGNORECASE)
         maybe = mentioned.get(card_path)
+        files = [p for p in (texts if maybe is None else maybe) if p != card_path]
+        if len(files) < DRY_FILES:
+            continue  # too few files could mention it: no finding, no regex to build
+        pattern = re.compile(rf"(?<!\w){re.escape(title)}(?!\w)", re.IGNORECASE)
         detailed = sorted(
             relpath
-            for relpath, text in texts.items()
-            if relpath != card_path
-            and (maybe is None or relpath in maybe)
-            and any(
+            for relpath in files
+            if any(
                 pattern.search(line) and len(line.split()) >= DETAIL_WORDS
-                for line in text.splitlines()
+                for line in texts[relpath].splitlines()
             )
         )
         if len(detailed) >= DRY_FILES:

@@ -16,8 +16,9 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable, Collection
+from dataclasses import dataclass
 from importlib import resources
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import Any, Generic, TypeVar, cast
 from urllib.parse import urlencode
 
 from jinja2 import Environment, PackageLoader, select_autoescape
@@ -30,13 +31,11 @@ from starlette.responses import HTMLResponse, PlainTextResponse, RedirectRespons
 from starlette.routing import Mount, Route
 
 from memdir.config import STATE_DIR
+from memdir.memory import Memory, open_memory
 from memdir.results import WriteResult
 from memdir.tools import Tools
 from memdir.ui import svg
 from memdir.ui.guard import COOKIE, Guard
-
-if TYPE_CHECKING:
-    from memdir.memory import Memory
 
 PREFIX = "/ui"
 T = TypeVar("T")
@@ -62,6 +61,15 @@ NAV = (
 )
 
 
+@dataclass(frozen=True)
+class Later(Generic[T]):
+    """What ``UI.soon`` has: done or not yet, the value (or the one from before), why not."""
+
+    ready: bool
+    value: T | None
+    error: str | None = None
+
+
 class UI:
     """One memory folder's pages."""
 
@@ -79,6 +87,8 @@ class UI:
         self.prefix = prefix.rstrip("/")
         self.lock = threading.Lock()
         self._cache: dict[str, tuple[int, object]] = {}
+        self._soon_lock = threading.Lock()
+        self._workers: dict[str, tuple[int, threading.Thread]] = {}
         self.env = Environment(
             loader=PackageLoader("memdir.ui", "templates"),
             autoescape=select_autoescape(default=True, default_for_string=True),
@@ -121,6 +131,48 @@ class UI:
         value = compute()
         self._cache[key] = (fingerprint, value)
         return value
+
+    def soon(
+        self, key: str, fingerprint: int, compute: Callable[[Memory], T], *, wait: float = 2.0
+    ) -> Later[T]:
+        """``cached``, for what may take long (doctor on a 10k-card vault): computed in a
+        thread of its own, on the folder opened for it (as another process would), and
+        waited for ``wait`` seconds; if it is not done by then, the page says so (with
+        the value from before the last change, if any) and a later load shows it."""
+        with self._soon_lock:
+            hit = self._cache.get(key)
+            if hit is not None and hit[0] == fingerprint:
+                return cast(Later[T], hit[1])
+            worker = self._workers.get(key)
+            if worker is None or worker[0] != fingerprint:
+                worker = (fingerprint, self._start(key, fingerprint, compute))
+                self._workers[key] = worker
+        worker[1].join(wait)
+        with self._soon_lock:
+            hit = self._cache.get(key)
+        if hit is not None and hit[0] == fingerprint:
+            return cast(Later[T], hit[1])
+        before = None if hit is None else cast(Later[T], hit[1]).value
+        return Later(False, before)
+
+    def _start(
+        self, key: str, fingerprint: int, compute: Callable[[Memory], T]
+    ) -> threading.Thread:
+        root, clock = self.memory.root, self.memory.clock
+        embedder = self.memory.index.embedder or "none"
+
+        def run() -> None:
+            try:
+                with open_memory(root, clock=clock, embedder=embedder) as own:
+                    done: Later[T] = Later(True, compute(own))
+            except Exception as exc:  # the page says it failed; the next change tries again
+                done = Later(True, None, f"{type(exc).__name__}: {exc}")
+            with self._soon_lock:
+                self._cache[key] = (fingerprint, done)
+
+        thread = threading.Thread(target=run, name=f"memdir-ui-{key}", daemon=True)
+        thread.start()
+        return thread
 
     def url(self, path: str = "", /, **query: Any) -> str:
         shown = {key: value for key, value in query.items() if value not in (None, "")}

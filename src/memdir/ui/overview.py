@@ -118,6 +118,6 @@ def page(ui: UI, request: Request, form: FormData | None) -> Response:
         boot=boot,
         dream=last_dream(memory),
         due=dream_due(memory),
-        findings=ui.cached("doctor", ui.fingerprint(), memory.doctor),
+        doctor=ui.soon("doctor", ui.fingerprint(), lambda own: own.doctor()),
         budget=memory.budget(),
     )
