@@ -9,7 +9,8 @@ by the real app (uvicorn on loopback, in this process's thread). Each view is fe
 ``--runs`` times, interleaved with a trivial page (a small file's view: the same
 guard, worker thread and template, nearly no data) whose time is the floor; the
 report gives each view's median time to first byte and to the last byte, and its
-ratio to the floor measured in the same rounds. The first fetch of each view (which
+ratio to the floor measured in the same rounds; beside the search view, the library's
+``memory.search`` alone (what that view waits for), timed in the same process. The first fetch of each view (which
 builds the index and reads cold files) is left out and shown apart.
 """
 
@@ -121,6 +122,11 @@ def run(size: int, runs: int, work: Path) -> list[tuple[str, float, float, float
             for name, url in pages.items():
                 floors.append(fetch(client, FLOOR))
                 samples[name].append(fetch(client, url))
+        alone = []
+        for _ in range(runs):  # what the search view waits for: the library's own call
+            began = time.perf_counter()
+            memory.search("topic works", k=20, mode="deep")
+            alone.append(time.perf_counter() - began)
         floor_first = statistics.median(s[0] for s in floors)
         floor_load = statistics.median(s[1] for s in floors)
         rows.append(("trivial page (floor)", floor_first, floor_load, 1.0, 0.0, floors[0][2]))
@@ -128,6 +134,9 @@ def run(size: int, runs: int, work: Path) -> list[tuple[str, float, float, float
             first = statistics.median(s[0] for s in got)
             load = statistics.median(s[1] for s in got)
             rows.append((name, first, load, load / floor_load, cold[name], got[0][2]))
+            if name == "search":
+                took = statistics.median(alone)
+                rows.append(("  memory.search alone", took, took, took / floor_load, 0.0, 0))
     shutil.rmtree(root, ignore_errors=True)
     return rows
 

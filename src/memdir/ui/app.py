@@ -88,6 +88,7 @@ class UI:
         self.lock = threading.Lock()
         self._cache: dict[str, tuple[int, object]] = {}
         self._soon_lock = threading.Lock()
+        self._stats: dict[str, dict[str, os.stat_result]] = {}
         self._workers: dict[str, tuple[int, threading.Thread]] = {}
         self.env = Environment(
             loader=PackageLoader("memdir.ui", "templates"),
@@ -112,7 +113,7 @@ class UI:
         parts: list[tuple[str, int, int, int]] = []
         for name, layer in memory.manifest.layers.items():
             if stores is None or layer.store in stores:
-                for relpath, stat in memory.space.stats(name, layer).items():
+                for relpath, stat in self.stats(name).items():
                     parts.append((relpath, stat.st_ino, stat.st_size, stat.st_mtime_ns))
         if stores is None:  # a database replaced (rebuilt, moved aside) or grown
             for entry in sorted(os.scandir(memory.root / STATE_DIR), key=lambda e: e.name):
@@ -120,6 +121,13 @@ class UI:
                     stat = entry.stat()
                     parts.append((entry.name, stat.st_ino, stat.st_size, 0))
         return hash((memory.clock().date(), tuple(parts)))
+
+    def stats(self, layer: str) -> dict[str, os.stat_result]:
+        """A layer's files and their stat, walked once per request (``endpoint`` forgets
+        them when the request ends)."""
+        if layer not in self._stats:
+            self._stats[layer] = self.memory.space.stats(layer, self.memory.manifest.layers[layer])
+        return self._stats[layer]
 
     def cached(self, key: str, fingerprint: int, compute: Callable[[], T]) -> T:
         """``compute()``, or what it gave last time if ``fingerprint`` has not moved: a
@@ -270,7 +278,11 @@ def endpoint(ui: UI, view: View, *, writes: bool = False) -> Callable[[Request],
 
         def run() -> Response:
             with ui.lock:
-                return view(ui, request, form)
+                ui._stats.clear()  # this request sees the files as they are now
+                try:
+                    return view(ui, request, form)
+                finally:
+                    ui._stats.clear()
 
         return _secured(await run_in_threadpool(run))
 

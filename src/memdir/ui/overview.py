@@ -41,7 +41,7 @@ def layer_rows(ui: UI) -> list[LayerRow]:
     limits = memory.manifest.limits
     rows = []
     for name, layer in memory.manifest.layers.items():
-        stats = memory.space.stats(name, layer)
+        stats = ui.stats(name)
         gauges: list[Gauge] = []
         link = ""
         if layer.store == "notebook":
