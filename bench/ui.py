@@ -10,8 +10,9 @@ by the real app (uvicorn on loopback, in this process's thread). Each view is fe
 guard, worker thread and template, nearly no data) whose time is the floor; the
 report gives each view's median time to first byte and to the last byte, and its
 ratio to the floor measured in the same rounds; beside the search view, the library's
-``memory.search`` alone (what that view waits for), timed in the same process. The first fetch of each view (which
-builds the index and reads cold files) is left out and shown apart.
+``memory.search`` alone (what that view waits for), timed in the same process. The
+first fetch of each view (which builds the index and reads cold files) is left out
+and shown apart.
 """
 
 from __future__ import annotations
