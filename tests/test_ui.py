@@ -297,3 +297,18 @@ def test_a_slow_check_does_not_hold_the_page(full: memdir.Memory) -> None:
     release.clear()  # the files changed: computed again, the old value shown meanwhile
     assert ui.soon("slow", 2, slow, wait=0.01) == type(done)(False, done.value)
     release.set()
+
+
+def test_an_activity_shows_its_logs_and_a_session_its_messages(client: TestClient) -> None:
+    episodes = client.get("/ui/episodes", params={"type": "task"}).text
+    assert "migrate billing" in episodes and "morning check-in" not in episodes
+    activity = re.search(r'href="(/ui/episodes/activity\?id=[^"]+)"', episodes)
+    assert activity is not None
+    logs = client.get(activity.group(1).replace("&amp;", "&")).text
+    assert logs.index("started the migration") < logs.index("memory_search billing")
+    session = re.search(r'href="(/ui/episodes/session\?id=[^"]+)"', client.get("/ui/episodes").text)
+    assert session is not None
+    messages = client.get(session.group(1)).text
+    assert "When are invoices sent?" in messages and "On the 1st." in messages
+    assert client.get("/ui/episodes/session", params={"id": "../x"}).status_code == 404
+    assert client.get("/ui/episodes/activity", params={"id": "nope"}).status_code == 404
