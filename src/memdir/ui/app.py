@@ -107,19 +107,18 @@ class UI:
 
     def fingerprint(self, stores: Collection[str] | None = None) -> int:
         """What the files of the layers backed by ``stores`` (all: None) are now: path,
-        inode, size and mtime of each, and with all, memdir's databases (inode and size:
-        their mtime moves on every search)."""
+        inode, size and mtime of each, and with all, which memdir databases there are
+        (their inode: a search or a write moves their size and mtime)."""
         memory = self.memory
         parts: list[tuple[str, int, int, int]] = []
         for name, layer in memory.manifest.layers.items():
             if stores is None or layer.store in stores:
                 for relpath, stat in self.stats(name).items():
                     parts.append((relpath, stat.st_ino, stat.st_size, stat.st_mtime_ns))
-        if stores is None:  # a database replaced (rebuilt, moved aside) or grown
+        if stores is None:  # a database replaced (rebuilt, moved aside), not written to
             for entry in sorted(os.scandir(memory.root / STATE_DIR), key=lambda e: e.name):
                 if entry.name.endswith(".db"):
-                    stat = entry.stat()
-                    parts.append((entry.name, stat.st_ino, stat.st_size, 0))
+                    parts.append((entry.name, entry.inode(), 0, 0))
         return hash((memory.clock().date(), tuple(parts)))
 
     def stats(self, layer: str) -> dict[str, os.stat_result]:

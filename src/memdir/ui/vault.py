@@ -20,7 +20,10 @@ from starlette.datastructures import FormData
 from starlette.requests import Request
 from starlette.responses import Response
 
-from memdir.stores.vault import CardInfo, as_date
+from memdir.errors import FileShapeError
+from memdir.files.cards import Card
+from memdir.stores.base import read_text
+from memdir.stores.vault import CardInfo, CardRead, as_date
 from memdir.tiers import TIERS, relevance
 
 if TYPE_CHECKING:
@@ -165,17 +168,31 @@ def forgetting_curve(
     return points
 
 
+def _read(ui: UI, graph: Graph, ref: str) -> CardRead | None:
+    """The card ``ref`` names, without touching it: a card of the graph (just listed)
+    read at once, anything else (a title, a bare name) resolved by the vault."""
+    vault = ui.memory.vault
+    try:
+        if ref in graph.cards:
+            text = read_text(vault.space.real(ref))
+            if text is not None:
+                parsed = Card.parse(text)
+                return CardRead(ref, parsed.meta, parsed.body, text, touched=False)
+        return vault.read(ref, touch=False)
+    except FileShapeError:  # its frontmatter broke since it was listed: doctor says so
+        return None
+
+
 def card(ui: UI, request: Request, form: FormData | None) -> Response:
     if not ui.memory.has("vault"):
         return ui.page(request, "card.html", status=404, view="vault", title="Card",
                        refusal="this folder has no vault")  # fmt: skip
     ref = request.query_params.get("path", "")
-    vault = ui.memory.vault
-    read = vault.read(ref, touch=False)
+    graph = _graph(ui)
+    read = _read(ui, graph, ref)
     if read is None:
         return ui.page(request, "card.html", status=404, view="vault", title="Card",
                        refusal=f"no card {ref!r} in the vault")  # fmt: skip
-    graph = _graph(ui)
     info: CardInfo | None = graph.cards.get(read.path)
     today = ui.memory.clock().date()
     tier = info.tier if info else str(read.meta.get("tier", ""))
