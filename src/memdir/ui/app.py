@@ -140,7 +140,7 @@ class UI:
         return value
 
     def soon(
-        self, key: str, fingerprint: int, compute: Callable[[Memory], T], *, wait: float = 2.0
+        self, key: str, fingerprint: int, compute: Callable[[Memory], T], *, wait: float = 1.0
     ) -> Later[T]:
         """``cached``, for what may take long (doctor on a 10k-card vault): computed in a
         thread of its own, on the folder opened for it (as another process would), and
