@@ -26,7 +26,8 @@
   }
   // A few hundred steps of repulsion between every pair, springs along links, a pull
   // to the centre; a dragged card stays where it is put.
-  var heat = 1;
+  var heat = 1, vb0 = svg.viewBox.baseVal;
+  var box = { x: vb0.x, y: vb0.y, width: vb0.width, height: vb0.height };
   function step() {
     var i, j, a, b, dx, dy, d2, f;
     for (i = 0; i < nodes.length; i++) {
@@ -45,6 +46,9 @@
       if (n.fixed || n === dragging) { n.vx = n.vy = 0; return; }
       n.vx -= n.x * 0.004; n.vy -= n.y * 0.004;
       n.x += Math.max(-20, Math.min(20, n.vx * heat)); n.y += Math.max(-20, Math.min(20, n.vy * heat));
+      // every card stays inside the picture as drawn, its label too
+      n.x = Math.max(box.x + 15, Math.min(box.x + box.width - 110, n.x));
+      n.y = Math.max(box.y + 15, Math.min(box.y + box.height - 15, n.y));
       n.vx *= 0.5; n.vy *= 0.5;
     });
     heat *= 0.985;
