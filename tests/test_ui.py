@@ -318,3 +318,14 @@ def test_an_activity_shows_its_logs_and_a_session_its_messages(client: TestClien
     assert "When are invoices sent?" in messages and "On the 1st." in messages
     assert client.get("/ui/episodes/session", params={"id": "../x"}).status_code == 404
     assert client.get("/ui/episodes/activity", params={"id": "nope"}).status_code == 404
+
+
+def test_restoring_the_manifest_is_refused(full: memdir.Memory) -> None:
+    from memdir.maintain.restore import restore_file
+
+    manifest = (full.root / "memdir.toml").read_bytes()
+    result = restore_file(full, "memdir.toml", "version = 1\n", source="git 0000000")
+    assert not result.ok and "not restored here" in (result.reason or "")
+    assert (full.root / "memdir.toml").read_bytes() == manifest
+    outside = restore_file(full, "../elsewhere.md", "x", source="git 0000000")
+    assert not outside.ok and "leaves the memory folder" in (outside.reason or "")

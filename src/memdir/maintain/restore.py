@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
+from memdir.config import MANIFEST_NAME
 from memdir.files.atomic import atomic_write
 from memdir.files.encoding import encode
 from memdir.files.reader import resolve_inside
@@ -132,7 +133,7 @@ def tracked_files(memory: Memory) -> list[str]:
     return sorted(
         line
         for line in done.stdout.splitlines()
-        if line.endswith((".md", ".toml", ".jsonl"))
+        if line.endswith((".md", ".jsonl"))
         and not any(part.startswith(".") for part in PurePosixPath(line).parts)
     )
 
@@ -155,6 +156,12 @@ def restore_file(memory: Memory, relpath: str, text: str, *, source: str) -> Wri
     if isinstance(inside, str):
         return WriteResult.refused(relpath, f"{inside}; nothing was written")
     target, relpath = inside
+    if relpath == MANIFEST_NAME:
+        return WriteResult.refused(
+            relpath,
+            f"{MANIFEST_NAME} is not restored here (a process reading it would not see the "
+            "change): check the version out with git, then restart; nothing was written",
+        )
     try:
         check_text(text, "the restored text")
     except Refusal as refusal:
