@@ -66,6 +66,9 @@ def fill(root: Path) -> FakeClock:
         clock.advance(minutes=5)
         run_dream(memory, force=True)
         clock.advance(minutes=5)
-        memory.knowledge.save("The user prefers invoices as PDF.", type="preference")
-        memory.knowledge.save("Refunds take five business days.", tags=("billing", "refunds"))
+        for text, kind, tags in [
+            ("The user prefers invoices as PDF.", "insight", ()),
+            ("Refunds take five business days.", "fact", ("billing", "refunds")),
+        ]:
+            memory.knowledge.save(text, type=kind, tags=tags).raise_for_refusal()
     return clock
