@@ -62,6 +62,9 @@ log = logging.getLogger("memdir.team")
 AGENT_PATH = re.compile(r"/agents/([^/]+)/mcp/?")
 DEFAULT_MAX_OPEN = 256
 DEFAULT_WORKERS = 4
+READS_THAT_TOUCH = frozenset({"memory_get", "card_read"})
+"""tools that read, and on a writable memory mark a card recalled: a read-only token
+runs them on a read-only memory, which reads without touching"""
 T = TypeVar("T")
 
 
@@ -137,7 +140,7 @@ class TeamMCP(MemdirMCP):
         record = _CURRENT.get()
         _name(name if isinstance(name, str) and AGENT_ID_RE.fullmatch(name) else "?")
         tool = self.tools.get(name)
-        if self.read_only_access and tool is not None and not tool.read_only:
+        if self.read_only_access and tool is not None and not _reads(tool.name, tool.read_only):
             if record is not None:
                 record.outcome = "read-only"
             return tool_result(
@@ -173,6 +176,10 @@ class TeamMCP(MemdirMCP):
         _name("get_prompt")
         async with self._lock():
             return await super().get_prompt(name, arguments, context)
+
+
+def _reads(name: str, read_only: bool) -> bool:
+    return read_only or name in READS_THAT_TOUCH
 
 
 def _name(what: str) -> None:
