@@ -5,7 +5,12 @@ An adapter over what the stores already call (``atomic_write``, ``FolderLock``,
 lands on disk. A file's version is its mtime in nanoseconds; a write under the lock
 that would leave it unchanged (a coarse clock, two writes in one tick) moves it on by
 one nanosecond, so the version grows at every write memdir makes, and a hand edit
-changes it too.
+changes it too. ``write_all`` (what the stores' edits use) does not hash nor bump: an
+edit costs what it did before the seam; its ``stamp`` (mtime, size, inode) moves with
+the atomic rename's new inode.
+
+Links: memdir follows a link that stays inside the folder and never one that leaves
+it (``paths.outside_target``): ``read`` sees no file there, ``unwritable`` says why.
 """
 
 from __future__ import annotations
@@ -13,11 +18,14 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from stat import S_ISREG
 
 from memdir.config import STATE_DIR
-from memdir.files.atomic import FolderLock, atomic_write, folder_lock
+from memdir.files.atomic import FolderLock, atomic_write, atomic_write_all, folder_lock
 from memdir.files.temps import TMP_SUFFIX
+from memdir.paths import outside_target, walk_files
 from memdir.storage.seam import FileStat, VersionConflict
 
 LOCK_FILE = "lock"
@@ -41,10 +49,51 @@ class LocalFiles:
         return self.root / path
 
     def read(self, path: str) -> bytes | None:
+        target = self._path(path)
         try:
-            return self._path(path).read_bytes()
+            data = target.read_bytes()
         except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
             return None
+        if outside_target(self.root, target) is not None:  # never read through it
+            return None
+        return data
+
+    def stamp(self, path: str) -> tuple[int, ...] | None:
+        try:
+            stat = os.stat(self._path(path))
+        except OSError:
+            return None
+        if not S_ISREG(stat.st_mode):
+            return None
+        return (stat.st_mtime_ns, stat.st_size, stat.st_ino)
+
+    def unwritable(self, path: str) -> str | None:
+        target = self._path(path)
+        if target.is_dir():
+            return (
+                f"{path} is a folder, not a file; memdir cannot write its memory there. Move "
+                "the folder away (its files are left as they are), and nothing was written"
+            )
+        leads = outside_target(self.root, target)
+        if leads is not None:
+            return (
+                f"{path} is a link to {leads}, outside the memory folder; memdir does not "
+                "write through it. Replace the link with the file itself (or a link inside the "
+                "folder), and nothing was written"
+            )
+        return None
+
+    def paths(self, folder: str = "") -> list[str]:
+        start = folder.strip("/")
+        return sorted(
+            relative
+            for relative, _ in walk_files(self.root, start)
+            if TMP_SUFFIX not in relative and not relative.startswith(f"{STATE_DIR}/")
+        )
+
+    def real(self, path: str) -> Path:
+        """The file on disk (for jobs that are about the disk itself)."""
+        return self._path(path)
 
     def stat(self, path: str) -> FileStat | None:
         target = self._path(path)
@@ -94,6 +143,12 @@ class LocalFiles:
             after = self.stat(path)
             assert after is not None
         return after
+
+    def write_all(
+        self, writes: Sequence[tuple[str, bytes]], on_written: Callable[[int], None] | None = None
+    ) -> None:
+        with self._lock:
+            atomic_write_all([(self._path(p), data) for p, data in writes], on_written)
 
     def append(self, path: str, data: bytes) -> FileStat:
         with self._lock:

@@ -33,9 +33,10 @@ the seam (stores, dream, context, tools, servers) may know which it has.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from memdir.errors import MemdirError
@@ -102,6 +103,23 @@ class Files(Protocol):
 
     def stat(self, path: str) -> FileStat | None: ...
 
+    def stamp(self, path: str) -> tuple[int, ...] | None:
+        """Something that changes whenever the file does, had without reading it (a
+        reader's cache key): the version on postgres; mtime, size and inode on disk,
+        where ``stat`` reads the file to hash it. None when there is no file."""
+        ...
+
+    def unwritable(self, path: str) -> str | None:
+        """Why no file can be written at ``path`` (a folder in its place, a link that
+        leads outside the folder), as a sentence; None when it can."""
+        ...
+
+    def paths(self, folder: str = "") -> list[str]:
+        """The paths of every file under ``folder`` ("" for all), sorted, without
+        reading them; hidden files and folders (a name starting with a dot) left out,
+        and on disk a link that leads outside the folder."""
+        ...
+
     def list(self, prefix: str = "") -> list[FileStat]:
         """Every file whose path starts with ``prefix``, sorted by path."""
         ...
@@ -110,6 +128,15 @@ class Files(Protocol):
         """Replace (or create) the file with ``data``, atomically. ``expected_version``
         0 means the file must not exist yet; another number, that it is still at that
         version (else ``VersionConflict``, nothing written)."""
+        ...
+
+    def write_all(
+        self, writes: Sequence[tuple[str, bytes]], on_written: Callable[[int], None] | None = None
+    ) -> None:
+        """Write several files in order, as one edit: on postgres in one transaction;
+        on disk each replaced in turn (their fsyncs overlapped), so a crash leaves the
+        first ones written and the rest as they were, never a later one without an
+        earlier. ``on_written(n)`` once the n-th is in place."""
         ...
 
     def append(self, path: str, data: bytes) -> FileStat:
@@ -260,5 +287,39 @@ class HistoryStore(Protocol):
     def usage(self, session_id: str) -> tuple[float | None, bool]: ...
 
     def claim_flush(self, session_id: str) -> bool: ...
+
+    def export_jsonl(self, out: Path) -> int:
+        """Every activity (with its logs), mailbox item and decision as JSON Lines, from
+        one consistent snapshot; how many lines were written."""
+        ...
+
+    def close(self) -> None: ...
+
+
+@runtime_checkable
+class Storage(Protocol):
+    """Where one memory folder is kept: its ``Files`` (and its mounts'), its history,
+    its index rows. ``memdir.memory.LocalStorage`` (on disk, the default) and
+    ``memdir.storage.postgres.backend.PgStorage``; a ``Memory`` is built over one."""
+
+    name: str
+    """``local`` or ``postgres``"""
+    where: str
+    """the folder, for a person: a path, or the database and agent"""
+
+    def files(self) -> Files: ...
+
+    def mount(self, layer_name: str, mount: str, resolved: Path | None) -> Files:
+        """The ``Files`` of a layer mounted from elsewhere (the manifest's ``mount``; on
+        disk ``resolved`` is its folder)."""
+        ...
+
+    def history(self, memory: Any) -> HistoryStore:
+        """The activity history of ``memory`` (a ``Memory``: its clock, its audit hook)."""
+        ...
+
+    def index_rows(self) -> IndexRows | None:
+        """The index's rows, or None for the SQLite index in ``.memdir/``."""
+        ...
 
     def close(self) -> None: ...
