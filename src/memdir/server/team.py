@@ -448,32 +448,32 @@ async def _answer(
 
 
 class PgAgents:
-    """The agents of one PostgreSQL database (``AgentSource``)."""
+    """The agents of one PostgreSQL database (``AgentSource``), all opened over the one
+    ``Database`` this process shares for the URL (``storage.agents.database``)."""
 
     def __init__(self, url: str) -> None:
-        from memdir.storage.postgres.db import Database
+        from memdir.storage.agents import database
 
         self.url = url
-        self.db = Database(url)
+        self.db = database(url)
 
     def exists(self, agent: str) -> bool:
-        row = (
-            self.db.reader()
-            .execute("SELECT 1 FROM files WHERE agent = %s LIMIT 1", (agent,))
-            .fetchone()
-        )
-        return row is not None
+        from memdir.storage.agents import agent_exists
+
+        return agent_exists(self.url, agent)
 
     def open(self, agent: str, *, read_only: bool) -> Memory:
-        from memdir.storage import open_agent
+        from memdir.storage.agents import open_agent
 
-        return open_agent(self.url, agent, read_only=read_only)
+        return open_agent(self.url, agent, read_only=read_only, db=self.db)
 
     def check(self) -> None:
         self.db.reader().execute("SELECT 1").fetchone()
 
     def close(self) -> None:
-        self.db.close()
+        from memdir.storage.agents import close_databases
+
+        close_databases()
 
 
 def where(url: str) -> str:
