@@ -62,6 +62,8 @@ log = logging.getLogger("memdir.team")
 AGENT_PATH = re.compile(r"/agents/([^/]+)/mcp/?")
 DEFAULT_MAX_OPEN = 256
 DEFAULT_WORKERS = 4
+SWEEP_SECONDS = 60.0
+"""how often idle client sessions are looked for (their activities ended)"""
 READS_THAT_TOUCH = frozenset({"memory_get", "card_read"})
 """tools that read, and on a writable memory mark a card recalled: a read-only token
 runs them on a read-only memory, which reads without touching"""
@@ -122,9 +124,10 @@ class TeamMCP(MemdirMCP):
         run: Callable[[Callable[[], Any]], Any],
         legacy_tools: bool = False,
     ) -> None:
-        super().__init__(
-            memory, legacy_tools=legacy_tools, transport="http", idle_seconds=IDLE_SECONDS
-        )
+        # no watcher thread per agent (each would hold connections of its own): the
+        # app's sweep ends idle sessions, in the worker pool
+        super().__init__(memory, legacy_tools=legacy_tools, transport="http", idle_seconds=None)
+        self.sessions.idle_seconds = IDLE_SECONDS
         self.read_only_access = read_only
         self._run = run
         self._serial: anyio.Lock | None = None
@@ -255,8 +258,11 @@ class TeamApp:
             return
         async with anyio.create_task_group() as tasks:
             self._tasks = tasks
+            sweeping = anyio.CancelScope()
+            tasks.start_soon(self._sweep, sweeping)
             await send({"type": "lifespan.startup.complete"})
             await receive()  # lifespan.shutdown
+            sweeping.cancel()
             for served in list(self._open.values()):
                 served.stop.set()
             self._open.clear()
@@ -264,6 +270,17 @@ class TeamApp:
         await self.run(self.source.close)
         self._pool.shutdown(wait=True)
         await send({"type": "lifespan.shutdown.complete"})
+
+    async def _sweep(self, scope: anyio.CancelScope) -> None:
+        """End the client sessions idle past ``IDLE_SECONDS``, now and then."""
+        with scope:
+            while True:
+                await anyio.sleep(SWEEP_SECONDS)
+                for served in list(self._open.values()):
+                    try:
+                        await self.run(served.mcp.sessions.end_idle)
+                    except Exception as exc:  # recording never stops the server
+                        log.warning("could not end idle sessions of %s: %s", served.agent, exc)
 
     async def _healthz(self, send: Send) -> None:
         try:
