@@ -44,6 +44,7 @@ import warnings
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -231,20 +232,25 @@ async def run_load(
     queries = Corpus(seed).queries(500, seed)
     names = [op for op, _ in OPS]
     weights = [w for _, w in OPS]
-    deadline = time.monotonic() + seconds
+    deadline = [0.0]
+    ready = anyio.Event()
+    warm = [0]
 
     async def client(number: int) -> None:
         rng = random.Random(seed * 1000 + number)
         mine = [a for j, a in enumerate(agents) if j % clients == number]
         async with contextlib.AsyncExitStack() as stack:
             open_: dict[str, Client] = {}
-            while time.monotonic() < deadline:
+            for n, agent in enumerate(mine):  # warm: each session open, each agent opened
+                base = fleet.bases[(number + n) % len(fleet.bases)]
+                url = f"{base}/agents/{agent}/mcp"
+                open_[agent] = await stack.enter_async_context(session(url, fleet.token))
+                await open_[agent].list_tools()
+                await open_[agent].call_tool("memory_search", {"query": "warm"})
+            warm[0] += 1
+            await ready.wait()
+            while time.monotonic() < deadline[0]:
                 agent = rng.choice(mine)
-                if agent not in open_:
-                    base = fleet.bases[(number + len(open_)) % len(fleet.bases)]
-                    url = f"{base}/agents/{agent}/mcp"
-                    open_[agent] = await stack.enter_async_context(session(url, fleet.token))
-                    await open_[agent].list_tools()
                 op = rng.choices(names, weights)[0]
                 tool, args = call_for(op, rng, queries)
                 began = time.perf_counter()
@@ -258,11 +264,17 @@ async def run_load(
                 if ok and op == "save":
                     tally.saved.setdefault(agent, []).append(args["content"])
 
-    began = time.perf_counter()
+    async def start() -> None:
+        while warm[0] < clients:
+            await anyio.sleep(0.05)
+        deadline[0] = time.monotonic() + seconds
+        ready.set()
+
     async with anyio.create_task_group() as tasks:
+        tasks.start_soon(start)
         for number in range(clients):
             tasks.start_soon(client, number)
-    tally.seconds += time.perf_counter() - began
+    tally.seconds += seconds
 
 
 def call_for(op: str, rng: random.Random, queries: list[str]) -> tuple[str, dict[str, Any]]:
@@ -307,6 +319,86 @@ def present_disk(home: Path, tally: Tally) -> tuple[int, int]:
 def p95(samples: list[float]) -> float:
     ordered = sorted(samples)
     return ordered[max(int(len(ordered) * 0.95) - 1, 0)]
+
+
+def index_probe(
+    url: str, home: Path, agents: list[str], items: int, runs: int, seed: int
+) -> dict[str, Any]:
+    """The search primitives over PostgreSQL's index at scale, beside SQLite's.
+
+    The agents' files are indexed into the database's ``items`` (``PgIndex``, the rows
+    ``storage.postgres.index`` keeps; the vectors copied by content), up to ``items``
+    items, all agents in one table as a team's database holds them. Then ``runs``
+    queries, each on a random agent, run the keyword (BM25) and the vector (cosine)
+    primitive of a deep search (depth 200) on SQLite and on PostgreSQL in turn."""
+    import numpy as np
+
+    from memdir.index.search import Filters, _floor, _keyword, _semantic
+    from memdir.index.words import query_words
+    from memdir.storage.agents import database
+    from memdir.storage.postgres.index import PgIndex, index_text
+    from memdir.storage.seam import Scope
+
+    db = database(url)
+    opened: list[tuple[memdir.Memory, PgIndex]] = []
+    count = 0
+    began = time.perf_counter()
+    for agent in agents:
+        if count >= items:
+            break
+        memory = memdir.open(home / "agents" / agent, embedder="hashing")
+        pg = PgIndex(db, agent)
+        for relpath, (name, layer) in sorted(memory.index.files_on_disk().items()):
+            path = memory.root / relpath
+            stat = path.stat()
+            text = path.read_bytes().decode("utf-8", "surrogateescape")
+            index_text(pg, relpath, text, name, layer, mtime_ns=stat.st_mtime_ns, size=stat.st_size)
+        embedder = memory.index.embedder
+        assert embedder is not None
+        vectors = memory.index.db.execute(
+            "SELECT vector_key, vector FROM vectors WHERE model = ?", (embedder.id,)
+        ).fetchall()
+        pg.store_vectors(
+            embedder.id,
+            embedder.dim,
+            [(key, np.frombuffer(blob, dtype=np.float32)) for key, blob in vectors],
+        )
+        count += int(memory.index.db.execute("SELECT count(*) FROM items").fetchone()[0])
+        opened.append((memory, pg))
+    filled = time.perf_counter() - began
+    db.reader().execute("ANALYZE items")
+    rng = random.Random(seed)
+    queries = Corpus(seed).queries(runs, seed)
+    times: dict[str, list[float]] = {k: [] for k in ("kw_sqlite", "kw_pg", "vec_sqlite", "vec_pg")}
+    for query in queries:
+        memory, pg = rng.choice(opened)
+        index = memory.index
+        embedder = index.embedder
+        assert embedder is not None and index.vectors is not None
+        index.vectors.refresh(index.db)
+        scope = Scope(Filters(mode="deep"), memory.manifest.decay, memory.clock())
+        where, params = scope.filters.sql(scope.decay, scope.now)
+        words = query_words(query)
+        vector = embedder.embed([query])[0]
+        floor = _floor(index)
+        for name, call in (
+            ("kw_sqlite", partial(_keyword, index, words, where, params, 200)),
+            ("kw_pg", partial(pg.keyword, words, scope, 200)),
+            ("vec_sqlite", partial(_semantic, index, vector, where, params, 200)),
+            ("vec_pg", partial(pg.semantic, vector, embedder.id, scope, 200, floor)),
+        ):
+            t0 = time.perf_counter()
+            call()
+            times[name].append((time.perf_counter() - t0) * 1000)
+    for memory, _ in opened:
+        memory.close()
+    found: dict[str, Any] = {"agents": len(opened), "items": count, "fill s": round(filled, 1)}
+    for name, samples in times.items():
+        found[f"{name} p50/p95 ms"] = f"{statistics.median(samples):.2f} / {p95(samples):.2f}"
+    for kind in ("kw", "vec"):
+        a, b = times[f"{kind}_pg"], times[f"{kind}_sqlite"]
+        found[f"{kind} p50 pg/sqlite"] = round(statistics.median(a) / statistics.median(b), 2)
+    return found
 
 
 def database_figures(url: str, calls: int) -> dict[str, Any]:
@@ -385,6 +477,10 @@ def main() -> None:
     parser.add_argument("--servers", type=int, default=3)
     parser.add_argument("--seed", type=int, default=15)
     parser.add_argument("--keep", type=Path, help="keep the work folder here")
+    parser.add_argument(
+        "--index-items", type=int, default=0,
+        help="then index this many items into PostgreSQL and time the search primitives",
+    )  # fmt: skip
     parser.add_argument("--serve-local", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -448,7 +544,12 @@ def main() -> None:
         report(tallies, checks)
         calls = sum(len(s) for s in tallies["postgres"].samples.values())
         print()
-        print("postgres: " + json.dumps(database_figures(url, calls)))
+        print("postgres after the load: " + json.dumps(database_figures(url, calls)))
+        if args.index_items:
+            log(f"index probe: up to {args.index_items:,} items into PostgreSQL's index ...")
+            probe = index_probe(url, home, agents, args.index_items, 200, args.seed)
+            print("index probe (deep-search primitives, depth 200): " + json.dumps(probe))
+            print("postgres with the index: " + json.dumps(database_figures(url, calls)))
     finally:
         for fleet in fleets:
             fleet.stop()
