@@ -415,6 +415,10 @@ def database_figures(url: str, calls: int) -> dict[str, Any]:
         )
         files_bytes = int(one("SELECT pg_total_relation_size('memdir.files')") or 0)
         logs = int(one("SELECT count(*) FROM memdir.activity_logs") or 0)
+        history_bytes = sum(
+            int(one(f"SELECT pg_total_relation_size('memdir.{table}')") or 0)
+            for table in ("activities", "activity_logs")
+        )
         activities = int(one("SELECT count(*) FROM memdir.activities") or 0)
         size = int(one("SELECT pg_database_size(current_database())") or 0)
     return {
@@ -424,6 +428,9 @@ def database_figures(url: str, calls: int) -> dict[str, Any]:
         "database MB": round(size / 2**20, 1),
         "history rows (activities + logs)": activities + logs,
         "history rows per call": round((activities + logs) / calls, 2) if calls else None,
+        "history bytes per row": (
+            round(history_bytes / (activities + logs)) if activities + logs else None
+        ),
     }
 
 
