@@ -147,15 +147,14 @@ def main() -> None:
         assert embedder is not None and index.vectors is not None
         index.vectors.refresh(index.db)
         scope = Scope(Filters(mode="deep"), memory.manifest.decay, memory.clock())
-        where, params = scope.filters.sql(scope.decay, scope.now)
         words = query_words(question["question"])
         vector = embedder.embed([question["question"]])[0]
         floor = _floor(index)
         calls: dict[str, Callable[[], list[tuple[int, float]]]] = {
-            "kw_sqlite": partial(_keyword, index, words, where, params, DEPTH),
+            "kw_sqlite": partial(_keyword, index, words, scope, DEPTH),
             "kw_pg_bm25": partial(pg.keyword, words, scope, DEPTH),
             "kw_pg_ts_rank_cd": partial(pg.keyword, words, scope, DEPTH, scorer="ts_rank_cd"),
-            "vec_sqlite": partial(_semantic, index, vector, where, params, DEPTH),
+            "vec_sqlite": partial(_semantic, index, vector, scope, DEPTH),
             "vec_pg_exact": partial(pg.semantic, vector, embedder.id, scope, DEPTH, floor),
             "vec_pg_hnsw": partial(
                 pg.semantic, vector, embedder.id, scope, DEPTH, floor, method="hnsw"

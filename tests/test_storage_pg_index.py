@@ -125,10 +125,9 @@ def test_tokens_are_cut_as_fts5_cuts_them() -> None:
 def test_bm25_scores_are_fts5s(shared: tuple[memdir.Memory, PgIndex]) -> None:
     memory, pg = shared
     scope = _scope(memory)
-    where, params = scope.filters.sql(scope.decay, scope.now)
     for query in ("harbour", "sailing kids", "charity race shelter", "Caroline paints", "the"):
         words = query_words(query)
-        expected = _keyword(memory.index, words, where, params, 50)
+        expected = _keyword(memory.index, words, scope, 50)
         found = pg.keyword(words, scope, 50)
         assert expected, query
         marks = ",".join("?" * len(expected))
@@ -193,11 +192,10 @@ def test_vector_neighbours_are_sqlites(shared: tuple[memdir.Memory, PgIndex]) ->
     assert memory.index.vectors is not None
     memory.index.vectors.refresh(memory.index.db)
     scope = _scope(memory)
-    where, params = scope.filters.sql(scope.decay, scope.now)
     floor = _floor(memory.index)
     for query in ("sailing with kids", "a painting of the harbour", "charity race"):
         vector = embedder.embed([query])[0]
-        expected = _semantic(memory.index, vector, where, params, 20)
+        expected = _semantic(memory.index, vector, scope, 20)
         places = dict(
             memory.index.db.execute(
                 f"SELECT id, path || '#' || anchor FROM items WHERE id IN "

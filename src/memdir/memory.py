@@ -230,6 +230,18 @@ class Memory:
         date with the files for this process and removed at ``close``."""
         from memdir.index.sync import INDEX_FILE, Index
 
+        rows = self.storage.index_rows()
+        if rows is not None:  # kept beside the files (PostgreSQL): read through the seam
+            return Index(
+                self.root,
+                self.manifest,
+                embedder=self._embedder(),
+                clock=self.clock,
+                lock=self.lock,
+                on_notice=self.notices.append,
+                rows=rows,
+                files=self.files,
+            )
         path = None
         if self.read_only is not None:
             path = private_index(self.root / STATE_DIR / INDEX_FILE)
@@ -243,6 +255,13 @@ class Memory:
             lock=self.lock if path is None else None,
             on_notice=self.notices.append,
         )
+
+    def layer_files(self, name: str, layer: Layer) -> list[str]:
+        """The files of layer ``name`` (memory-folder paths, in pattern order), on any
+        backend (``FileSpace.files`` walks the disk)."""
+        from memdir.storage.mounts import layer_files
+
+        return layer_files(self.files, name, layer)
 
     def _embedder(self) -> Embedder | None:
         from memdir.index.embedders import EmbedderUnavailable, load_embedder
@@ -361,7 +380,7 @@ class Memory:
         """Exact lines of a memory file (``memory_get``): open what a hit points at."""
         from memdir.files.reader import read_lines
 
-        return read_lines(self.space, path, from_line, to_line)
+        return read_lines(self.space, path, from_line, to_line, files=self.files)
 
     def creative(self, n: int = 5, *, seed: int | None = None) -> list[Hit]:
         """A random sample of cold and archived items, not ranked by any query
@@ -667,7 +686,7 @@ class Memory:
         """Every write is already on disk; this closes the index database if it was opened."""
         if "index" in self.__dict__:
             self.index.close()
-            if self.read_only is not None:
+            if self.read_only is not None and self.storage.name == "local":
                 remove_private_index(self.index.path)
             del self.__dict__["index"]
         if "history" in self.__dict__:

@@ -17,6 +17,7 @@ from memdir.cli._common import (
     JsonOption,
     app,
     console,
+    database_url,
     opened,
     print_json,
     reports_errors,
@@ -79,12 +80,18 @@ def init(
     folder: FolderOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Make a folder a memory folder: write memdir.toml and the layout's starter files."""
+    """Make a folder a memory folder: write memdir.toml and the layout's starter files.
+    With a database (--database-url), --agent ID without PATH creates the agent there."""
     from memdir.home import agent_folder
     from memdir.scaffold import adopt_folder, init_folder
 
     if path is not None and folder is not None:
         raise typer.BadParameter("give PATH or --dir, not both", param_hint="'--dir'")
+    url = database_url()
+    if url and agent is not None and path is None and folder is None:
+        _init_agent(url, agent, layout.value if layout is not None else "default", force,
+                    adopt, as_json)  # fmt: skip
+        return
     target = path or folder
     if target is None:
         target = agent_folder(agent) if agent is not None else Path(".")
@@ -111,6 +118,29 @@ def init(
         )
         for relpath in report.uncovered:
             console.print(f"    {relpath}", markup=False)
+
+
+def _init_agent(url: str, agent: str, layout: str, force: bool, adopt: bool, as_json: bool) -> None:
+    from memdir.storage.agents import init_agent
+    from memdir.storage.postgres.backend import redact
+
+    if adopt:
+        raise typer.BadParameter(
+            "--adopt maps a folder on disk; to move one into the database: memdir push DIR "
+            "--agent ID",
+            param_hint="'--adopt'",
+        )
+    created = init_agent(url, agent, layout, force=force)
+    if as_json:
+        print_json({"agent": agent, "database": redact(url), "layout": layout,
+                    "created": created})  # fmt: skip
+        return
+    console.print(
+        f"Initialised agent [cyan]{escape(agent)}[/] in {escape(redact(url))} with the "
+        f"[bold]{layout}[/] layout."
+    )
+    for relpath in created:
+        console.print(f"  created {relpath}", markup=False)
 
 
 def _init_dict(report: InitReport) -> dict[str, Any]:

@@ -96,14 +96,22 @@ class LocalFiles:
         return self._path(path)
 
     def stat(self, path: str) -> FileStat | None:
+        """Without reading the file: its sha256 is computed when first asked."""
         target = self._path(path)
         try:
-            data = target.read_bytes()
             stat = os.stat(target)
-        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        except OSError:
             return None
-        return FileStat(path, len(data), hashlib.sha256(data).hexdigest(), stat.st_mtime_ns,
-                        stat.st_mtime_ns)  # fmt: skip
+        if not S_ISREG(stat.st_mode):
+            return None
+
+        def digest() -> str:
+            try:
+                return hashlib.sha256(target.read_bytes()).hexdigest()
+            except OSError:
+                return ""
+
+        return FileStat(path, stat.st_size, digest, stat.st_mtime_ns, stat.st_mtime_ns)
 
     def list(self, prefix: str = "") -> list[FileStat]:
         found: list[FileStat] = []

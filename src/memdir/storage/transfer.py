@@ -207,11 +207,28 @@ def push(
                     memory.files_changed(changes)
             finally:
                 memory.close()  # closes the storage too
-            versions = {s.path: (s.version, s.sha256) for s in files.list()}
+            versions = _pushed(files, found, exported)
         _write_record(root, storage, versions)
         return report
     finally:
         storage.close()
+
+
+def _pushed(
+    files: PgFiles, found: dict[str, Path], exported: dict[str, Any]
+) -> dict[str, tuple[int, str]]:
+    """The export record after a push: a local file the database now holds as it is
+    gets the database's version; one left stale (not edited here, changed there) keeps
+    the version it was exported at, so a later edit of it is still a conflict."""
+    stats = {s.path: s for s in files.list()}
+    versions: dict[str, tuple[int, str]] = {}
+    for path, local in found.items():
+        stat = stats.get(path)
+        if stat is not None and stat.sha256 == hashlib.sha256(local.read_bytes()).hexdigest():
+            versions[path] = (stat.version, stat.sha256)
+        elif path in exported:
+            versions[path] = (int(exported[path]["version"]), str(exported[path]["sha256"]))
+    return versions
 
 
 def _plan(
@@ -223,9 +240,12 @@ def _plan(
     conflicts: list[str] = []
     for path, local in found.items():
         data = local.read_bytes()
-        stat = files.stat(path)
+        digest = hashlib.sha256(data).hexdigest()
         base = exported.get(path)
-        if stat is not None and stat.sha256 == hashlib.sha256(data).hexdigest():
+        if base is not None and base.get("sha256") == digest:
+            continue  # not edited since the export: the database's version stays
+        stat = files.stat(path)
+        if stat is not None and stat.sha256 == digest:
             continue
         if base is not None:
             if stat is None or stat.version != int(base["version"]):
