@@ -212,7 +212,8 @@ def test_a_token_reaches_only_its_agents(team: Team) -> None:
         async with connect(two.url("alice"), alice) as client:  # the other server sees it
             got = await call(client, "memory_get", {"path": "knowledge.md"})
             assert fact in got.get("text", ""), got
-            assert (await call(client, "memory_search", {"query": "locker code"}))["ok"]
+            found = await call(client, "memory_search", {"query": "locker code"})
+            assert any("locker" in hit["snippet"] for hit in found["hits"]), found
 
     anyio.run(main)
     refused = _post(one.url("bob"), alice)
@@ -282,12 +283,14 @@ def test_a_read_only_token_reads_and_never_writes(team: Team) -> None:
             await call(client, "card_write", card)
         before = _files(team, "bob")
         async with connect(server.url("bob"), reader) as client:
-            assert (await call(client, "memory_search", {"query": "ferns"}))["ok"]
+            found = await call(client, "memory_search", {"query": "ferns"})
+            assert {hit["path"] for hit in found["hits"]} >= {"knowledge.md"}, found
             got = await call(client, "memory_get", {"path": "knowledge.md"})
             assert "waters the ferns" in got["text"]
             card = await call(client, "card_read", {"card": "ferns"})
-            assert card["body"].strip() == "Boston ferns" and card["touched"] is False
-            assert (await call(client, "recall_activity", {}))["ok"]
+            assert "Boston ferns" in card["body"] and card["touched"] is False
+            recalled = await call(client, "recall_activity", {"action": "list"})
+            assert recalled["ok"], recalled
             for tool, args in (
                 ("memory_save", {"content": "Bob hates ferns"}),
                 ("update_notebook", {"key": "task", "text": "pull out the ferns"}),
