@@ -307,10 +307,27 @@ def test_a_read_only_token_reads_and_never_writes(team: Team) -> None:
     assert ("memory_save", "read-only") in lines and ("memory_search", "ok") in lines
 
 
-def test_healthz(team: Team) -> None:
+def test_healthz(team: Team, pg_url: str) -> None:
     for server in team.servers:
         answer = httpx2.get(f"{server.base}/healthz", timeout=30)
         assert answer.status_code == 200 and answer.json()["ok"] is True
+    # a database that goes away takes the server out of the load balancer's pool
+    name = f"t_gone_{secrets.token_hex(4)}"
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    server = start_server(make_conninfo(pg_url, dbname=name), team.home)
+    try:
+        assert httpx2.get(f"{server.base}/healthz", timeout=30).status_code == 200
+        with psycopg.connect(pg_url, autocommit=True) as conn:
+            conn.execute(f"DROP DATABASE {name} WITH (FORCE)")
+        gone = httpx2.get(f"{server.base}/healthz", timeout=30)
+        assert gone.status_code == 503 and gone.json() == {
+            "ok": False,
+            "error": "the database does not answer",
+        }
+        assert "healthz: the database does not answer" in server.log()
+    finally:
+        server.stop()
 
 
 # -- two servers, four clients: nothing lost -----------------------------------------------
