@@ -35,10 +35,11 @@ import re
 import sys
 import tempfile
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-from bench_folders import built_folder
+from bench_folders import BACKEND, backend, both_backends, built_folder, on_backend, p50_ratio
 
 import memdir
 from memdir.files.sections import Section, SectionDocument
@@ -47,8 +48,6 @@ HERE = Path(__file__).resolve().parent
 SHARED = Path(os.environ.get("MEMDIR_SHARED_BENCH", HERE.parent.parent / "shared" / "bench"))
 EMBEDDER = os.environ.get("MEMDIR_BENCH_EMBEDDER", "minilm")
 KEEP = os.environ.get("MEMDIR_BENCH_KEEP", "")
-BACKEND = os.environ.get("MEMDIR_BENCH_BACKEND", "sqlite")
-DATABASE_URL = os.environ.get("MEMDIR_BENCH_DATABASE_URL", "")
 SCHEMA = "bench_locomo"
 RETRIEVERS: list[MemdirRetriever] = []
 """every retriever made in this process (``--backend postgres`` reads their sizes)"""
@@ -78,16 +77,10 @@ def render_session(number: int, date_text: str, turns: list[dict[str, Any]]) -> 
 class MemdirRetriever:
     """A locomo_bench plugin: one memdir folder per conversation."""
 
-    name = f"memdir({EMBEDDER})" if BACKEND == "sqlite" else f"memdir({EMBEDDER}, {BACKEND})"
+    name = f"memdir({EMBEDDER})" if backend() == "sqlite" else f"memdir({EMBEDDER}, postgres)"
 
     def __init__(self) -> None:
         RETRIEVERS.append(self)
-        self.backend = BACKEND
-        self.db: Any = None
-        if BACKEND == "postgres":
-            from memdir.storage.postgres.db import Database
-
-            self.db = Database(DATABASE_URL, schema=SCHEMA)
         if KEEP:
             self.root = Path(KEEP)
             self.root.mkdir(parents=True, exist_ok=True)
@@ -116,17 +109,7 @@ class MemdirRetriever:
                 anchor = turn["speaker"] if count == 1 else f"{turn['speaker']} ({count})"
                 mapping[(relpath, anchor)] = turn["dia_id"]
         memory = built_folder(folder, files, EMBEDDER, lambda f: memdir.open(f, embedder=EMBEDDER))
-        if self.db is not None:
-            from memdir.storage.postgres.index import postgres_index
-
-            embedder = memory.index.embedder
-            memory.index.close()
-            memory.index = postgres_index(
-                memory.root, memory.manifest, self.db, embedder=embedder, clock=memory.clock,
-                agent=folder.name, lock=memory.lock,
-            )  # fmt: skip
-            memory.reindex()
-        self.memories[conv_id] = memory
+        self.memories[conv_id] = on_backend(memory, folder.name, SCHEMA)
         self.dia_ids[conv_id] = mapping
 
     def search(self, conv_id: str, query: str, k: int) -> list[str]:
@@ -135,116 +118,31 @@ class MemdirRetriever:
         places = [(hit.path, hit.anchor) for hit in hits]
         return [mapping[place] for place in places if place in mapping]
 
-    def bytes_per_item(self) -> tuple[int, int]:
-        """(bytes the index takes, items) over every conversation: SQLite's files
-        (``index.db`` with its WAL and the vector matrix's copy), PostgreSQL's tables
-        with their indexes (GIN, HNSW, b-trees) and TOAST."""
-        items = sum(memory.index.rows.count() for memory in self.memories.values())
-        if self.db is None:
-            size = sum(
-                path.stat().st_size
-                for memory in self.memories.values()
-                for path in (memory.root / ".memdir").glob("index.db*")
-            )
-            return size, items
-        row = (
-            self.db.reader()
-            .execute(
-                "SELECT sum(pg_total_relation_size(c.oid)) FROM pg_class AS c JOIN pg_namespace "
-                "AS n ON n.oid = c.relnamespace WHERE n.nspname = %s AND c.relkind = 'r' "
-                "AND c.relname IN ('items', 'index_files', 'index_stats')",
-                (SCHEMA,),
-            )
-            .fetchone()
-        )
-        return int(row[0] or 0), items
 
-
-def _newest_summary(out: Path) -> dict[str, Any]:
+def _run_pass(locomo_bench: Any, args: list[str]) -> dict[str, Any]:
+    """One pass of the shared scorer; the plugin's summary (from its result file)."""
     import json
+    import time
 
+    out = Path(args[args.index("--out") + 1])
+    sys.argv = ["locomo_bench.py", *args]
+    locomo_bench.main()
     newest = max(out.glob("locomo_*.json"), key=lambda path: path.stat().st_mtime)
+    time.sleep(1.1)  # the next pass's result file gets a later stamp
     summary: dict[str, Any] = json.loads(newest.read_text())["summaries"][-1]
     return summary
 
 
-def _both_backends(locomo_bench: Any, args: list[str]) -> None:
-    """SQLite, then PostgreSQL over the same folders, in this one run; both printed."""
-    import time
-
-    from pg_search import start_database  # type: ignore[import-not-found]
-
-    url = os.environ.get("MEMDIR_DATABASE_URL")
-    stop = None
-    if not url:
-        url, stop = start_database()
-    import psycopg
-
-    with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
-        conn.execute(f"DROP SCHEMA IF EXISTS {SCHEMA} CASCADE")
-    os.environ["MEMDIR_BENCH_DATABASE_URL"] = url
-    keep = None
-    if not os.environ.get("MEMDIR_BENCH_KEEP"):  # both passes read the same folders
-        keep = tempfile.TemporaryDirectory(prefix="memdir-locomo-both-")
-        os.environ["MEMDIR_BENCH_KEEP"] = keep.name
-    out = Path(args[args.index("--out") + 1])
-    results: dict[str, tuple[dict[str, Any], tuple[int, int]]] = {}
-    passes: dict[str, MemdirRetriever] = {}
-    try:
-        for backend in ("sqlite", "postgres"):
-            os.environ["MEMDIR_BENCH_BACKEND"] = backend
-            sys.modules.pop("locomo", None)  # the plugin module again, with this backend
-            sys.argv = ["locomo_bench.py", *args]
-            locomo_bench.main()
-            time.sleep(1.1)  # the next run's result file has a later stamp
-            retriever = sys.modules["locomo"].RETRIEVERS[-1]
-            results[backend] = (_newest_summary(out), retriever.bytes_per_item())
-            passes[backend] = retriever
-        ratio = _interleaved(locomo_bench, passes["sqlite"], passes["postgres"])
-    finally:
-        for retriever in passes.values():
-            for memory in retriever.memories.values():
-                memory.close()
-        if stop is not None:
-            stop()
-        if keep is not None:
-            keep.cleanup()
-    print("\n### SQLite and PostgreSQL, one run (LoCoMo dev, categories 1-4)\n")
-    print("| backend | R@5 | R@10 | query p50 ms | p95 ms | index bytes/item | items |")
-    print("|---|---|---|---|---|---|---|")
-    for backend, (summary, (size, items)) in results.items():
-        overall = summary["overall_cat1_4"]
-        print(
-            f"| {backend} | {overall['recall@5']:.4f} | {overall['recall@10']:.4f} | "
-            f"{summary['latency_ms']['p50']:.2f} | {summary['latency_ms']['p95']:.2f} | "
-            f"{size / max(items, 1):.0f} | {items} |"
-        )
-    sqlite_r10 = results["sqlite"][0]["overall_cat1_4"]["recall@10"]
-    pg_r10 = results["postgres"][0]["overall_cat1_4"]["recall@10"]
-    verdict = "within" if abs(pg_r10 - sqlite_r10) <= 0.02 else "NOT within"
-    print(
-        f"\nR@10 PostgreSQL - SQLite: {pg_r10 - sqlite_r10:+.4f} ({verdict} 0.02); "
-        f"search p50 PostgreSQL / SQLite, interleaved per question: {ratio:.2f}x"
-    )
-
-
 def _interleaved(locomo_bench: Any, sqlite: MemdirRetriever, postgres: MemdirRetriever) -> float:
-    """Each question searched on SQLite then on PostgreSQL, one after the other (the
-    load this machine is under weighs on both alike); the ratio of their p50s."""
-    import statistics
-    import time
-
     _, questions, _ = locomo_bench.load_locomo(locomo_bench.DEFAULT_DATA)
-    times: dict[str, list[float]] = {"sqlite": [], "postgres": []}
-    for question in questions:
-        if question["conv"] not in sqlite.memories or not question["evidence"]:
-            continue
-        for name, retriever in (("sqlite", sqlite), ("postgres", postgres)):
-            began = time.perf_counter()
-            retriever.search(question["conv"], question["question"], 10)
-            times[name].append(time.perf_counter() - began)
-    return statistics.median(times["postgres"]) / statistics.median(times["sqlite"])
+    asked = [q for q in questions if q["conv"] in sqlite.memories and q["evidence"]]
+    return p50_ratio(
+        (
+            partial(sqlite.search, q["conv"], q["question"], 10),
+            partial(postgres.search, q["conv"], q["question"], 10),
+        )
+        for q in asked
+    )
 
 
 def main() -> None:
@@ -271,8 +169,11 @@ def main() -> None:
     for flag, value in defaults.items():
         if flag not in args:
             args += [flag, value]
-    if os.environ.get("MEMDIR_BENCH_BACKEND", "sqlite") == "postgres":
-        _both_backends(locomo_bench, args)
+    if os.environ.get(BACKEND, "sqlite") == "postgres":
+        both_backends(
+            partial(_run_pass, locomo_bench, args), "locomo", SCHEMA,
+            lambda summary: summary["overall_cat1_4"], partial(_interleaved, locomo_bench),
+        )  # fmt: skip
         return
     sys.argv = ["locomo_bench.py", *args]
     locomo_bench.main()

@@ -389,11 +389,13 @@ def test_a_snippet_marks_whole_words_and_their_inflections() -> None:
     )
 
 
-def test_the_index_backend_is_the_one_asked_for(mem: memdir.Memory, index_backend: str) -> None:
+def test_the_index_backend_is_the_one_asked_for(
+    mem: memdir.Memory, request: pytest.FixtureRequest
+) -> None:
     from memdir.index.sqlite_rows import SqliteRows
     from memdir.storage.postgres.index import PgIndex
 
-    kind = PgIndex if index_backend == "postgres" else SqliteRows
+    kind = PgIndex if request.getfixturevalue("index_backend") == "postgres" else SqliteRows
     assert isinstance(mem.index.rows, kind)
 
 

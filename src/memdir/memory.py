@@ -172,6 +172,13 @@ class Memory:
         )
 
     @property
+    def manifest_where(self) -> str:
+        """The manifest, for a person: its path on disk, or where the database keeps it."""
+        if self.storage.name == "local":
+            return str(self.root / MANIFEST_NAME)
+        return f"{MANIFEST_NAME} of {self.storage.where}"
+
+    @property
     def backend(self) -> str:
         """``local`` (files on disk) or ``postgres``."""
         return self.storage.name
@@ -196,7 +203,7 @@ class Memory:
         path = self.manifest.path_of(store)
         if path is None:
             raise LayerNotConfigured(
-                f"{self.root / MANIFEST_NAME} declares no layer with store = {store!r}"
+                f"{self.manifest_where} declares no layer with store = {store!r}"
             )
         return path
 
@@ -406,7 +413,7 @@ class Memory:
         found = self.manifest.layer_for("vault")
         if found is None:
             raise LayerNotConfigured(
-                f"{self.root / MANIFEST_NAME} declares no layer with store = 'vault'"
+                f"{self.manifest_where} declares no layer with store = 'vault'"
             )
         name, layer = found
         return VaultStore(self._ctx, self.space, name, layer, self.files.lock_of(f"{name}/x"))
@@ -439,7 +446,7 @@ class Memory:
         found = self.manifest.layer_for(store)
         if found is None:
             raise LayerNotConfigured(
-                f"{self.root / MANIFEST_NAME} declares no layer with store = {store!r}"
+                f"{self.manifest_where} declares no layer with store = {store!r}"
             )
         return found[1]
 

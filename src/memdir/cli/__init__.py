@@ -22,7 +22,6 @@ parameters: ``listing``).
 from __future__ import annotations
 
 import importlib
-import os
 import sys
 from typing import TYPE_CHECKING, Annotated
 
@@ -30,7 +29,6 @@ import typer
 
 from memdir import __version__
 from memdir.cli import _common
-from memdir.cli._common import DATABASE_URL_ENV
 from memdir.cli.listing import listing as listing_tree
 from memdir.cli.listing import wants_listing
 
@@ -84,8 +82,7 @@ def _root(
     $MEMDIR_DATABASE_URL an agent in that database). Exit codes: 0 done; 1 refused, not
     found or an error (one line on stderr); 2 a usage error.
     """
-    if database_url:
-        os.environ[DATABASE_URL_ENV] = database_url
+    _common.given_database_url = database_url  # each run its own: never left for the next
 
 
 def load_commands(args: list[str] | None = None) -> typer.Typer:

@@ -121,11 +121,15 @@ def folder_for(folder: Path | None, agent: str | None, *, create: bool = False) 
     return resolve_folder(folder, agent, create=create)
 
 
+given_database_url: str | None = None
+"""``memdir --database-url URL``, set by the root command at every run"""
+
+
 def database_url() -> str | None:
     """The database agents are kept in (``--database-url`` / ``$MEMDIR_DATABASE_URL``)."""
     import os
 
-    return os.environ.get(DATABASE_URL_ENV) or None
+    return given_database_url or os.environ.get(DATABASE_URL_ENV) or None
 
 
 @contextmanager
@@ -136,7 +140,9 @@ def opened(folder: Path | None, agent: str | None) -> Iterator[Memory]:
 
     url = database_url()
     if url and agent is not None and folder is None:
-        memory = open_agent(url, agent)
+        from memdir.storage.agents import database_schema
+
+        memory = open_agent(url, agent, schema=database_schema())
     else:
         memory = open_memory(folder_for(folder, agent))
     with memory:

@@ -121,7 +121,7 @@ def init(
 
 
 def _init_agent(url: str, agent: str, layout: str, force: bool, adopt: bool, as_json: bool) -> None:
-    from memdir.storage.agents import init_agent
+    from memdir.storage.agents import database_schema, init_agent
     from memdir.storage.postgres.backend import redact
 
     if adopt:
@@ -130,7 +130,7 @@ def _init_agent(url: str, agent: str, layout: str, force: bool, adopt: bool, as_
             "--agent ID",
             param_hint="'--adopt'",
         )
-    created = init_agent(url, agent, layout, force=force)
+    created = init_agent(url, agent, layout, force=force, schema=database_schema())
     if as_json:
         print_json({"agent": agent, "database": redact(url), "layout": layout,
                     "created": created})  # fmt: skip

@@ -68,9 +68,11 @@ def export(
 ) -> None:
     """Write an agent's folder from the database into DIR as its exact files, and record
     which version of each was exported (DIR/.memdir/export.json) for `memdir push`."""
+    from memdir.storage.agents import database_schema
     from memdir.storage.transfer import export_agent
 
-    _print(export_agent(_url(), agent, directory), "Exported", as_json)
+    report = export_agent(_url(), agent, directory, schema=database_schema())
+    _print(report, "Exported", as_json)
 
 
 @app.command(rich_help_panel=SETUP)
@@ -91,6 +93,8 @@ def push(
     """Put a folder into the database as agent ID: changed files replace theirs under the
     agent's lock and are reindexed. A file changed in the database since the export is a
     conflict: every one is listed and nothing is pushed, unless --force."""
+    from memdir.storage.agents import database_schema
     from memdir.storage.transfer import push as run_push
 
-    _print(run_push(_url(), agent, directory, force=force), "Pushed", as_json)
+    report = run_push(_url(), agent, directory, force=force, schema=database_schema())
+    _print(report, "Pushed", as_json)

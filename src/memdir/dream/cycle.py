@@ -22,7 +22,6 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
-from memdir.config import MANIFEST_NAME
 from memdir.dream import hygiene
 from memdir.dream.apply import Applied, apply_plan
 from memdir.dream.offline import OfflinePlanner
@@ -216,7 +215,7 @@ def _dream(
 ) -> DreamReport:
     if not memory.has("knowledge"):
         raise MemdirError(
-            f"nothing to dream over: {memory.root / MANIFEST_NAME} declares no knowledge layer "
+            f"nothing to dream over: {memory.manifest_where} declares no knowledge layer "
             "(the dream consolidates knowledge.md's observations)"
         )
     began = time.perf_counter()

@@ -165,8 +165,15 @@ def _history_problems(memory: Memory, path: Path) -> list[Problem]:
 
 
 def repair(memory: Memory) -> list[str]:
-    """Do what needs no judgement (see the module docstring); one line per thing done."""
+    """Do what needs no judgement (see the module docstring); one line per thing done.
+    On a folder kept in PostgreSQL there is no SQLite file nor temp file to mend: it
+    says so (PostgreSQL's own recovery stands in for these repairs)."""
     done: list[str] = []
+    if memory.backend != "local":
+        return [
+            "nothing to repair here: the index, the history and the files are kept in "
+            "PostgreSQL (repairs of SQLite files and temp files are for folders on disk)"
+        ]
     with memory.lock:
         done += _repair_index(memory)
         history = _history_path(memory)

@@ -25,11 +25,17 @@ if TYPE_CHECKING:
     from memdir.storage.postgres.db import Database
 
 DATABASE_URL_ENV = "MEMDIR_DATABASE_URL"
+DATABASE_SCHEMA_ENV = "MEMDIR_DATABASE_SCHEMA"
 
 
 def database_url(given: str | None = None) -> str | None:
     """The database to use: ``given``, else ``$MEMDIR_DATABASE_URL``, else None (on disk)."""
     return given or os.environ.get(DATABASE_URL_ENV) or None
+
+
+def database_schema() -> str:
+    """The schema memdir's tables are in: ``$MEMDIR_DATABASE_SCHEMA``, else ``memdir``."""
+    return os.environ.get(DATABASE_SCHEMA_ENV) or "memdir"
 
 
 def database(url: str, schema: str = "memdir") -> Database:

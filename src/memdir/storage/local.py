@@ -10,7 +10,7 @@ edit costs what it did before the seam; its ``stamp`` (mtime, size, inode) moves
 the atomic rename's new inode.
 
 Links: memdir follows a link that stays inside the folder and never one that leaves
-it (``paths.outside_target``): ``read`` sees no file there, ``unwritable`` says why.
+it (``paths.outside_target``'s rule): ``read`` sees no file there, ``unwritable`` says why.
 """
 
 from __future__ import annotations
@@ -25,10 +25,11 @@ from stat import S_ISREG
 from memdir.config import STATE_DIR
 from memdir.files.atomic import FolderLock, atomic_write, atomic_write_all, folder_lock
 from memdir.files.temps import TMP_SUFFIX
-from memdir.paths import outside_target, walk_files
+from memdir.paths import walk_files
 from memdir.storage.seam import FileStat, VersionConflict
 
 LOCK_FILE = "lock"
+_PATHS_KEPT = 100_000
 
 
 class LocalFiles:
@@ -37,16 +38,31 @@ class LocalFiles:
     def __init__(self, root: Path, *, lock: FolderLock | None = None) -> None:
         self.root = root
         self._lock = lock or folder_lock(root / STATE_DIR / LOCK_FILE)
+        self._paths: dict[str, Path] = {}
+        self._real_root: str | None = None
 
     @property
     def lock(self) -> FolderLock:
         return self._lock
 
     def _path(self, path: str) -> Path:
-        parts = Path(path).parts
-        if not path or Path(path).is_absolute() or ".." in parts:
-            raise ValueError(f"{path!r} is not a path inside the memory folder")
-        return self.root / path
+        found = self._paths.get(path)
+        if found is None:
+            if not path or path.startswith("/") or ".." in path.split("/"):
+                raise ValueError(f"{path!r} is not a path inside the memory folder")
+            if len(self._paths) >= _PATHS_KEPT:
+                self._paths.clear()
+            found = self._paths[path] = self.root / path  # joining costs more than a look-up
+        return found
+
+    def _outside(self, target: Path) -> str | None:
+        """Where ``target`` leads if a link takes it out of the folder, else None
+        (``paths.outside_target``, with the folder's own real path resolved once)."""
+        if self._real_root is None:
+            self._real_root = os.path.realpath(self.root)
+        real = os.path.realpath(target)
+        inside = real == self._real_root or real.startswith(self._real_root + os.sep)
+        return None if inside else real
 
     def read(self, path: str) -> bytes | None:
         target = self._path(path)
@@ -54,7 +70,7 @@ class LocalFiles:
             data = target.read_bytes()
         except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
             return None
-        if outside_target(self.root, target) is not None:  # never read through it
+        if self._outside(target) is not None:  # never read through it
             return None
         return data
 
@@ -74,7 +90,7 @@ class LocalFiles:
                 f"{path} is a folder, not a file; memdir cannot write its memory there. Move "
                 "the folder away (its files are left as they are), and nothing was written"
             )
-        leads = outside_target(self.root, target)
+        leads = self._outside(target)
         if leads is not None:
             return (
                 f"{path} is a link to {leads}, outside the memory folder; memdir does not "

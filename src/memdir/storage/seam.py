@@ -49,7 +49,7 @@ if TYPE_CHECKING:
     from memdir.index.rows import FileState
     from memdir.index.search import Filters
     from memdir.results import Progress
-    from memdir.stores.history import Activity, ActivityDetail
+    from memdir.stores.history import Activity, ActivityDetail, ActivityRun
 
 
 class VersionConflict(MemdirError):
@@ -330,6 +330,12 @@ class HistoryStore(Protocol):
     ) -> Activity: ...
 
     def get(self, activity_id: str) -> ActivityDetail | None: ...
+
+    def activity(
+        self, type: str, label: str, task_id: str | None = None
+    ) -> AbstractContextManager[ActivityRun]:
+        """``with history.activity(...) as run``: ended when the block leaves."""
+        ...
 
     def recent(
         self,

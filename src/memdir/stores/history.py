@@ -142,7 +142,7 @@ def _activity(row: tuple[Any, ...]) -> Activity:
 class ActivityRun:
     """An activity being run inside ``History.activity(...)``."""
 
-    def __init__(self, history: History, activity_id: str) -> None:
+    def __init__(self, history: HistoryStore, activity_id: str) -> None:
         self.history = history
         self.id = activity_id
         self.summary: str | None = None
@@ -400,20 +400,14 @@ class History:
             self.on_end(ended.activity)
         return ended.activity
 
-    @contextmanager
-    def activity(self, type: str, label: str, task_id: str | None = None) -> Iterator[ActivityRun]:
+    def activity(
+        self, type: str, label: str, task_id: str | None = None
+    ) -> AbstractContextManager[ActivityRun]:
         """``with history.activity("task", "Refactor billing") as run: run.log(...)``.
 
         Ends the activity when the block leaves: as failed, with the exception
         logged, if the block raised (the exception goes on up)."""
-        run = ActivityRun(self, self.start_activity(type, label, task_id))
-        try:
-            yield run
-        except BaseException as exc:
-            self.log(run.id, "error", f"{exc.__class__.__name__}: {exc}")
-            self.end_activity(run.id, run.summary, run.keywords, success=False)
-            raise
-        self.end_activity(run.id, run.summary, run.keywords, success=True)
+        return run_activity(self, type, label, task_id)
 
     @_writing
     def receive(
@@ -619,6 +613,22 @@ class History:
                 return _write_jsonl(snap, out)
             finally:
                 snap.close()
+
+
+@contextmanager
+def run_activity(
+    history: HistoryStore, type: str, label: str, task_id: str | None = None
+) -> Iterator[ActivityRun]:
+    """``HistoryStore.activity`` on either backend: start, yield the run, end it (as
+    failed, with the exception logged, if the block raised)."""
+    run = ActivityRun(history, history.start_activity(type, label, task_id))
+    try:
+        yield run
+    except BaseException as exc:
+        history.log(run.id, "error", f"{exc.__class__.__name__}: {exc}")
+        history.end_activity(run.id, run.summary, run.keywords, success=False)
+        raise
+    history.end_activity(run.id, run.summary, run.keywords, success=True)
 
 
 _TABLES = {"activities": "agent_activities", "mailbox_items": "mailbox_items",

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 import secrets
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -26,7 +26,14 @@ from psycopg.types.json import Jsonb
 
 from memdir.errors import ReadOnlyFolder
 from memdir.storage.postgres.db import Connection, Database, Folder
-from memdir.stores.history import Activity, ActivityDetail, HistoryError, write_jsonl
+from memdir.stores.history import (
+    Activity,
+    ActivityDetail,
+    ActivityRun,
+    HistoryError,
+    run_activity,
+    write_jsonl,
+)
 from memdir.stores.history_digest import LogEvent, summarise
 from memdir.stores.history_digest import keywords as find_keywords
 from memdir.stores.history_schema import ACTIVITY_TYPES, LOG_TYPES
@@ -165,6 +172,12 @@ class PgHistory:
         if self.on_end is not None:
             self.on_end(ended.activity)
         return ended.activity
+
+    def activity(
+        self, type: str, label: str, task_id: str | None = None
+    ) -> AbstractContextManager[ActivityRun]:
+        """``History.activity``: the block's activity, ended when it leaves."""
+        return run_activity(self, type, label, task_id)
 
     def receive(
         self,

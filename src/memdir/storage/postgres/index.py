@@ -460,10 +460,13 @@ class PgIndex:
         query = np.asarray(vector, dtype=np.float32)
         conn = self._conn()
         if method == "exact":
+            # a vector of another size under the same model id is passed over, as the
+            # SQLite matrix passes it over (the id promised one model; it lied)
             rows = conn.execute(
                 "SELECT i.id, 1 - (i.embedding <=> %s) FROM items AS i WHERE i.agent = %s "
-                f"AND i.model = %s AND {where} ORDER BY i.embedding <=> %s, i.id LIMIT %s",
-                [query, self.agent, model, *params, query, depth],
+                f"AND i.model = %s AND vector_dims(i.embedding) = %s AND {where} "
+                "ORDER BY i.embedding <=> %s, i.id LIMIT %s",
+                [query, self.agent, model, int(query.shape[0]), *params, query, depth],
             ).fetchall()
         elif method == "hnsw":
             dim = sql.Literal(int(query.shape[0]))
