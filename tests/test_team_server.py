@@ -68,6 +68,15 @@ class Server:
     def log(self) -> str:
         return "".join(self.lines)
 
+    def said(self, text: str) -> bool:
+        """True once ``text`` is in what the server wrote (read by another thread)."""
+        deadline = time.monotonic() + 20
+        while text not in self.log():
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.05)
+        return True
+
     def stop(self) -> None:
         if self.process.poll() is None:
             self.process.terminate()
@@ -225,6 +234,7 @@ def test_a_token_reaches_only_its_agents(team: Team) -> None:
     assert fact.encode() in _files(team, "alice")["knowledge.md"]
 
     # the log: a line per request, the tool and outcome, never the text or the token
+    assert one.said("outcome=forbidden status=403")
     log = one.log()
     lines = [LOG_LINE.search(line) for line in log.splitlines()]
     seen = [m.groups()[:5] for m in lines if m is not None]
@@ -233,7 +243,7 @@ def test_a_token_reaches_only_its_agents(team: Team) -> None:
     assert ("bob", "-", "-", "forbidden", "403") in seen
     assert fact not in log and "locker" not in log and alice not in log
     assert alice.split("_", 2)[2] not in log
-    assert "locker" not in two.log() and "memory_search" in two.log()
+    assert two.said("tool=memory_search") and "locker" not in two.log()
 
 
 async def _connect_and_list(url: str, token: str) -> None:
@@ -303,6 +313,7 @@ def test_a_read_only_token_reads_and_never_writes(team: Team) -> None:
         assert _files(team, "bob") == before  # not a byte moved, not even a touch
 
     anyio.run(main)
+    assert server.said("tool=card_history outcome=read-only")
     lines = [m.groups()[2:4] for m in map(LOG_LINE.search, server.log().splitlines()) if m]
     assert ("memory_save", "read-only") in lines and ("memory_search", "ok") in lines
 
@@ -325,7 +336,7 @@ def test_healthz(team: Team, pg_url: str) -> None:
             "ok": False,
             "error": "the database does not answer",
         }
-        assert "healthz: the database does not answer" in server.log()
+        assert server.said("healthz: the database does not answer")
     finally:
         server.stop()
 
