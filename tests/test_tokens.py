@@ -136,6 +136,9 @@ def test_token_commands(database: str) -> None:
     assert "read-only" in lines[1] and "agents carol" in lines[1]
     assert secret.split("_", 2)[2] not in out
 
+    by_memdir = CliRunner().invoke(app, ["--database-url", database, "token", "list"])
+    assert by_memdir.exit_code == 0 and by_memdir.stdout == out  # memdir's own option too
+
     code, out, _ = _cli("revoke", token_id, env=env)
     assert code == 0 and out == f"revoked token {token_id} (alice, bob)\n"
     code, out, _ = _cli("list", "--json", env=env)

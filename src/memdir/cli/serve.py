@@ -85,10 +85,12 @@ def serve(
     ] = None,
 ) -> None:
     """Serve the memory folder to an agent host over MCP: tools, files and the boot context."""
+    from memdir.cli._common import database_url as given_database_url
     from memdir.memory import find_root
 
-    if database_url and folder is None and agent is None:
-        _serve_team(database_url, http, host, port, token, legacy_tools)
+    url = database_url or given_database_url()  # this option, memdir's own, or the env
+    if url and folder is None and agent is None:
+        _serve_team(url, http, host, port, token, legacy_tools)
         return
 
     root = find_root(folder_for(folder, agent, create=True))

@@ -50,7 +50,10 @@ DatabaseUrl = Annotated[
 
 
 @contextmanager
-def _tokens(url: str | None) -> Iterator[Tokens]:
+def _tokens(given: str | None) -> Iterator[Tokens]:
+    from memdir.cli._common import database_url
+
+    url = given or database_url()  # this option, memdir's own --database-url, or the env
     if not url:
         raise typer.BadParameter(
             "name the database: --database-url postgresql://... (or MEMDIR_DATABASE_URL)",
