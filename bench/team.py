@@ -252,13 +252,19 @@ async def run_load(
             for n, agent in enumerate(mine):  # warm: each session open, each agent opened
                 base = fleet.bases[(number + n) % len(fleet.bases)]
                 url = f"{base}/agents/{agent}/mcp"
-                open_[agent] = await stack.enter_async_context(session(url, fleet.token))
-                await open_[agent].list_tools()
-                await open_[agent].call_tool("memory_search", {"query": "warm"})
+                for attempt in range(3):  # a keep-alive connection the server just closed
+                    try:
+                        client = await stack.enter_async_context(session(url, fleet.token))
+                        await client.list_tools()
+                        await client.call_tool("memory_search", {"query": "warm"})
+                        open_[agent] = client
+                        break
+                    except Exception as exc:
+                        log(f"  {fleet.name}: warming {agent} failed ({exc!r}), attempt {attempt}")
             warm[0] += 1
             await ready.wait()
             while time.monotonic() < deadline[0]:
-                agent = rng.choice(mine)
+                agent = rng.choice(sorted(open_))
                 op = rng.choices(names, weights)[0]
                 tool, args = call_for(op, rng, queries)
                 began = time.perf_counter()
