@@ -169,6 +169,8 @@ def test_the_cli_creates_uses_exports_and_pushes_an_agent(
     assert pushed["written"] == ["knowledge.md"]
     found = json.loads(cli("search", "--agent", "bob", "Tuesdays", "--json"))
     assert found[0]["path"] == "knowledge.md"
+    listed = json.loads(cli("agents", "--json"))
+    assert listed == [{"id": "bob", "layout": "default"}]
     missing = run.invoke(app, ["--database-url", url, "search", "--agent", "nobody", "x"])
     assert missing.exit_code == 1 and "no agent 'nobody'" in missing.output
 
@@ -381,3 +383,22 @@ def test_claudes_memory_tool_on_either_backend(memory: memdir.Memory) -> None:
         "The path /memories/notes does not exist. Please provide a valid path."
     )
     assert [h.path for h in memory.search("row plan")] == []  # out of normal search
+
+
+def test_status_counts_an_agent_in_the_database(
+    url: str, pg_schema: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MEMDIR_DATABASE_SCHEMA", pg_schema)
+    monkeypatch.setenv("MEMDIR_EMBEDDER", "hashing")
+    init_agent(url, "counted", schema=pg_schema)
+    run = CliRunner()
+    saved = run.invoke(app, ["--database-url", url, "save", "--agent", "counted", "one fact"])
+    assert saved.exit_code == 0, saved.output
+    done = run.invoke(app, ["--database-url", url, "status", "--agent", "counted", "--json"])
+    assert done.exit_code == 0, done.output
+    status = json.loads(done.stdout)
+    assert status["folder"].endswith("agent counted")  # where the database keeps it
+    layers = {layer["name"]: layer["files"] for layer in status["layers"]}
+    assert layers["knowledge"] == 1 and layers["identity"] >= 1
+    assert status["index"]["built"] and status["index"]["items"] > 0
+    assert status["knowledge"]["observations"] == 1

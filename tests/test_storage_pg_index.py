@@ -6,6 +6,7 @@ from __future__ import annotations
 import secrets
 from collections.abc import Iterator
 from datetime import datetime
+from pathlib import Path
 
 import psycopg
 import pytest
@@ -242,3 +243,34 @@ def test_migrations_are_recorded_and_applied_once(pg_url: str, pg_schema: str) -
     assert migrate(conn, pg_schema, MIGRATIONS) == []
     for db in opened:
         db.close()
+
+
+def test_an_index_over_files_in_postgres_reads_nothing_from_disk(
+    memory: memdir.Memory, pg_db: Database, tmp_path: Path
+) -> None:
+    from memdir.index.search import search
+    from memdir.storage.postgres.files import PgFiles
+    from memdir.storage.postgres.index import postgres_index
+
+    files = PgFiles(pg_db, "agent-f")
+    files.write("journal/2026-11-29.md", JOURNAL.encode())
+    empty = tmp_path / "nothing-here"  # no file of the folder is on disk
+    index = postgres_index(
+        empty, memory.manifest, pg_db, embedder=None, clock=memory.clock, agent="agent-f",
+        files=files,
+    )  # fmt: skip
+    scope = _scope(memory)
+
+    def found(query: str) -> list[tuple[str, str]]:
+        hits = search(index, query, Filters(mode="deep"), k=5, decay=scope.decay, now=scope.now)
+        return [(hit.path, hit.anchor) for hit in hits]
+
+    assert index.scan().added == ["journal/2026-11-29.md"]
+    assert found("charity race") == [("journal/2026-11-29.md", "Melanie (2)")]
+    assert index.scan().changed is False  # the same stamp: nothing read again
+    files.write("journal/2026-11-29.md", JOURNAL.replace("charity race", "bake sale").encode())
+    assert index.scan().updated == ["journal/2026-11-29.md"]
+    assert found("charity race") == [] and found("bake sale")
+    files.remove("journal/2026-11-29.md")
+    assert index.scan().removed == ["journal/2026-11-29.md"] and found("bake sale") == []
+    assert not empty.exists()

@@ -42,15 +42,15 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import os
 import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Set as AbstractSet
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Concatenate, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Concatenate, ParamSpec, Protocol, TypeVar, cast
 
 from memdir.config import STATE_DIR, Layer, Manifest
 from memdir.files.encoding import clean
@@ -62,7 +62,6 @@ from memdir.index.ranking import Ranking
 from memdir.index.rows import FileState, file_hash, placement
 from memdir.index.sqlite_rows import SqliteRows
 from memdir.index.survey import Survey
-from memdir.index.survey_files import FileInfo, FilesSurvey
 from memdir.paths import FileSpace
 from memdir.results import Notice, Progress
 from memdir.sqlite import MOVED, relative
@@ -76,6 +75,25 @@ INDEX_FILE = "index.db"
 _SCAN_BATCH = 500
 P = ParamSpec("P")
 T = TypeVar("T")
+
+
+class Stamp(Protocol):
+    """What a scan compares of a file: an ``os.stat_result`` or a ``FileStat``'s."""
+
+    @property
+    def st_mtime_ns(self) -> int: ...
+
+    @property
+    def st_size(self) -> int: ...
+
+
+@dataclass(frozen=True)
+class _Stamped:
+    st_mtime_ns: int
+    st_size: int
+
+
+Found = dict[str, tuple[tuple[str, Layer], Stamp]]
 
 
 @dataclass
@@ -124,14 +142,7 @@ class Index:
         self.path = path or root / STATE_DIR / INDEX_FILE
         """the SQLite database; a read-only folder's index is a private copy elsewhere"""
         self.space = FileSpace(root, manifest)
-        self.files = files
-        """where the files are read when not on disk (``FilesSurvey``; a folder in
-        PostgreSQL), or None: walked and read at ``root``"""
-        self.survey = (
-            Survey(self.space, manifest)
-            if files is None
-            else FilesSurvey(self.space, manifest, files)
-        )
+        self.survey = Survey(self.space, manifest)
         self.folder_lock = lock
         """taken to move a damaged database aside (the memory folder's lock)"""
         self.on_notice = on_notice
@@ -151,6 +162,9 @@ class Index:
             self.lock = rows.lock
         self.rows: IndexRows = rows
         """where the rows are kept (``SqliteRows`` by default)"""
+        self.files = files
+        """where the files are, when not on disk under ``root`` (``PgFiles``): listed
+        through it, their stamp (mtime, size) its ``FileStat``'s"""
         if self._sqlite is not None:
             try:
                 self._sqlite.open()
@@ -246,22 +260,53 @@ class Index:
         """Relative path -> (layer name, layer) for every indexed file; first layer wins."""
         return {relpath: found for relpath, (found, _) in self._stats().items()}
 
-    def _stats(self) -> dict[str, tuple[tuple[str, Layer], os.stat_result]]:
-        return self.survey.files()
+    def _stats(self) -> Found:
+        if self.files is None:
+            return cast(Found, self.survey.files())
+        found: Found = {}
+        for stat in self.files.list():
+            owner = self.layer_of(stat.path)
+            if owner is not None:
+                found[stat.path] = (owner, _Stamped(stat.mtime_ns, stat.size))
+        return found
 
-    def _stat(self, relpath: str) -> os.stat_result | FileInfo:
-        """The file's modification time and size (FileNotFoundError when it is gone)."""
-        if isinstance(self.survey, FilesSurvey):
-            found = self.survey.stat(relpath)
+    def _compare(
+        self, known: dict[str, tuple[int, int, str]]
+    ) -> tuple[list[tuple[str, tuple[str, Layer], Stamp]], int, AbstractSet[str]]:
+        """The files whose (mtime, size, layer) is not ``known``'s, how many are, and
+        every indexed file's path (``Survey.compare``, or the same over ``files``)."""
+        if self.files is None:
+            on_disk, unchanged, present = self.survey.compare(known)
+            return cast(list[tuple[str, tuple[str, Layer], Stamp]], on_disk), unchanged, present
+        stale: list[tuple[str, tuple[str, Layer], Stamp]] = []
+        found = self._stats()
+        for relpath, (owner, stamp) in found.items():
+            if known.get(relpath) != (stamp.st_mtime_ns, stamp.st_size, owner[0]):
+                stale.append((relpath, owner, stamp))
+        return stale, len(found) - len(stale), set(found)
+
+    def _read(self, relpath: str) -> str | None:
+        """The file's text (undecodable bytes kept as surrogates), None if it is gone."""
+        if self.files is None:
+            try:
+                data = self.space.real(relpath).read_bytes()
+            except FileNotFoundError:
+                return None
+        else:
+            found = self.files.read(relpath)
             if found is None:
-                raise FileNotFoundError(relpath)
-            return found
-        return self.space.real(relpath).stat()
+                return None
+            data = found
+        return data.decode("utf-8", "surrogateescape")
 
-    def _text(self, relpath: str) -> str:
-        if isinstance(self.survey, FilesSurvey):
-            return self.survey.read(relpath)
-        return self.space.real(relpath).read_bytes().decode("utf-8", "surrogateescape")
+    def _stamp(self, relpath: str) -> Stamp | None:
+        if self.files is None:
+            try:
+                return self.space.real(relpath).stat()
+            except FileNotFoundError:
+                return None
+        stat = self.files.stat(relpath)
+        return None if stat is None else _Stamped(stat.mtime_ns, stat.size)
 
     def layer_of(self, relpath: str) -> tuple[str, Layer] | None:
         """The layer that owns ``relpath`` (the first whose paths match it), if indexed."""
@@ -278,11 +323,10 @@ class Index:
         found = self.layer_of(relpath)
         if found is None:
             return False
-        try:
-            stat = self._stat(relpath)
-            if text is None:
-                text = self._text(relpath)
-        except FileNotFoundError:
+        stat = self._stamp(relpath)
+        if stat is not None and text is None:
+            text = self._read(relpath)
+        if stat is None or text is None:
             self.remove_file(relpath)
             return True
         state = FileState(relpath, found[0], found[1], text, stat.st_mtime_ns, stat.st_size)
@@ -297,9 +341,8 @@ class Index:
                 found = self.layer_of(relpath)
                 if found is None:
                     continue
-                try:
-                    stat = self._stat(relpath)
-                except FileNotFoundError:
+                stat = self._stamp(relpath)
+                if stat is None:
                     self.rows.remove_file(relpath)
                     continue
                 state = FileState(relpath, *found, text, stat.st_mtime_ns, stat.st_size)
@@ -325,11 +368,13 @@ class Index:
                 if on_disk:  # nothing indexed yet: every file is new
                     self.rows.refill(self._extracted(on_disk, report), len(on_disk), progress)
                     return self._scanned(report, began)
-            stale, report.unchanged, present = self.survey.compare(known)
+            stale, report.unchanged, present = self._compare(known)
             for start in range(0, len(stale), _SCAN_BATCH):  # a transaction per batch
                 with self.rows.batch():
                     for relpath, found, stat in stale[start : start + _SCAN_BATCH]:
-                        text = self._text(relpath)
+                        text = self._read(relpath)
+                        if text is None:  # gone since the listing: the next scan drops it
+                            continue
                         state = FileState(relpath, *found, text, stat.st_mtime_ns, stat.st_size)
                         outcome = self.rows.write(state)
                         if outcome == "added":
@@ -363,15 +408,13 @@ class Index:
             self.rows.refill(files, len(on_disk), progress, prune_vectors=True)
             return self._scanned(report, began)
 
-    def _extracted(
-        self,
-        on_disk: dict[str, tuple[tuple[str, Layer], os.stat_result]],
-        report: ScanReport,
-    ) -> Iterator[Extracted]:
+    def _extracted(self, on_disk: Found, report: ScanReport) -> Iterator[Extracted]:
         """Every file's items, extracted and placed, in the order a scan would take them
         (so items get the same ids); each file is read as ``refill`` asks for it."""
         for relpath, ((layer_name, layer), stat) in on_disk.items():
-            text = self._text(relpath)
+            text = self._read(relpath)
+            if text is None:  # gone since the listing
+                continue
             items = [
                 (item, placement(item, layer_name, layer))
                 for item in extract(layer.store, relpath, clean(text))

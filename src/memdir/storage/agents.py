@@ -52,6 +52,26 @@ def close_databases() -> None:
     close_shared()
 
 
+def database_agents(url: str, *, schema: str = "memdir") -> list[tuple[str, str]]:
+    """(agent id, layout) of every agent in the database (each folder with a manifest;
+    a shared vault mounted by agents has none), sorted by id."""
+    from memdir.config import parse_manifest
+    from memdir.errors import MemdirError
+
+    db = database(url, schema)
+    rows = db.reader().execute(
+        "SELECT agent, data FROM files WHERE path = %s ORDER BY agent", (MANIFEST_NAME,)
+    )
+    found = []
+    for agent, data in rows.fetchall():
+        try:
+            layout = parse_manifest(bytes(data).decode("utf-8", "replace")).layout
+        except MemdirError:
+            layout = "unreadable manifest"
+        found.append((str(agent), layout))
+    return found
+
+
 def agent_exists(url: str, agent_id: str, *, schema: str = "memdir") -> bool:
     from memdir.storage.postgres.files import PgFiles
 

@@ -52,7 +52,7 @@ from memdir.index.words import STOPWORDS
 from memdir.results import Notice, Progress
 from memdir.storage.postgres.db import Connection, Database, Folder
 from memdir.storage.postgres.schema import COLUMN_WEIGHTS, TS_CONFIG, vector_index
-from memdir.storage.seam import Extracted, Pairs, Scope
+from memdir.storage.seam import Extracted, Files, Pairs, Scope
 from memdir.timeutil import Clock, format_ts
 
 MAX_TOKENS = 50_000
@@ -562,11 +562,13 @@ def postgres_index(
     agent: str | None = None,
     lock: AbstractContextManager[object] | None = None,
     on_notice: Callable[[Notice], None] | None = None,
+    files: Files | None = None,
 ) -> Index:
     """The real ``Index`` (sync, and through it ``index.search``) over the folder at
-    ``root``, its rows in ``db`` as agent ``agent`` (the manifest's unless given): for
-    the tests and the benchmarks, until ``open_memory`` builds it from a database URL."""
+    ``root`` (or over ``files``, a ``PgFiles``: then nothing is read from disk), its rows
+    in ``db`` as agent ``agent`` (the manifest's unless given)."""
     rows = PgIndex(db, agent or manifest.agent)
     return Index(
-        root, manifest, embedder=embedder, clock=clock, lock=lock, on_notice=on_notice, rows=rows
-    )
+        root, manifest, embedder=embedder, clock=clock, lock=lock, on_notice=on_notice,
+        rows=rows, files=files,
+    )  # fmt: skip
