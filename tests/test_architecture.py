@@ -57,8 +57,10 @@ LAYERS: dict[str, int] = {
     # agents in a database opened as a Memory, and folders moved in and out of it
     "memdir.storage.agents": 9,
     "memdir.storage.transfer": 9,
+    "memdir.aio": 9,
     # 10: the ways in: servers, the command line, the package's own exports
     "memdir.server": 10,
+    "memdir.integrations": 10,
     "memdir.cli": 10,
     "memdir.demo": 10,
     "memdir.testing": 10,

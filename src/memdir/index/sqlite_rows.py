@@ -44,7 +44,7 @@ from memdir.index.db import (
     shrink_wal,
     transaction,
 )
-from memdir.index.embedders import Embedder, Vectors
+from memdir.index.embedders import Embedder
 from memdir.index.extract import EXTRACT_VERSION, Item
 from memdir.index.rows import LAYOUT_MAX_CHARS, FileState, Layout, write_file
 from memdir.index.words import STOPWORDS
@@ -54,6 +54,7 @@ from memdir.storage.seam import Extracted, Pairs, Scope
 from memdir.timeutil import format_ts
 
 if TYPE_CHECKING:
+    from memdir.index.embedders import Vectors
     from memdir.index.vectors import VectorCache
 
 EMBED_BATCH = 256
