@@ -247,6 +247,10 @@ async def run_load(
     async def client(number: int) -> None:
         rng = random.Random(seed * 1000 + number)
         mine = [a for j, a in enumerate(agents) if j % clients == number]
+        with contextlib.suppress(Exception):  # a session broken at its close: logged above
+            await client_sessions(number, rng, mine)
+
+    async def client_sessions(number: int, rng: random.Random, mine: list[str]) -> None:
         async with contextlib.AsyncExitStack() as stack:
             open_: dict[str, Client] = {}
             for n, agent in enumerate(mine):  # warm: each session open, each agent opened
@@ -254,10 +258,10 @@ async def run_load(
                 url = f"{base}/agents/{agent}/mcp"
                 for attempt in range(3):  # a keep-alive connection the server just closed
                     try:
-                        client = await stack.enter_async_context(session(url, fleet.token))
-                        await client.list_tools()
-                        await client.call_tool("memory_search", {"query": "warm"})
-                        open_[agent] = client
+                        opened = await stack.enter_async_context(session(url, fleet.token))
+                        await opened.list_tools()
+                        await opened.call_tool("memory_search", {"query": "warm"})
+                        open_[agent] = opened
                         break
                     except Exception as exc:
                         log(f"  {fleet.name}: warming {agent} failed ({exc!r}), attempt {attempt}")
@@ -279,7 +283,8 @@ async def run_load(
                     tally.saved.setdefault(agent, []).append(args["content"])
 
     async def start() -> None:
-        while warm[0] < clients:
+        waited = time.monotonic() + 600  # a client whose warming failed whole never counts
+        while warm[0] < clients and time.monotonic() < waited:
             await anyio.sleep(0.05)
         deadline[0] = time.monotonic() + seconds
         ready.set()
