@@ -18,6 +18,8 @@ Every exception memdir raises on purpose derives from ``MemdirError``::
     ├── LocalOnly             a job about the disk itself (git backup, SQLite checks) asked
     │                         of a folder kept in PostgreSQL
     ├── VersionConflict       (storage) a file changed since the version a writer read
+    ├── TokenRefused          (storage.postgres.tokens) a team server request's token does
+    │                         not let it in: 401 (none valid) or 403 (other agents')
     ├── EmbedderUnavailable   (index.embedders) the configured embedder cannot run here
     ├── HistoryError          (history) a bad call: unknown activity, bad type; also a ValueError
     ├── DatabaseDamaged       (sqlite) a damaged index.db or history.db could not be moved aside

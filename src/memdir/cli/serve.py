@@ -1,5 +1,7 @@
-"""``memdir serve``: the MCP server over one memory folder (stdio, or streamable HTTP);
-``memdir ui``: the web page over it (``memdir.ui``).
+"""``memdir serve``: the MCP server over one memory folder (stdio, or streamable HTTP),
+or, with ``--http --database-url`` and no folder named, the team server over every
+agent of a PostgreSQL database (``memdir.server.team``); ``memdir ui``: the web page
+over one folder (``memdir.ui``).
 
 Over stdio, stdout is the protocol channel: this command prints nothing there.
 Over HTTP it says on stderr, once it listens, the URL, the folder it serves and
@@ -71,9 +73,26 @@ def serve(
             "serving, in a child process; 0 turns it off (use cron instead).",
         ),
     ] = 900,
+    database_url: Annotated[
+        str | None,
+        typer.Option(
+            "--database-url",
+            metavar="URL",
+            envvar="MEMDIR_DATABASE_URL",
+            help="With --http and no --dir or --agent: serve every agent of this PostgreSQL "
+            "database at /agents/ID/mcp, each request behind a token (memdir token create).",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Serve the memory folder to an agent host over MCP: tools, files and the boot context."""
+    from memdir.cli._common import database_url as given_database_url
     from memdir.memory import find_root
+
+    url = database_url or given_database_url()  # this option, memdir's own, or the env
+    if url and folder is None and agent is None:
+        _serve_team(url, http, host, port, token, legacy_tools)
+        return
 
     root = find_root(folder_for(folder, agent, create=True))
     try:
@@ -136,3 +155,26 @@ def ui(
         fail(f"memdir ui needs its web stack (starlette, jinja2), which failed to load: {exc}")
         return
     serve_ui(root, host=host, port=port, token=token, say=lambda line: print(line, flush=True))
+
+
+def _serve_team(
+    url: str, http: bool, host: str, port: int, token: str | None, legacy_tools: bool
+) -> None:
+    if not http:
+        raise typer.BadParameter(
+            "the team server speaks HTTP only: add --http (or name one folder with --dir "
+            "or --agent to serve it over stdio)",
+            param_hint="'--database-url'",
+        )
+    if token:
+        raise typer.BadParameter(
+            "the team server takes the tokens of its database (memdir token create), "
+            "not --token / MEMDIR_TOKEN",
+            param_hint="'--token'",
+        )
+    try:
+        from memdir.server.team import serve_team
+    except ImportError as exc:
+        fail(f"the team server needs PostgreSQL's driver: pip install 'memdir[postgres]' ({exc})")
+        return
+    serve_team(url, host=host, port=port, legacy_tools=legacy_tools)

@@ -138,18 +138,30 @@ class MemdirMCP(MCPServer[Any]):
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
     ) -> types.CallToolResult:
+        # the tool and its record, off the event loop, on the folder's worker thread
+        return await self.amemory.run(lambda: self.call_now(name, arguments, context))
+
+    def call_now(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> types.CallToolResult:
+        """One tool call, run in this thread and recorded in the session's activity (the
+        team server runs it in its own worker pool: ``server.team``)."""
         key, client = _session_of(context, self.sessions.transport)
-        result = await self.amemory.run(  # the tool and its record, off the event loop
-            lambda: self.sessions.call(
-                key, client, name, arguments, lambda: self.tools.call(name, arguments)
-            )
+        result = self.sessions.call(
+            key, client, name, arguments, lambda: self.tools.call(name, arguments)
         )
-        text = json.dumps(result, ensure_ascii=False, indent=1)
-        return types.CallToolResult(
-            content=[types.TextContent(type="text", text=text)],
-            structured_content=result,
-            is_error=not result.get("ok", False),
-        )
+        return tool_result(result)
+
+
+def tool_result(result: dict[str, Any]) -> types.CallToolResult:
+    """A tool's result as MCP carries it: the JSON as text and as structured content,
+    ``isError`` set when it is a refusal."""
+    text = json.dumps(result, ensure_ascii=False, indent=1)
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=text)],
+        structured_content=result,
+        is_error=not result.get("ok", False),
+    )
 
 
 def _session_of(
@@ -362,7 +374,7 @@ def serve(
             said = announcement(server.memory.root, host, bound, token=bool(token), agent=agent)
             print(said, file=sys.stderr, flush=True)
 
-        _run_http(app, host, port, listening)
+        run_http(app, host, port, listening)
     finally:
         if keeper is not None:
             keeper.stop()
@@ -385,7 +397,7 @@ def announcement(root: Path, host: str, port: int, *, token: bool, agent: str | 
     )
 
 
-def _run_http(app: ASGIApp, host: str, port: int, listening: Callable[[int], None]) -> None:
+def run_http(app: ASGIApp, host: str, port: int, listening: Callable[[int], None]) -> None:
     """uvicorn, telling ``listening`` the port once the socket is bound (not before: a
     port in use fails first, with uvicorn's own error)."""
     import uvicorn
