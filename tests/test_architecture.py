@@ -57,6 +57,7 @@ LAYERS: dict[str, int] = {
     "memdir.aio": 9,
     # 10: the ways in: servers, the command line, the package's own exports
     "memdir.server": 10,
+    "memdir.ui": 10,
     "memdir.integrations": 10,
     "memdir.cli": 10,
     "memdir.demo": 10,

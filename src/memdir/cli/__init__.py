@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 # (tests/test_cli.py checks this against what each module registers)
 COMMANDS: dict[str, tuple[str, ...]] = {
     "setup": ("init", "status", "agents", "demo"),
-    "serve": ("serve",),
+    "serve": ("serve", "ui"),
     "memories": ("search", "get", "save", "update"),
     "notebook": ("notebook", "state"),
     "vault": ("touch", "decay", "creative", "moc", "lessons", "rotate"),

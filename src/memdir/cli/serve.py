@@ -1,4 +1,5 @@
-"""``memdir serve``: the MCP server over one memory folder (stdio, or streamable HTTP).
+"""``memdir serve``: the MCP server over one memory folder (stdio, or streamable HTTP);
+``memdir ui``: the web page over it (``memdir.ui``).
 
 Over stdio, stdout is the protocol channel: this command prints nothing there.
 Over HTTP it says on stderr, once it listens, the URL, the folder it serves and
@@ -90,3 +91,48 @@ def serve(
         maintain_every=maintain_every,
         agent=agent,
     )
+
+
+@app.command(rich_help_panel=SETUP)
+@reports_errors
+def ui(
+    folder: FolderOption = None,
+    agent: Annotated[
+        str | None,
+        typer.Option(
+            "--agent",
+            metavar="ID",
+            help="Show this agent's folder in $MEMDIR_HOME/agents.",
+            show_default=False,
+        ),
+    ] = None,
+    host: Annotated[
+        str, typer.Option("--host", metavar="ADDRESS", help="The address to bind.")
+    ] = "127.0.0.1",
+    port: Annotated[
+        int,
+        typer.Option(
+            "--port", metavar="N", help="The port to bind (0: any free one).", min=0, max=65535
+        ),
+    ] = 8766,
+    token: Annotated[
+        str | None,
+        typer.Option(
+            "--token",
+            metavar="TOKEN",
+            envvar="MEMDIR_TOKEN",
+            help="The token a browser must give once (/ui/?token=...); required beyond loopback.",
+            show_default=False,
+        ),
+    ] = None,
+) -> None:
+    """Open the memory folder in a browser: browse, search and correct it (prints the URL)."""
+    from memdir.memory import find_root
+
+    root = find_root(folder_for(folder, agent))
+    try:
+        from memdir.ui.run import serve_ui
+    except ImportError as exc:
+        fail(f"memdir ui needs its web stack (starlette, jinja2), which failed to load: {exc}")
+        return
+    serve_ui(root, host=host, port=port, token=token, say=lambda line: print(line, flush=True))

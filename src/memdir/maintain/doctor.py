@@ -157,16 +157,20 @@ def _dry(memory: Memory) -> list[Finding]:
         and relpath.endswith(".md")
         and "/MOC/" not in f"/{relpath}"
     }
+    mentioned = _mentions(names, texts)
     findings = []
     for card_path, title in sorted(names.items()):
+        maybe = mentioned.get(card_path)
+        files = [p for p in (texts if maybe is None else maybe) if p != card_path]
+        if len(files) < DRY_FILES:
+            continue  # too few files could mention it: no finding, no regex to build
         pattern = re.compile(rf"(?<!\w){re.escape(title)}(?!\w)", re.IGNORECASE)
         detailed = sorted(
             relpath
-            for relpath, text in texts.items()
-            if relpath != card_path
-            and any(
+            for relpath in files
+            if any(
                 pattern.search(line) and len(line.split()) >= DETAIL_WORDS
-                for line in text.splitlines()
+                for line in texts[relpath].splitlines()
             )
         )
         if len(detailed) >= DRY_FILES:
@@ -179,6 +183,30 @@ def _dry(memory: Memory) -> list[Finding]:
                 )
             )
     return findings
+
+
+def _mentions(names: dict[str, str], texts: dict[str, str]) -> dict[str, set[str]]:
+    """For each card whose title is ASCII, the files that may mention it: every file that
+    is not ASCII, and each ASCII file whose lowercased text holds the lowercased title
+    (one Aho-Corasick pass a file). For ASCII title and text, ``re.IGNORECASE`` is
+    exactly ``lower()``, so no file the regex would match is left out; the regex still
+    decides. Cards with other titles are checked against every file (absent here). This
+    keeps the check near-linear: a title-by-file scan is 10^8 searches at 10k cards."""
+    from ahocorasick_rs import AhoCorasick
+
+    ascii_cards = [(path, title.lower()) for path, title in names.items() if title.isascii()]
+    if not ascii_cards:
+        return {}
+    automaton = AhoCorasick([title for _, title in ascii_cards])
+    found: dict[str, set[str]] = {path: set() for path, _ in ascii_cards}
+    for relpath, text in texts.items():
+        if not text.isascii():
+            for files in found.values():
+                files.add(relpath)
+            continue
+        for index, _, _ in automaton.find_matches_as_indexes(text.lower(), overlapping=True):
+            found[ascii_cards[index][0]].add(relpath)
+    return found
 
 
 def _cap_notices(memory: Memory) -> list[Any]:

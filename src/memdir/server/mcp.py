@@ -290,8 +290,12 @@ def bearer_guard(app: ASGIApp, token: str) -> ASGIApp:
     return guarded
 
 
-def http_app(server: MemdirMCP, *, host: str = "127.0.0.1", token: str | None = None) -> ASGIApp:
-    """The streamable HTTP app (at ``/mcp``), behind a bearer token when one is given.
+def http_app(
+    server: MemdirMCP, *, host: str = "127.0.0.1", token: str | None = None, ui: bool = True
+) -> ASGIApp:
+    """The streamable HTTP app (at ``/mcp``), behind a bearer token when one is given,
+    and the web page at ``/ui`` (``memdir.ui``) under the same token, which a browser
+    may give once as ``/ui/?token=`` instead of the header.
 
     Bound to anything but loopback, a token is required."""
     if host not in LOOPBACK and not token:
@@ -306,7 +310,28 @@ def http_app(server: MemdirMCP, *, host: str = "127.0.0.1", token: str | None = 
         server.sessions,
         server.amemory,
     )
-    return bearer_guard(app, token) if token else app
+    app = bearer_guard(app, token) if token else app
+    return with_pages(app, server.memory, token=token) if ui else app
+
+
+def with_pages(app: ASGIApp, memory: Memory, *, token: str | None) -> ASGIApp:
+    """``app`` with the web page beside it: ``/ui`` goes to the page, which checks the
+    token itself; everything else (``/mcp``, the lifespan) to ``app``. The page opens
+    the folder for itself, as another process would: the tools' calls and the page's
+    requests share no state but the files, the index and the folder's lock."""
+    from memdir.ui import PREFIX, build_app
+
+    # without a token (loopback only) the page answers to loopback names; with one, to any
+    pages: ASGIApp = build_app(open_memory(memory.root), token=token)
+
+    async def routed(scope: Scope, receive: Receive, send: Send) -> None:
+        path = str(scope.get("path", ""))
+        if scope["type"] == "http" and (path == PREFIX or path.startswith(PREFIX + "/")):
+            await pages(scope, receive, send)
+        else:
+            await app(scope, receive, send)
+
+    return routed
 
 
 def serve(
@@ -355,7 +380,8 @@ def announcement(root: Path, host: str, port: int, *, token: bool, agent: str | 
         guard = "no token is required (only this machine can connect: --token sets one)"
     return (
         f"memdir: serving {served} over MCP at http://{shown}:{port}/mcp\n"
-        f"memdir: {guard}; Ctrl-C stops it"
+        f"memdir: {guard}; Ctrl-C stops it\n"
+        f"memdir: the web page is beside it at http://{shown}:{port}/ui/"
     )
 
 
