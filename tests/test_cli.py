@@ -215,7 +215,7 @@ def test_commands_are_registered() -> None:
         "init", "status", "agents", "serve", "ui", "demo", "search", "get", "save", "update",
         "notebook", "state", "touch", "decay", "creative", "moc", "rotate", "lessons",
         "ingest", "recall", "history", "sessions", "context", "budget", "reindex", "doctor",
-        "backup", "dream", "maintain", "card", "journal", "work", "intel",
+        "backup", "dream", "maintain", "card", "journal", "work", "intel", "export", "push",
     }  # fmt: skip
     assert set(TOP_LEVEL) == expected
     subcommands = {"notebook set", "notebook clear", "state set", "state remove"}
