@@ -6,7 +6,8 @@ off in turn, the same searches on the same folders, one process.
 
 The folders are built as bench/locomo.py and bench/realmem.py build them (kept
 under ``--keep`` so a rerun only searches). A part is switched off through
-``Index.ranking`` (``memdir.index.ranking.Ranking``), never by editing code.
+``Index.ranking`` (``memdir.index.ranking.Ranking``, the candidate depth
+included), never by editing code.
 Figures: LoCoMo dev, categories 1-4, evidence recall@5/@10, all@10 and recall@10
 per category; RealMem dev, on sessions, recall@5/@10 and all@10, in ``deep``
 mode as bench/realmem.py runs. Every variant runs on each question in turn, so a
@@ -38,9 +39,11 @@ VARIANTS: list[tuple[str, dict[str, Any]]] = [
     ("without the exact bonus", {"exact_bonus": 0.0}),
     ("without decay", {"decay": False}),
     ("without the semantic side (cosine weighs 0)", {"semantic_weight": 0.0}),
+    ("200 candidates a side instead of 300 (phase 1's depth)", {"depth": 200}),
+    ("400 candidates a side", {"depth": 400}),
     (
-        "before issue 16 (no session share, no date boost)",
-        {"session_share": 0.0, "date_boost": 1.0},
+        "before issue 16 (no session share, no date boost, 200 a side)",
+        {"session_share": 0.0, "date_boost": 1.0, "depth": 200},
     ),
 ]
 

@@ -87,3 +87,23 @@ def test_time_words_are_read_only_as_times() -> None:
     [ago] = time_windows(["two", "weeks", "ago"], now)
     assert ago.holds(datetime(2026, 2, 24, tzinfo=UTC))
     assert not ago.holds(datetime(2025, 12, 1, tzinfo=UTC))
+
+
+def test_the_depth_decides_which_candidates_the_later_parts_can_lift(
+    folder: Path, clock: FakeClock
+) -> None:
+    memory = memdir.open(folder, clock=clock, embedder="none")
+    for month in ("01", "02", "03", "09", "10"):
+        day = f"2023-{month}-14"
+        _journal(folder, day, [("ana", "the kayak trip again")], f"{day}T10:00:00Z")
+    _journal(folder, "2023-05-14", [("ana", "the kayak trip with the family")],
+             "2023-05-14T10:00:00Z")  # fmt: skip
+    memory.scan()
+
+    def first() -> str:
+        return memory.search("the kayak trip in May 2023", k=1, mode="deep")[0].path
+
+    assert memory.index.ranking.depth >= 6
+    assert first() == "journal/2023-05-14.md"  # the weakest BM25, lifted by its month
+    memory.index.ranking = replace(memory.index.ranking, depth=3)
+    assert first() != "journal/2023-05-14.md"  # past the depth: never scored at all

@@ -30,6 +30,11 @@ NARRATIVE_KINDS = frozenset({"journal", "archive", "intel", "lesson", "document"
 class Ranking:
     """The parts of the ranking and their weights (a part weighing nothing is off)."""
 
+    depth: int = 300
+    """candidates fetched on each side (BM25 and cosine) before any of this is scored:
+    300 each, up from 200, lifts both benchmarks (the evidence of a multi-hop question
+    and the older sessions of a project sit past 200) at about 1.1x the query time;
+    400 adds little more at 1.2x (bench/RESULTS.md, issue 16)"""
     semantic_weight: float = 0.4
     """the cosine side's share of the fused score (the BM25 side has the rest)"""
     neighbour_share: float = 0.4

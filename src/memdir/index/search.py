@@ -2,10 +2,11 @@
 
 Ranking, in order (steps 2-9 in ``memdir.index.ranking``, whose ``Ranking`` holds
 each part's weight):
-1. Candidates: the best ``DEPTH`` items by BM25 over an OR of the query's
-   words (``memdir.index.words``: no possessive ``'s`` or other one-letter token,
-   stopwords dropped, each unless nothing else is left), and the best
-   ``DEPTH`` by cosine to the query's vector, both under the same filters.
+1. Candidates: the best ``depth`` items (``Ranking.depth``, ``DEPTH``) by BM25
+   over an OR of the query's words (``memdir.index.words``: no possessive ``'s``
+   or other one-letter token, stopwords dropped, each unless nothing else is
+   left), and the best ``depth`` by cosine to the query's vector, both under the
+   same filters.
 2. Score fusion: BM25 scaled by the best BM25 of the query, cosine scaled
    from the embedder's similarity floor (below it, no semantic hit at all) to
    the best candidate, summed with ``semantic_weight`` on the cosine side. A
@@ -60,7 +61,7 @@ from memdir.config import Decay
 from memdir.index.embedders import Vectors
 from memdir.index.hits import Hit as Hit
 from memdir.index.hits import Hits as Hits
-from memdir.index.ranking import Pairs, item_relevance, rank
+from memdir.index.ranking import DEFAULT, Pairs, item_relevance, rank
 from memdir.index.sqlite_rows import COLUMN_WEIGHTS as COLUMN_WEIGHTS
 from memdir.index.sqlite_rows import COLUMNS
 from memdir.index.sqlite_rows import SELECTIVE_SHARE as SELECTIVE_SHARE
@@ -79,7 +80,8 @@ from memdir.tiers import (
 )
 from memdir.timeutil import format_ts, parse_ts
 
-DEPTH = 200
+DEPTH = DEFAULT.depth
+"""the candidates fetched on each side by default (``Ranking.depth``)"""
 # Below this cosine a text is not similar enough to be a semantic hit at all; an
 # embedder may say otherwise with a ``similarity_floor`` attribute.
 DEFAULT_SIMILARITY_FLOOR = 0.2
@@ -162,7 +164,7 @@ def search(
     widens = filters.mode in WIDENS
     if not words:
         return _recent(index, filters, k, decay, now, widens=widens)
-    depth = max(DEPTH, k)
+    depth = max(index.ranking.depth, k)
     vector = _query_vector(index, query) if use_semantic else None
     scope = Scope(filters, decay, now)
     keyword, semantic = _candidates(index, words, vector, scope, depth)
