@@ -255,6 +255,9 @@ class LLMSettings(Settings):
     api_key_env: str = "MEMDIR_LLM_API_KEY"
     """the environment variable holding the key (never the key itself in the manifest)"""
     timeout_seconds: Annotated[float, Bound(gt=0)] = 60.0
+    max_retries: Annotated[int, Bound(ge=0, le=10)] = 2
+    """asks after the first when the server answers 429 or 5xx (waiting as its
+    ``Retry-After`` says, else 0.5 s, 1 s, 2 s, ...)"""
     temperature: Annotated[float, Bound(ge=0, le=2)] = 0.0
     context_tokens: Annotated[int, Bound(ge=512)] = 8192
     """the model's context window: a dream asks in batches of half of it (Ollama's
