@@ -20,8 +20,11 @@ whole first), so one enormous item costs what a long one does.
 An embedder's ``id`` is stored with every vector: vectors made by another id
 are never compared with this one's, they are recomputed.
 
-Other embedders plug in through the ``memdir.embedders`` entry point group:
-a name there maps to a class (or factory) taking no arguments.
+Embedders are found by name in the ``memdir.embedders`` entry point group
+(``memdir.plugins``), memdir's own too (``minilm``, ``hashing``, and ``openai`` in
+``index.openai_embedder``). ``embedder = "NAME"`` calls the entry point's object
+with no argument, ``"NAME:ARG"`` with ``ARG`` (``openai:nomic-embed-text``); the
+manifest's ``[index.embedder_options]`` are passed as keyword arguments.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ import os
 import re
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -82,12 +85,16 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def _normalise(matrix: npt.NDArray[Any]) -> Vectors:
+def normalise(matrix: npt.NDArray[Any]) -> Vectors:
+    """Each row scaled to unit length (a zero row stays zero), as float32."""
     import numpy as np
 
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     normalised: Vectors = (matrix / np.clip(norms, 1e-12, None)).astype(np.float32)
     return normalised
+
+
+_normalise = normalise
 
 
 class HashingEmbedder:
@@ -347,28 +354,45 @@ def _packaged_model() -> Path:
     return path
 
 
-BUILTIN: dict[str, Callable[[], Embedder]] = {
-    "minilm": MiniLMEmbedder,
-    "hashing": HashingEmbedder,
-}
-
-
-def load_embedder(name: str) -> Embedder | None:
-    """The embedder called ``name`` (built in, or from an entry point); None for "none"."""
+def load_embedder(name: str, options: Mapping[str, object] | None = None) -> Embedder | None:
+    """The embedder ``name`` names (``NAME`` or ``NAME:ARG``; an entry point of the
+    ``memdir.embedders`` group, memdir's own included), made with ``options`` as
+    keyword arguments; None for "none"."""
     if name == "none":
         return None
-    if name in BUILTIN:
-        return BUILTIN[name]()
-    from importlib import metadata  # for a name not built in only
+    from memdir.plugins import PluginError, names, resolve
 
-    for entry in metadata.entry_points(group=ENTRY_POINT_GROUP):
-        if entry.name == name:
-            factory = entry.load()
-            embedder = factory()
-            if not isinstance(embedder, Embedder):
-                raise EmbedderUnavailable(f"entry point {name!r} did not give an Embedder")
-            return embedder
-    known = sorted(
-        {*BUILTIN, "none", *(e.name for e in metadata.entry_points(group=ENTRY_POINT_GROUP))}
-    )
-    raise EmbedderUnavailable(f"no embedder named {name!r}; known: {', '.join(known)}")
+    plugin, colon, argument = name.partition(":")
+    try:
+        factory = resolve("embedders", plugin)
+    except PluginError as exc:
+        if "no embedder named" not in str(exc):
+            raise EmbedderUnavailable(str(exc)) from None
+        known = ", ".join(sorted({*names("embedders"), "none"}))
+        raise EmbedderUnavailable(f"no embedder named {plugin!r}; known: {known}") from None
+    args = (argument,) if colon else ()
+    kwargs = dict(options or {})
+    if kwargs:
+        _check_options(factory, plugin, args, kwargs)
+    try:
+        embedder = factory(*args, **kwargs)
+    except EmbedderUnavailable:
+        raise
+    except Exception as exc:  # a plugin's own failure: name it
+        raise EmbedderUnavailable(f"the embedder {name!r} could not be made: {exc}") from exc
+    if not isinstance(embedder, Embedder):
+        raise EmbedderUnavailable(f"entry point {plugin!r} did not give an Embedder")
+    return embedder
+
+
+def _check_options(factory: Any, name: str, args: tuple[str, ...], options: dict[str, Any]) -> None:
+    import inspect
+
+    try:
+        inspect.signature(factory).bind(*args, **options)
+    except TypeError as exc:
+        raise EmbedderUnavailable(
+            f"the embedder {name!r} does not take these [index.embedder_options]: {exc}"
+        ) from None
+    except ValueError:  # no signature to read (a builtin): let the call say
+        pass

@@ -150,7 +150,13 @@ def load_llm(manifest: Manifest, environ: Mapping[str, str] = os.environ) -> Cha
     model = environ.get(MODEL_ENV) or settings.model
     if not base_url or not model:
         return None
-    return OpenAIChat(
+    from memdir.plugins import PluginError, resolve
+
+    try:  # memdir.llms: "openai" is OpenAIChat, memdir's own entry point
+        factory = resolve("llms", settings.provider)
+    except PluginError as exc:
+        raise LLMError(f"[llm] provider: {exc}") from None
+    chat = factory(
         base_url,
         model,
         api_key=environ.get(settings.api_key_env) or None,
@@ -158,6 +164,9 @@ def load_llm(manifest: Manifest, environ: Mapping[str, str] = os.environ) -> Cha
         temperature=settings.temperature,
         retry=RetryPolicy(retries=settings.max_retries),
     )
+    if not callable(getattr(chat, "complete", None)):
+        raise LLMError(f"the llms plugin {settings.provider!r} did not give a ChatModel")
+    return chat  # type: ignore[no-any-return]
 
 
 def _content(data: Any, url: str) -> str:
