@@ -202,5 +202,6 @@ def _load_value(value: str, name: str, group: str) -> Any:
         for part in attribute.strip().split(".") if attribute.strip() else []:
             found = getattr(found, part)
     except (ImportError, AttributeError) as exc:
-        raise PluginError(f"memdir's own {group} plugin {name!r} ({value}) is missing: {exc}")
+        message = f"memdir's own {group} plugin {name!r} ({value}) is missing: {exc}"
+        raise PluginError(message) from None
     return found
