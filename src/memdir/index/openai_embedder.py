@@ -42,7 +42,7 @@ class OpenAIEmbedder:
 
     def __init__(
         self,
-        model: str,
+        model: str = "",
         *,
         base_url: str | None = None,
         api_key_env: str = API_KEY_ENV,
@@ -184,8 +184,3 @@ def _vectors(data: Any, count: int, url: str) -> Vectors:
     if matrix.ndim != 2 or matrix.shape[1] == 0 or not np.isfinite(matrix).all():
         raise EmbedderUnavailable(f"the embedding server at {url} answered unusable vectors")
     return normalise(matrix)
-
-
-def openai_embedder(model: str = "", **options: Any) -> OpenAIEmbedder:
-    """The ``openai`` entry point: ``openai:MODEL`` with ``[index.embedder_options]``."""
-    return OpenAIEmbedder(model, **options)
