@@ -176,23 +176,23 @@ def parse_entry_points(text: str) -> dict[str, dict[str, str]]:
 
 
 def _own_metadata() -> Path | None:
-    """memdir's ``entry_points.txt``: the first memdir dist-info on ``sys.path``, the
-    one ``importlib.metadata`` would read (memdir's version first: one stat a path)."""
-    from memdir import __version__
-
-    folders = [Path(entry or os.curdir) for entry in sys.path]
-    for folder in folders:
-        candidate = folder / f"{DISTRIBUTION}-{__version__}.dist-info" / "entry_points.txt"
-        if candidate.is_file():
-            return candidate
-    for folder in folders:  # another version's metadata (a checkout whose version moved)
+    """memdir's ``entry_points.txt``: in the first folder on ``sys.path`` that holds a
+    memdir dist-info, the one ``importlib.metadata`` would read."""
+    for entry in sys.path:
         try:
-            found = sorted(folder.glob(f"{DISTRIBUTION}-*.dist-info/entry_points.txt"))
-        except OSError:
+            with os.scandir(entry or os.curdir) as listing:
+                names = [e.name for e in listing if e.name.startswith(_PREFIX)]
+        except OSError:  # not a folder (a zip), or gone
             continue
-        if found:
-            return found[0]
+        for name in sorted(names):
+            if name.endswith(".dist-info"):
+                candidate = Path(entry or os.curdir) / name / "entry_points.txt"
+                if candidate.is_file():
+                    return candidate
     return None
+
+
+_PREFIX = f"{DISTRIBUTION}-"
 
 
 def _load_value(value: str, name: str, group: str) -> Any:

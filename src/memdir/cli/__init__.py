@@ -2,7 +2,8 @@
 
 One typer app (``app``, in ``_common``) that each module adds its commands to:
 
-- ``setup``: init, status, agents, demo; ``serve``: the MCP server
+- ``setup``: init, status, agents, demo; ``serve``: the MCP server; ``plugins``: what is
+  installed by entry point
 - ``memories``: search, get, save, update; ``notebook``: notebook, state
 - ``vault``: touch, decay, creative, moc, lessons, rotate; ``cards``: card
 - ``workspace``: journal, work, intel
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
 COMMANDS: dict[str, tuple[str, ...]] = {
     "setup": ("init", "status", "agents", "demo"),
     "serve": ("serve",),
+    "plugins": ("plugins",),
     "memories": ("search", "get", "save", "update"),
     "notebook": ("notebook", "state"),
     "vault": ("touch", "decay", "creative", "moc", "lessons", "rotate"),
