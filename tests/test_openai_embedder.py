@@ -152,3 +152,5 @@ def test_a_server_that_is_down_leaves_keyword_search(folder: Path, dimensions: s
         memory.knowledge.save("Deploys happen on Tuesdays.")
         hits = memory.search("Tuesdays")
         assert hits and "Tuesdays" in hits[0].snippet  # by keyword
+        said = [n.message for n in memory.check() if "keyword search only" in n.message]
+        assert said and "connection refused" in said[0]

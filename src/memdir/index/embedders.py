@@ -207,7 +207,7 @@ class MiniLMEmbedder:
             except ImportError as exc:  # pragma: no cover - both are memdir dependencies
                 raise EmbedderUnavailable(f"onnxruntime and tokenizers are needed: {exc}") from exc
             self._ort = ort
-            self._path = self._model_path or _packaged_model()
+            self._path = _checked_model(self._model_path or _packaged_model())
             tokenizer = BertWordPieceTokenizer(str(_vocab_path()), lowercase=True)
             tokenizer.enable_truncation(max_length=self.MAX_TOKENS)
             session = self._new_session(optimised=False)
@@ -339,6 +339,13 @@ def _vocab_path() -> Path:
     if digest != VOCAB_SHA256:
         raise EmbedderUnavailable(f"{path} is not the BERT uncased vocabulary (sha256 {digest})")
     return path
+
+
+def _checked_model(path: Path) -> Path:
+    """``path`` once its sha256 is the pinned model's (``index.model_files``)."""
+    from memdir.index.model_files import MINILM_SHA256, verify
+
+    return verify(path, MINILM_SHA256, "the MiniLM embedder")
 
 
 def _packaged_model() -> Path:

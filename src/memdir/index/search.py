@@ -252,9 +252,22 @@ def _query_vector(index: Index, query: str) -> Vectors | None:
         if len(index.vectors) == 0:
             return None
         vector: Vectors = index.embedder.embed([query])[0]
-    except Exception:  # a broken model must not take keyword search down with it
+    except Exception as exc:  # a broken model must not take keyword search down with it
+        _semantic_failed(index, exc)
         return None
     return vector
+
+
+def _semantic_failed(index: Index, exc: Exception) -> None:
+    """Say once (per index and reason) why a search went by keyword only: a model file
+    that failed its check, an embedding server that is down."""
+    from memdir.results import Notice
+
+    reason = str(exc) or type(exc).__name__
+    said: set[str] = index.__dict__.setdefault("_semantic_failures", set())
+    if index.on_notice is not None and reason not in said:
+        said.add(reason)
+        index.on_notice(Notice("index", f"keyword search only: {reason}"))
 
 
 def _semantic(
