@@ -14,8 +14,9 @@ host starting ``memdir serve`` per conversation pays it:
   calls ``memory_search``; the time from the spawn to that first tool result.
 
 Beside them, what no change to memdir can take away, in the same rounds: the
-interpreter importing typer and rich (every command), numpy, onnxruntime and
-(a semantic search; memdir tokenises in plain Python since issue 18), and the MCP SDK's server (``memdir serve``).
+interpreter importing typer and rich (every command), numpy and onnxruntime (a
+semantic search; memdir tokenises in plain Python since issue 18), and the MCP
+SDK's server (``memdir serve``).
 
 The commands run in turn, round after round (A B C ... A B C ...), so a machine
 that slows down slows every command alike; each figure is the median over the

@@ -6,8 +6,9 @@ It gives the ids the Hugging Face ``tokenizers`` library's
 (tests/test_wordpiece.py compares the two over a corpus of hand-picked edge cases
 and generated text; they differ only for characters whose Unicode category changed
 or was assigned after the library's own tables, such as marks of scripts added in
-Unicode 9 and later, and code points this Python does not know): so memdir needs neither that library nor what it pulls in
-(the Hugging Face hub client, hf-xet, fsspec, tqdm: about 33 MB installed).
+Unicode 9 and later, and code points this Python does not know): so memdir needs
+neither that library nor what it pulls in (the Hugging Face hub client, hf-xet,
+fsspec, tqdm: about 33 MB installed).
 
 The steps, as the library's ``BertNormalizer``, ``BertPreTokenizer`` and
 ``WordPiece`` model take them:
