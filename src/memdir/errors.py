@@ -16,6 +16,8 @@ Every exception memdir raises on purpose derives from ``MemdirError``::
     ├── MigrationError        a legacy file (memories.json) could not be read; left untouched
     ├── WriteRefused          raised by WriteResult.raise_for_refusal() on {ok: false}
     ├── EmbedderUnavailable   (index.embedders) the configured embedder cannot run here
+    │   └── ModelFileMismatch (index.model_files) the model file's sha256 is not the pinned one
+    ├── PluginError           (plugins) no embedder, LLM client or token counter of that name
     ├── HistoryError          (history) a bad call: unknown activity, bad type; also a ValueError
     ├── DatabaseDamaged       (sqlite) a damaged index.db or history.db could not be moved aside
     ├── UnknownSession        (sessions) no such session; also a LookupError

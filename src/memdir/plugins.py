@@ -137,8 +137,7 @@ def installed() -> list[Plugin]:
 
     own = own_entry_points()
     plugins: list[Plugin] = []
-    for seam, group in GROUPS.items():
-        del seam
+    for group in GROUPS.values():
         for entry in metadata.entry_points(group=group):
             dist = getattr(entry, "dist", None)
             dist_name = str(dist.metadata["Name"]) if dist is not None else "?"

@@ -79,8 +79,6 @@ class OpenAIEmbedder:
         self.retry = RetryPolicy(retries=max_retries)
         self._api_key = env.get(api_key_env) or None
         self._dim = dimensions
-        self.requests = 0
-        """requests sent (for tests and ``memdir doctor``-style reports)"""
 
     def __repr__(self) -> str:
         return f"OpenAIEmbedder({self.model!r}, base_url={self.base_url!r})"
@@ -122,7 +120,6 @@ class OpenAIEmbedder:
             body["dimensions"] = self.dimensions
         headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
         try:
-            self.requests += 1
             data = post_json(
                 self.url,
                 body,

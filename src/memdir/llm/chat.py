@@ -141,8 +141,8 @@ class _HTTPStatusError(LLMError):
 
 
 def load_llm(manifest: Manifest, environ: Mapping[str, str] = os.environ) -> ChatModel | None:
-    """The manifest's ``[llm]`` as a ``ChatModel``, or None if no base_url and model are
-    set. ``MEMDIR_LLM_BASE_URL`` and ``MEMDIR_LLM_MODEL`` override the manifest; the
+    """The manifest's ``[llm]`` as a ``ChatModel`` (the client ``provider`` names; its
+    retries ``max_retries``), or None if no base_url and model are set. ``MEMDIR_LLM_BASE_URL`` and ``MEMDIR_LLM_MODEL`` override the manifest; the
     key is read from the variable ``[llm] api_key_env`` names (``MEMDIR_LLM_API_KEY``).
     Raises ``LLMError`` on a base_url that is not http(s)."""
     settings = manifest.llm
