@@ -111,8 +111,10 @@ def main() -> None:
         floor.append(fresh(ready))
         own.append(fresh(f"{ready}; memdir.plugins.resolve('embedders', 'minilm')"))
         every.append(
-            fresh(f"{ready}; from importlib import metadata; "
-                  "[e for e in metadata.entry_points(group='memdir.embedders')]")  # fmt: skip
+            fresh(
+                f"{ready}; from importlib import metadata; "
+                "[e for e in metadata.entry_points(group='memdir.embedders')]"
+            )  # fmt: skip
         )
     own_over = statistics.median((o - f) * 1e3 for o, f in zip(own, floor, strict=True))
     every_over = statistics.median((e - f) * 1e3 for e, f in zip(every, floor, strict=True))

@@ -142,9 +142,10 @@ class _HTTPStatusError(LLMError):
 
 def load_llm(manifest: Manifest, environ: Mapping[str, str] = os.environ) -> ChatModel | None:
     """The manifest's ``[llm]`` as a ``ChatModel`` (the client ``provider`` names; its
-    retries ``max_retries``), or None if no base_url and model are set. ``MEMDIR_LLM_BASE_URL`` and ``MEMDIR_LLM_MODEL`` override the manifest; the
-    key is read from the variable ``[llm] api_key_env`` names (``MEMDIR_LLM_API_KEY``).
-    Raises ``LLMError`` on a base_url that is not http(s)."""
+    retries ``max_retries``), or None if no base_url and model are set.
+    ``MEMDIR_LLM_BASE_URL`` and ``MEMDIR_LLM_MODEL`` override the manifest; the key is
+    read from the variable ``[llm] api_key_env`` names (``MEMDIR_LLM_API_KEY``).
+    Raises ``LLMError`` on a base_url that is not http(s), or an unknown provider."""
     settings = manifest.llm
     base_url = environ.get(BASE_URL_ENV) or settings.base_url
     model = environ.get(MODEL_ENV) or settings.model
