@@ -5,8 +5,9 @@ and installed with pip into a fresh virtual environment, once for the module. It
 dependencies are the project environment's: a ``.pth`` line puts that
 site-packages on the new environment's path (a bare path line adds the folder
 only, so the checkout's editable install of memdir there is not picked up), and
-the wheel goes in with ``--no-deps --no-index``: nothing downloads, and the memdir
-that runs is the wheel's.
+the wheel goes in with ``--no-deps --no-index`` (and ``--force-reinstall``: a memdir
+installed from a wheel in the project environment would otherwise count as this
+one): nothing downloads, and the memdir that runs is the wheel's.
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ def venv(tmp_path_factory: pytest.TempPathFactory, wheel: Path) -> Path:
     (Path(purelib) / "memdir-test-deps.pth").write_text(deps + "\n")
     subprocess.run(
         [sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps",
-         "--no-index", "--quiet", str(wheel)],
+         "--no-index", "--force-reinstall", "--quiet", str(wheel)],
         check=True, capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     return root / "bin"
