@@ -57,7 +57,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from memdir.config import Decay
-from memdir.index.embedders import Vectors
+from memdir.index.embedders import EmbedderUnavailable, Vectors
 from memdir.index.hits import Hit as Hit
 from memdir.index.hits import Hits as Hits
 from memdir.index.ranking import Pairs, item_relevance, rank
@@ -253,7 +253,8 @@ def _query_vector(index: Index, query: str) -> Vectors | None:
             return None
         vector: Vectors = index.embedder.embed([query])[0]
     except Exception as exc:  # a broken model must not take keyword search down with it
-        _semantic_failed(index, exc)
+        if isinstance(exc, EmbedderUnavailable):  # the model's failure, not the database's
+            _semantic_failed(index, exc)
         return None
     return vector
 
