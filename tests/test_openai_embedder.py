@@ -154,3 +154,14 @@ def test_a_server_that_is_down_leaves_keyword_search(folder: Path, dimensions: s
         assert hits and "Tuesdays" in hits[0].snippet  # by keyword
         said = [n.message for n in memory.check() if "keyword search only" in n.message]
         assert said and "connection refused" in said[0]
+
+
+def test_a_write_asks_the_server_nothing(folder: Path) -> None:
+    with ChatServer() as server:
+        with_embedder(folder, "openai:m", f'base_url = "{server.base_url}"')
+        with memdir.open(folder) as memory:
+            assert memory.knowledge.save("Deploys happen on Tuesdays.").ok
+            assert memory.index.embedder is not None
+            assert server.requests == []  # not even for the dimension
+            assert memory.search("when do we deploy", mode="deep")
+        assert server.requests  # a search embeds

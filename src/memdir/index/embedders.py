@@ -388,9 +388,18 @@ def load_embedder(name: str, options: Mapping[str, object] | None = None) -> Emb
         raise
     except Exception as exc:  # a plugin's own failure: name it
         raise EmbedderUnavailable(f"the embedder {name!r} could not be made: {exc}") from exc
-    if not isinstance(embedder, Embedder):
+    if not _has_embedder_shape(embedder):
         raise EmbedderUnavailable(f"entry point {plugin!r} did not give an Embedder")
-    return embedder
+    return embedder  # type: ignore[no-any-return]
+
+
+def _has_embedder_shape(found: object) -> bool:
+    """``Embedder``'s members, looked up without reading them: ``isinstance`` with the
+    Protocol would read ``dim``, which a remote embedder asks its server for."""
+    kind, own = type(found), getattr(found, "__dict__", {})
+    return callable(getattr(found, "embed", None)) and all(
+        hasattr(kind, name) or name in own for name in ("id", "dim")
+    )
 
 
 def _check_options(factory: Any, name: str, args: tuple[str, ...], options: dict[str, Any]) -> None:

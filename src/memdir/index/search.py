@@ -244,9 +244,11 @@ def _keyword(
 
 def _query_vector(index: Index, query: str) -> Vectors | None:
     """The query's vector, once the index's vectors are current; None: keywords only."""
-    if index.embedder is None or index.vectors is None:
+    if index.embedder is None:
         return None
-    try:
+    try:  # the vectors' cache asks the embedder its dimension: a server, for some
+        if index.vectors is None:
+            return None
         index.ensure_vectors(seconds=EMBED_SECONDS)
         index.vectors.refresh(index.db)
         if len(index.vectors) == 0:
