@@ -18,8 +18,8 @@ run: $(STAMP)
 test: $(STAMP) lint typecheck pytest
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests bench scripts
-	$(BIN)/ruff format --check src tests bench scripts
+	$(BIN)/ruff check src tests bench scripts examples
+	$(BIN)/ruff format --check src tests bench scripts examples
 
 typecheck: $(STAMP)
 	$(BIN)/mypy
@@ -48,8 +48,10 @@ bench: $(STAMP)
 clean:
 	rm -rf $(VENV) build dist .mypy_cache .pytest_cache .ruff_cache .hypothesis
 
-# The references in docs/cli.md and docs/tools.md, generated from the code.
+# The references in docs/cli.md and docs/tools.md, and memdir/aio/surface.py (the async
+# twin of Memory and its stores), generated from the code.
 .PHONY: docs
 docs: $(STAMP)
 	$(BIN)/python scripts/cli_reference.py
 	$(BIN)/python scripts/tools_reference.py
+	$(BIN)/python scripts/async_surface.py

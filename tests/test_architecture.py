@@ -56,8 +56,10 @@ LAYERS: dict[str, int] = {
     "memdir.tools": 9,
     "memdir.scaffold": 9,
     "memdir.home": 9,
+    "memdir.aio": 9,
     # 10: the ways in: servers, the command line, the package's own exports
     "memdir.server": 10,
+    "memdir.integrations": 10,
     "memdir.cli": 10,
     "memdir.demo": 10,
     "memdir.testing": 10,

@@ -3,6 +3,7 @@
 ``memdir.init(path)`` writes a layout once; ``memdir.open(path)`` gives a
 ``Memory`` with ``notebook``, ``knowledge`` and ``state`` stores. Writes return
 a ``WriteResult``; every error memdir raises derives from ``MemdirError``.
+``await memdir.aopen(path)`` gives the same as an ``AsyncMemory`` for asyncio.
 
 The names below are imported on first use (PEP 562), so ``import memdir`` costs
 next to nothing and a command pays only for what it touches; ``from memdir
@@ -28,6 +29,7 @@ from memdir.errors import (
 from memdir.lazy import lazy_exports as _lazy_exports
 
 if _typing.TYPE_CHECKING:
+    from memdir.aio import AsyncMemory, aopen
     from memdir.config import (
         Manifest,
         load_manifest,
@@ -85,6 +87,7 @@ __getattr__, __dir__ = _lazy_exports(
     globals(),
     {
         "Activity": "memdir.stores.history",
+        "AsyncMemory": "memdir.aio",
         "ActivityDetail": "memdir.stores.history",
         "BackupError": "memdir.maintain.backup",
         "BackupResult": "memdir.maintain.backup",
@@ -120,6 +123,7 @@ __getattr__, __dir__ = _lazy_exports(
         "UnknownSession": "memdir.stores.sessions",
         "WriteResult": "memdir.results",
         "adopt": "memdir.scaffold:adopt_folder",
+        "aopen": "memdir.aio",
         "init": "memdir.scaffold:init_folder",
         "load_embedder": "memdir.index.embedders",
         "load_llm": "memdir.llm.chat",
@@ -134,6 +138,7 @@ __getattr__, __dir__ = _lazy_exports(
 __all__ = [
     "Activity",
     "ActivityDetail",
+    "AsyncMemory",
     "BackupError",
     "BackupResult",
     "ChatModel",
@@ -181,6 +186,7 @@ __all__ = [
     "WriteResult",
     "__version__",
     "adopt",
+    "aopen",
     "init",
     "load_embedder",
     "load_llm",

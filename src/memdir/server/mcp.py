@@ -11,6 +11,10 @@ any memory file as ``memdir://file/{path}``. Prompt: ``boot_context``. Each tool
 lists its result's schema (``outputSchema``); the tools listed are those the
 manifest's ``[tools]`` offers, and any tool the folder serves can be called.
 
+Every handler runs its memory work on the folder's worker thread (``memdir.aio``),
+never on the event loop, so one slow search does not stall the server's other
+requests (or its pings).
+
 Each client session's calls are recorded in the activity history as a ``chat``
 activity (``memdir.server.mcp_sessions``), so ``recall_activity`` and ``memdir recall``
 have something to recall under hosts that never start an activity themselves.
@@ -36,6 +40,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
 
 from memdir import __version__
+from memdir.aio import AsyncMemory
 from memdir.context import PROFILES
 from memdir.errors import MemdirError
 from memdir.maintain.background import Housekeeper
@@ -115,10 +120,12 @@ class MemdirMCP(MCPServer[Any]):
             log_level="WARNING",
         )
         self.memory = memory
+        self.amemory = AsyncMemory(memory)
+        """the same memory for the handlers: its calls run off the event loop, in turn"""
         self.tools = tools
         self.legacy_tools = legacy_tools
         self.sessions = SessionRecorder(memory, transport, idle_seconds=idle_seconds)
-        _add_resources(self, memory)
+        _add_resources(self, self.amemory)
 
     async def list_tools(self) -> list[types.Tool]:
         return [types.Tool.model_validate(t) for t in self.tools.mcp(legacy=self.legacy_tools)]
@@ -132,8 +139,10 @@ class MemdirMCP(MCPServer[Any]):
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
     ) -> types.CallToolResult:
         key, client = _session_of(context, self.sessions.transport)
-        result = self.sessions.call(
-            key, client, name, arguments, lambda: self.tools.call(name, arguments)
+        result = await self.amemory.run(  # the tool and its record, off the event loop
+            lambda: self.sessions.call(
+                key, client, name, arguments, lambda: self.tools.call(name, arguments)
+            )
         )
         text = json.dumps(result, ensure_ascii=False, indent=1)
         return types.CallToolResult(
@@ -171,21 +180,28 @@ def _session_of(
 SESSION_HEADER = "mcp-session-id"
 
 
-def session_ends(app: ASGIApp, sessions: SessionRecorder) -> ASGIApp:
-    """End a session's activity when its client deletes it (``DELETE /mcp``)."""
+def session_ends(
+    app: ASGIApp, sessions: SessionRecorder, memory: AsyncMemory | None = None
+) -> ASGIApp:
+    """End a session's activity when its client deletes it (``DELETE /mcp``); with
+    ``memory``, on its worker (the history write off the event loop)."""
 
     async def watched(scope: Scope, receive: Receive, send: Send) -> None:
         await app(scope, receive, send)
         if scope["type"] == "http" and scope.get("method") == "DELETE":
             given = dict(scope.get("headers") or []).get(SESSION_HEADER.encode(), b"")
             if given:
-                sessions.end(f"http:{given.decode('latin-1')}")
+                key = f"http:{given.decode('latin-1')}"
+                if memory is None:
+                    sessions.end(key)
+                else:
+                    await memory.run(lambda: sessions.end(key))
 
     return watched
 
 
-def _add_resources(server: MCPServer[Any], memory: Memory) -> None:
-    if memory.has("notebook"):
+def _add_resources(server: MCPServer[Any], memory: AsyncMemory) -> None:
+    if memory.sync.has("notebook"):  # the manifest, read already: nothing to wait for
 
         @server.resource(
             "memdir://notebook",
@@ -194,8 +210,8 @@ def _add_resources(server: MCPServer[Any], memory: Memory) -> None:
             description="NOTEBOOK.md: the agent's working memory, always in its prompt.",
             mime_type="text/markdown",
         )
-        def notebook() -> str:
-            return memory.notebook.render()
+        async def notebook() -> str:
+            return await memory.notebook.render()
 
     @server.resource(
         "memdir://context",
@@ -204,8 +220,8 @@ def _add_resources(server: MCPServer[Any], memory: Memory) -> None:
         description="What the agent loads at boot: identity, knowledge, notebook, journal.",
         mime_type="text/markdown",
     )
-    def boot() -> str:
-        return memory.context().text
+    async def boot() -> str:
+        return (await memory.context()).text
 
     @server.resource(
         "memdir://file/{+path}",
@@ -214,8 +230,8 @@ def _add_resources(server: MCPServer[Any], memory: Memory) -> None:
         description="Any file of the memory folder by its path, e.g. memdir://file/knowledge.md",
         mime_type="text/markdown",
     )
-    def memory_file(path: str) -> str:
-        got = memory.get(path)
+    async def memory_file(path: str) -> str:
+        got = await memory.get(path)
         if got.ok:
             return got.text
         reason = f"{got.path}: {got.reason}"
@@ -232,10 +248,10 @@ def _add_resources(server: MCPServer[Any], memory: Memory) -> None:
             + "; query adds the memories most relevant to it."
         ),
     )
-    def boot_context(profile: str = "default", query: str | None = None) -> str:
+    async def boot_context(profile: str = "default", query: str | None = None) -> str:
         if profile not in PROFILES:
             raise ValueError(f"profile must be one of {', '.join(PROFILES)}, not {profile!r}")
-        return memory.context(profile=profile, query=query or None).text
+        return (await memory.context(profile=profile, query=query or None)).text
 
 
 def build_server(
@@ -286,7 +302,9 @@ def http_app(server: MemdirMCP, *, host: str = "127.0.0.1", token: str | None = 
     # the SDK forgets an idle session when the history ends its activity
     idle = server.sessions.idle_seconds or IDLE_SECONDS
     app: ASGIApp = session_ends(
-        server.streamable_http_app(host=host, session_idle_timeout=idle), server.sessions
+        server.streamable_http_app(host=host, session_idle_timeout=idle),
+        server.sessions,
+        server.amemory,
     )
     return bearer_guard(app, token) if token else app
 

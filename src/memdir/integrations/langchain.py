@@ -1,0 +1,64 @@
+"""memdir's agent tools as LangChain tools: ``memdir_tools(memory)``.
+
+    from langgraph.prebuilt import create_react_agent
+    from memdir.integrations.langchain import memdir_tools
+    agent = create_react_agent(model, memdir_tools(memdir.open("~/agent")))
+
+One ``StructuredTool`` per tool the folder offers (its manifest's ``[tools]``), its
+arguments memdir's own JSON Schema; a call (``invoke`` or ``ainvoke``) goes through
+``Tools.call``, the async one on the folder's worker thread (``memdir.aio``), and
+returns the result as JSON text: a bad call is ``{ok: false, reason}`` for the model,
+never an exception.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+try:
+    from langchain_core.tools import StructuredTool
+except ImportError as exc:  # the framework is an extra, not a dependency
+    raise ImportError(
+        "memdir.integrations.langchain needs LangChain (langchain-core): "
+        "pip install 'memdir[langchain]'"
+    ) from exc
+
+from memdir.aio import AsyncMemory
+from memdir.memory import Memory
+from memdir.tools import Tools
+
+
+def memdir_tools(
+    memory: Memory | AsyncMemory, *, names: list[str] | None = None
+) -> list[StructuredTool]:
+    """The folder's tools as LangChain tools (``names``: only these)."""
+    amemory = memory if isinstance(memory, AsyncMemory) else AsyncMemory(memory)
+    tools = Tools(amemory.sync)
+    offered = tools.names()
+    unknown = sorted(set(names or ()) - set(offered))
+    if unknown:
+        raise ValueError(f"no memdir tool {', '.join(unknown)}; offered: {', '.join(offered)}")
+    return [
+        _structured_tool(amemory, tools, name) for name in offered if names is None or name in names
+    ]
+
+
+def _structured_tool(amemory: AsyncMemory, tools: Tools, name: str) -> StructuredTool:
+    tool = tools.get(name)
+    assert tool is not None  # listed by tools.names()
+
+    def run(**arguments: Any) -> str:
+        return json.dumps(tools.call(name, arguments), ensure_ascii=False)
+
+    async def arun(**arguments: Any) -> str:
+        result = await amemory.run(lambda: tools.call(name, arguments))
+        return json.dumps(result, ensure_ascii=False)
+
+    return StructuredTool.from_function(
+        func=run,
+        coroutine=arun,
+        name=name,
+        description=tool.description,
+        args_schema=tool.schema(),
+    )

@@ -1,0 +1,60 @@
+"""memdir's agent tools for the OpenAI Agents SDK: ``memdir_tools(memory)``.
+
+    from agents import Agent
+    from memdir.integrations.openai_agents import memdir_tools
+    agent = Agent(name="assistant", tools=memdir_tools(await memdir.aopen("~/agent")))
+
+One ``FunctionTool`` per tool the folder offers (its manifest's ``[tools]``), with the
+same JSON Schema as the OpenAI and Anthropic schemas (``memdir.tools``); each call
+goes through ``Tools.call`` on the folder's worker thread (``memdir.aio``), so a bad
+call comes back to the model as ``{ok: false, reason}``, never an exception, and the
+event loop the SDK runs on never waits on a file. See examples/openai_agents_memory.py.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+try:
+    from agents import FunctionTool, RunContextWrapper
+except ImportError as exc:  # the framework is an extra, not a dependency
+    raise ImportError(
+        "memdir.integrations.openai_agents needs the OpenAI Agents SDK: "
+        "pip install 'memdir[openai-agents]'"
+    ) from exc
+
+from memdir.aio import AsyncMemory
+from memdir.memory import Memory
+from memdir.tools import Tools
+
+
+def memdir_tools(
+    memory: Memory | AsyncMemory, *, names: list[str] | None = None
+) -> list[FunctionTool]:
+    """The folder's tools as Agents SDK tools (``names``: only these)."""
+    amemory = memory if isinstance(memory, AsyncMemory) else AsyncMemory(memory)
+    tools = Tools(amemory.sync)
+    offered = tools.names()
+    unknown = sorted(set(names or ()) - set(offered))
+    if unknown:
+        raise ValueError(f"no memdir tool {', '.join(unknown)}; offered: {', '.join(offered)}")
+    chosen = [name for name in offered if names is None or name in names]
+    return [_function_tool(amemory, tools, name) for name in chosen]
+
+
+def _function_tool(amemory: AsyncMemory, tools: Tools, name: str) -> FunctionTool:
+    tool = tools.get(name)
+    assert tool is not None  # listed by tools.names()
+
+    async def invoke(context: RunContextWrapper[Any], arguments: str) -> str:
+        result = await amemory.run(lambda: tools.call(name, arguments or "{}"))
+        return json.dumps(result, ensure_ascii=False)
+
+    return FunctionTool(
+        name=name,
+        description=tool.description,
+        params_json_schema=tool.schema(),
+        on_invoke_tool=invoke,
+        strict_json_schema=False,  # memdir's schemas have optional arguments
+    )
