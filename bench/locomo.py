@@ -4,6 +4,7 @@
     .venv/bin/python bench/locomo.py --methods plugin      # memdir only
     .venv/bin/python bench/locomo.py --embedder hashing    # any memdir embedder
     .venv/bin/python bench/locomo.py --keep /tmp/lc-keep   # build the folders once, reuse
+    .venv/bin/python bench/locomo.py --backend postgres    # SQLite, then PostgreSQL, compared
 
 Each conversation goes into a fresh memdir folder: one journal file per
 session (``journal/YYYY-MM-DD-sNN.md``), one ``## speaker`` section per turn
@@ -17,6 +18,13 @@ RRF hybrid) in the same call, so the figures stay comparable.
 ``--keep DIR`` (or ``MEMDIR_BENCH_KEEP``) builds each folder under DIR once and
 reuses it, index and vectors included, while the data and embedder stay the same.
 
+``--backend postgres`` runs memdir twice in one run: on SQLite, then with the same
+folders' rows in PostgreSQL (``storage.postgres.index.postgres_index``: the real
+``Index`` and ``index.search`` over ``PgIndex``, one agent per conversation in one
+table; pgserver started in a temporary folder, or ``MEMDIR_DATABASE_URL``), and prints
+both R@10, their difference (the issue's target: at most 0.02), each backend's search
+p50 and its index bytes per item.
+
 The baselines need the bench extras: ``pip install -e '.[bench]'``.
 """
 
@@ -27,10 +35,11 @@ import re
 import sys
 import tempfile
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-from bench_folders import built_folder
+from bench_folders import BACKEND, backend, both_backends, built_folder, on_backend, p50_ratio
 
 import memdir
 from memdir.files.sections import Section, SectionDocument
@@ -39,6 +48,9 @@ HERE = Path(__file__).resolve().parent
 SHARED = Path(os.environ.get("MEMDIR_SHARED_BENCH", HERE.parent.parent / "shared" / "bench"))
 EMBEDDER = os.environ.get("MEMDIR_BENCH_EMBEDDER", "minilm")
 KEEP = os.environ.get("MEMDIR_BENCH_KEEP", "")
+SCHEMA = "bench_locomo"
+RETRIEVERS: list[MemdirRetriever] = []
+"""every retriever made in this process (``--backend postgres`` reads their sizes)"""
 
 
 def session_moment(text: str) -> datetime | None:
@@ -65,9 +77,10 @@ def render_session(number: int, date_text: str, turns: list[dict[str, Any]]) -> 
 class MemdirRetriever:
     """A locomo_bench plugin: one memdir folder per conversation."""
 
-    name = f"memdir({EMBEDDER})"
+    name = f"memdir({EMBEDDER})" if backend() == "sqlite" else f"memdir({EMBEDDER}, postgres)"
 
     def __init__(self) -> None:
+        RETRIEVERS.append(self)
         if KEEP:
             self.root = Path(KEEP)
             self.root.mkdir(parents=True, exist_ok=True)
@@ -96,7 +109,7 @@ class MemdirRetriever:
                 anchor = turn["speaker"] if count == 1 else f"{turn['speaker']} ({count})"
                 mapping[(relpath, anchor)] = turn["dia_id"]
         memory = built_folder(folder, files, EMBEDDER, lambda f: memdir.open(f, embedder=EMBEDDER))
-        self.memories[conv_id] = memory
+        self.memories[conv_id] = on_backend(memory, folder.name, SCHEMA)
         self.dia_ids[conv_id] = mapping
 
     def search(self, conv_id: str, query: str, k: int) -> list[str]:
@@ -104,6 +117,32 @@ class MemdirRetriever:
         mapping = self.dia_ids[conv_id]
         places = [(hit.path, hit.anchor) for hit in hits]
         return [mapping[place] for place in places if place in mapping]
+
+
+def _run_pass(locomo_bench: Any, args: list[str]) -> dict[str, Any]:
+    """One pass of the shared scorer; the plugin's summary (from its result file)."""
+    import json
+    import time
+
+    out = Path(args[args.index("--out") + 1])
+    sys.argv = ["locomo_bench.py", *args]
+    locomo_bench.main()
+    newest = max(out.glob("locomo_*.json"), key=lambda path: path.stat().st_mtime)
+    time.sleep(1.1)  # the next pass's result file gets a later stamp
+    summary: dict[str, Any] = json.loads(newest.read_text())["summaries"][-1]
+    return summary
+
+
+def _interleaved(locomo_bench: Any, sqlite: MemdirRetriever, postgres: MemdirRetriever) -> float:
+    _, questions, _ = locomo_bench.load_locomo(locomo_bench.DEFAULT_DATA)
+    asked = [q for q in questions if q["conv"] in sqlite.memories and q["evidence"]]
+    return p50_ratio(
+        (
+            partial(sqlite.search, q["conv"], q["question"], 10),
+            partial(postgres.search, q["conv"], q["question"], 10),
+        )
+        for q in asked
+    )
 
 
 def main() -> None:
@@ -115,6 +154,7 @@ def main() -> None:
     for flag, variable in (
         ("--embedder", "MEMDIR_BENCH_EMBEDDER"),
         ("--keep", "MEMDIR_BENCH_KEEP"),
+        ("--backend", "MEMDIR_BENCH_BACKEND"),
     ):
         if flag in args:
             at = args.index(flag)
@@ -129,6 +169,12 @@ def main() -> None:
     for flag, value in defaults.items():
         if flag not in args:
             args += [flag, value]
+    if os.environ.get(BACKEND, "sqlite") == "postgres":
+        both_backends(
+            partial(_run_pass, locomo_bench, args), "locomo", SCHEMA,
+            lambda summary: summary["overall_cat1_4"], partial(_interleaved, locomo_bench),
+        )  # fmt: skip
+        return
     sys.argv = ["locomo_bench.py", *args]
     locomo_bench.main()
 

@@ -14,11 +14,9 @@ each primitive as ``Memory.search(mode="deep")`` would call it (depth 200):
   computed from the weighted tsvector (``PgIndex.keyword``) and ``ts_rank_cd``;
 - vector: SQLite's cosine over the matrix (``_semantic``) beside PostgreSQL's exact
   cosine and its HNSW index (ef_search = depth);
-- fused: step 2 of the ranking (``index.search.fuse``) over each backend's two lists;
-- full: the whole ranking of a deep search (``index.search.search`` on SQLite; on
-  PostgreSQL its own steps 2-8, ``_rank`` and the floor, over PostgreSQL's candidates,
-  reading rows through a shim that hands ``_rank``'s one row query to PostgreSQL: the
-  ranking code is the same, untouched; a deep search never widens).
+- fused: step 2 of the ranking (``index.ranking.fuse``) over each backend's two lists;
+- full: the whole ranking of a deep search, ``index.search.search``, on SQLite and on
+  PostgreSQL (the real ``Index`` over ``PgIndex``: ``postgres_index``).
 
 Printed: R@5 and R@10 (LoCoMo categories 1-4, the shared scorer), how much of SQLite's
 top 10 each PostgreSQL list holds, and each primitive's p50 time as a ratio to SQLite's
@@ -77,11 +75,12 @@ def main() -> None:
     import locomo_bench  # type: ignore[import-not-found]
     from locomo import MemdirRetriever  # type: ignore[import-not-found]
 
-    from memdir.index.search import Filters, _floor, _keyword, _semantic, fuse
+    from memdir.index.ranking import fuse
+    from memdir.index.search import Filters, _floor, _keyword, _semantic
     from memdir.index.search import search as run_search
     from memdir.index.words import query_words
     from memdir.storage.postgres.db import Database
-    from memdir.storage.postgres.index import PgIndex, index_text
+    from memdir.storage.postgres.index import PgIndex, index_text, postgres_index
     from memdir.storage.seam import Scope
 
     convs, questions, _ = locomo_bench.load_locomo(locomo_bench.DEFAULT_DATA)
@@ -138,6 +137,7 @@ def main() -> None:
     overlap: dict[str, list[float]] = {m: [] for m in methods}
     times: dict[str, list[float]] = {m: [] for m in methods}
     lengths: dict[str, list[int]] = {m: [] for m in methods}
+    wholes: dict[str, Any] = {}  # the real Index over each conversation's PgIndex
     for question in questions:
         memory = retriever.memories[question["conv"]]
         index = memory.index
@@ -147,15 +147,14 @@ def main() -> None:
         assert embedder is not None and index.vectors is not None
         index.vectors.refresh(index.db)
         scope = Scope(Filters(mode="deep"), memory.manifest.decay, memory.clock())
-        where, params = scope.filters.sql(scope.decay, scope.now)
         words = query_words(question["question"])
         vector = embedder.embed([question["question"]])[0]
         floor = _floor(index)
         calls: dict[str, Callable[[], list[tuple[int, float]]]] = {
-            "kw_sqlite": partial(_keyword, index, words, where, params, DEPTH),
+            "kw_sqlite": partial(_keyword, index, words, scope, DEPTH),
             "kw_pg_bm25": partial(pg.keyword, words, scope, DEPTH),
             "kw_pg_ts_rank_cd": partial(pg.keyword, words, scope, DEPTH, scorer="ts_rank_cd"),
-            "vec_sqlite": partial(_semantic, index, vector, where, params, DEPTH),
+            "vec_sqlite": partial(_semantic, index, vector, scope, DEPTH),
             "vec_pg_exact": partial(pg.semantic, vector, embedder.id, scope, DEPTH, floor),
             "vec_pg_hnsw": partial(
                 pg.semantic, vector, embedder.id, scope, DEPTH, floor, method="hnsw"
@@ -175,11 +174,15 @@ def main() -> None:
         full = run_search(index, question["question"], scope.filters, k=DEPTH,
                           decay=scope.decay, now=scope.now)  # fmt: skip
         lists["full_sqlite"] = [(_id_of(index, hit.path, hit.anchor), hit.score) for hit in full]
-        lists["full_pg"] = (
-            _full(_Shim(pg, embedder), question["question"], words, lists["kw_pg_bm25"],
-                  lists["vec_pg_exact"], scope)
-            if words else []
-        )  # fmt: skip
+        if question["conv"] not in wholes:
+            wholes[question["conv"]] = postgres_index(
+                memory.root, memory.manifest, db, embedder=embedder, clock=memory.clock,
+                agent=question["conv"],
+            )  # fmt: skip
+        whole = wholes[question["conv"]]
+        full_pg = run_search(whole, question["question"], scope.filters, k=DEPTH,
+                             decay=scope.decay, now=scope.now)  # fmt: skip
+        lists["full_pg"] = [(_pg_id_of(pg, hit.path, hit.anchor), hit.score) for hit in full_pg]
         places = _places(index, pg, lists)
         for name in methods:
             lengths[name].append(len(places[name]))
@@ -194,36 +197,16 @@ def main() -> None:
     _report(methods, scores, overlap, times, lengths, len(questions), args.embedder, wanted)
 
 
-class _ShimDb:
-    """What ``_rank`` asks of ``index.db`` (its rows by id), asked of PostgreSQL."""
-
-    def __init__(self, pg: Any) -> None:
-        self.pg = pg
-
-    def execute(self, sql: str, params: list[object]) -> Any:
-        return self.pg.folder.conn().execute(sql.replace("?", "%s"), params)
-
-
-class _Shim:
-    """An ``Index`` as ``index.search._rank`` sees it: ``db``, ``lock``, ``embedder``."""
-
-    def __init__(self, pg: Any, embedder: Any) -> None:
-        import threading
-
-        self.db = _ShimDb(pg)
-        self.lock = threading.RLock()
-        self.embedder = embedder
-
-
-def _full(shim: Any, query: str, words: list[str], keyword: Any, semantic: Any, scope: Any) -> Any:
-    """``search``'s steps 2-8 for a deep search, over these candidates."""
-    from memdir.index.search import FLOOR_SHARE, _rank
-
-    _, ranked = _rank(shim, query, words, keyword, semantic, scope.decay, scope.now)
-    if ranked:
-        least = FLOOR_SHARE * max(entry.match for entry in ranked)
-        ranked = [entry for entry in ranked if entry.exact or entry.match >= least]
-    return [(entry.item_id, entry.score) for entry in ranked[:DEPTH]]
+def _pg_id_of(pg: Any, path: str, anchor: str) -> int:
+    row = (
+        pg.folder.conn()
+        .execute(
+            "SELECT id FROM items WHERE agent = %s AND path = %s AND anchor = %s",
+            (pg.agent, path, anchor),
+        )
+        .fetchone()
+    )
+    return int(row[0])
 
 
 def _id_of(index: Any, path: str, anchor: str) -> int:

@@ -4,6 +4,7 @@
     .venv/bin/python bench/realmem.py --methods plugin      # memdir only
     .venv/bin/python bench/realmem.py --embedder hashing    # any memdir embedder
     .venv/bin/python bench/realmem.py --keep /tmp/rm-keep   # build the folders once, reuse
+    .venv/bin/python bench/realmem.py --backend postgres    # SQLite, then PostgreSQL, compared
 
 Each persona's history goes into one memdir folder, as a real user's would: one
 journal file per session (``journal/YYYY-MM-DD-sNNN.md``, named by its ``day``),
@@ -21,6 +22,9 @@ over turns, FTS5 over whole sessions) in the same call.
 
 ``--keep DIR`` (or ``MEMDIR_BENCH_KEEP``) builds each folder under DIR once and
 reuses it, index and vectors included, while the data and embedder stay the same.
+
+``--backend postgres`` runs memdir on SQLite, then with the same folders' rows in
+PostgreSQL (bench/locomo.py's docstring says how), and prints both.
 """
 
 from __future__ import annotations
@@ -30,10 +34,11 @@ import re
 import sys
 import tempfile
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-from bench_folders import built_folder
+from bench_folders import BACKEND, backend, both_backends, built_folder, on_backend, p50_ratio
 
 import memdir
 from memdir.files.sections import Section, SectionDocument
@@ -44,6 +49,9 @@ SHARED = Path(os.environ.get("MEMDIR_SHARED_BENCH", HERE.parent.parent / "shared
 EMBEDDER = os.environ.get("MEMDIR_BENCH_EMBEDDER", "minilm")
 MODE = os.environ.get("MEMDIR_BENCH_MODE", "deep")
 KEEP = os.environ.get("MEMDIR_BENCH_KEEP", "")
+SCHEMA = "bench_realmem"
+RETRIEVERS: list[MemdirRetriever] = []
+"""every retriever made in this process (``--backend postgres`` reads their sizes)"""
 
 
 def moment_of(text: str) -> datetime:
@@ -67,9 +75,10 @@ def session_path(session: dict[str, Any]) -> str:
 class MemdirRetriever:
     """A realmem_bench plugin: one memdir folder per persona, its sessions as journals."""
 
-    name = f"memdir({EMBEDDER}, {MODE})"
+    name = f"memdir({EMBEDDER}, {MODE})" + ("" if backend() == "sqlite" else ", postgres")
 
     def __init__(self) -> None:
+        RETRIEVERS.append(self)
         if KEEP:
             self.root = Path(KEEP)
             self.root.mkdir(parents=True, exist_ok=True)
@@ -100,7 +109,7 @@ class MemdirRetriever:
         memory = built_folder(
             folder, files, EMBEDDER, lambda f: memdir.open(f, embedder=EMBEDDER, clock=self.clock)
         )
-        self.memories[hid] = memory
+        self.memories[hid] = on_backend(memory, folder.name, SCHEMA)
         self.turn_ids[hid] = mapping
 
     def search(self, hid: str, question: dict[str, Any], depth: int) -> list[str]:
@@ -113,6 +122,32 @@ class MemdirRetriever:
         return [mapping[place] for place in places if place in mapping]
 
 
+def _run_pass(realmem_bench: Any, args: list[str]) -> dict[str, Any]:
+    """One pass of the shared scorer; the plugin's summary (from its result file)."""
+    import json
+
+    out = Path(args[args.index("--out") + 1])
+    sys.argv = ["realmem_bench.py", *args]
+    realmem_bench.main()
+    newest = max(out.glob("results_*.json"), key=lambda path: path.stat().st_mtime)
+    summary: dict[str, Any] = json.loads(newest.read_text())[-1]
+    return summary
+
+
+def _interleaved(data: str, sqlite: MemdirRetriever, postgres: MemdirRetriever) -> float:
+    import json
+
+    questions = json.loads(Path(data).read_text(encoding="utf-8"))["questions"]
+    asked = [q for q in questions if q.get("haystack") in sqlite.memories]
+    return p50_ratio(
+        (
+            partial(sqlite.search, q["haystack"], q, 10),
+            partial(postgres.search, q["haystack"], q, 10),
+        )
+        for q in asked
+    )
+
+
 def main() -> None:
     sys.path.insert(0, str(SHARED))
     sys.path.insert(0, str(HERE))
@@ -123,6 +158,7 @@ def main() -> None:
         ("--embedder", "MEMDIR_BENCH_EMBEDDER"),
         ("--mode", "MEMDIR_BENCH_MODE"),
         ("--keep", "MEMDIR_BENCH_KEEP"),
+        ("--backend", "MEMDIR_BENCH_BACKEND"),
     ):
         if flag in args:
             at = args.index(flag)
@@ -137,6 +173,13 @@ def main() -> None:
     for flag, value in defaults.items():
         if flag not in args:
             args += [flag, value]
+    if os.environ.get(BACKEND, "sqlite") == "postgres":
+        data = args[args.index("--data") + 1]
+        both_backends(
+            partial(_run_pass, realmem_bench, args), "realmem", SCHEMA,
+            lambda summary: summary["overall"], partial(_interleaved, data),
+        )  # fmt: skip
+        return
     sys.argv = ["realmem_bench.py", *args]
     realmem_bench.main()
 

@@ -69,3 +69,31 @@ def pg_db(pg_url: str, pg_schema: str) -> Iterator[Database]:
         yield db
     finally:
         db.close()
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def index_backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Run the test on both index backends: on ``postgres`` every ``Memory`` the test
+    opens keeps its index rows in this test's schema (``postgres_index``: the real
+    ``Index`` and search over ``PgIndex``), one agent per folder (two opens of one
+    folder share its rows). Files and history stay on disk (the seam's other parts)."""
+    if request.param == "postgres":
+        import functools
+        import hashlib
+
+        from memdir.memory import Memory
+        from memdir.storage.postgres.index import postgres_index
+
+        db: Database = request.getfixturevalue("pg_db")
+
+        def index(self: Memory) -> object:
+            agent = hashlib.sha256(str(self.root.resolve()).encode()).hexdigest()[:16]
+            return postgres_index(
+                self.root, self.manifest, db, embedder=self._embedder(), clock=self.clock,
+                agent=agent, lock=self.lock, on_notice=self.notices.append,
+            )  # fmt: skip
+
+        prop = functools.cached_property(index)
+        prop.__set_name__(Memory, "index")
+        monkeypatch.setattr(Memory, "index", prop)
+    return str(request.param)

@@ -15,6 +15,9 @@ import pytest
 import memdir
 from memdir.index.embedders import HashingEmbedder
 from memdir.testing import FakeClock
+from pg_fixture import index_backend  # noqa: F401  (some tests on SQLite and PostgreSQL)
+
+on_both = pytest.mark.usefixtures("index_backend")
 
 
 def _rows(memory: memdir.Memory) -> dict[tuple[str, str], int]:
@@ -29,6 +32,7 @@ def _journal(folder: Path, name: str, sections: dict[str, str]) -> Path:
     return path
 
 
+@on_both
 def test_a_write_updates_the_index_in_the_same_call(memory: memdir.Memory) -> None:
     assert memory.search("zanzibar") == []  # the first search scans once
     scanned_at = memory.index.scanned_at
@@ -55,6 +59,7 @@ def test_appending_an_observation_touches_only_its_row(memory: memdir.Memory) ->
     assert all(after[key] == item_id for key, item_id in before.items())
 
 
+@on_both
 def test_a_removed_observation_leaves_the_index(memory: memdir.Memory) -> None:
     gone = memory.knowledge.save("the password rotation happens on Mondays").key
     assert memory.search("password rotation")
@@ -62,6 +67,7 @@ def test_a_removed_observation_leaves_the_index(memory: memdir.Memory) -> None:
     assert all(hit.anchor != gone for hit in memory.search("password rotation"))
 
 
+@on_both
 def test_hand_edits_are_picked_up_by_the_next_search(folder: Path, clock: FakeClock) -> None:
     memory = memdir.open(folder, clock=clock, embedder="hashing")
     assert memory.search("ostrich") == []
@@ -218,6 +224,7 @@ def test_a_new_embedder_re_embeds_instead_of_crashing(folder: Path, clock: FakeC
     assert set(models) == {"hashing-v1-64"}
 
 
+@on_both
 def test_same_id_other_dimension_is_ignored_not_fatal(folder: Path, clock: FakeClock) -> None:
     class Liar(HashingEmbedder):
         @property
@@ -233,6 +240,7 @@ def test_same_id_other_dimension_is_ignored_not_fatal(folder: Path, clock: FakeC
     assert hit.keyword is not None and hit.semantic is None
 
 
+@on_both
 def test_an_index_failure_never_fails_the_write(
     memory: memdir.Memory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -249,6 +257,7 @@ def test_an_index_failure_never_fails_the_write(
     assert [h.snippet for h in memory.search("broken", kinds=["observation"])]
 
 
+@on_both
 def test_items_carry_line_ranges_that_memory_get_opens(memory: memdir.Memory) -> None:
     memory.knowledge.update("conventions", "- snake_case\n- tabs are banned")
     saved = memory.knowledge.save("Line ranges point at the observation")
@@ -287,6 +296,7 @@ def test_an_index_from_another_extractor_version_is_rebuilt(memory: memdir.Memor
     assert [hit.snippet for hit in reopened.search("versioned")] == ["**versioned** observation"]
 
 
+@on_both
 def test_reindex_and_decay_report_their_progress(memory: memdir.Memory) -> None:
     for n in range(5):
         assert memory.vault.write(f"card-{n}", f"Card number {n}.").ok

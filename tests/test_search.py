@@ -9,6 +9,9 @@ import pytest
 
 import memdir
 from memdir.testing import ConceptEmbedder, FakeClock
+from pg_fixture import index_backend  # noqa: F401  (every test on SQLite and PostgreSQL)
+
+pytestmark = pytest.mark.usefixtures("index_backend")
 
 CONCEPTS = ConceptEmbedder(
     {
@@ -384,3 +387,40 @@ def test_a_snippet_marks_whole_words_and_their_inflections() -> None:
     assert snippet("The retries retried; retry later", ["retries"]) == (
         "The **retries** **retried**; **retry** later"
     )
+
+
+def test_the_index_backend_is_the_one_asked_for(
+    mem: memdir.Memory, request: pytest.FixtureRequest
+) -> None:
+    from memdir.index.sqlite_rows import SqliteRows
+    from memdir.storage.postgres.index import PgIndex
+
+    kind = PgIndex if request.getfixturevalue("index_backend") == "postgres" else SqliteRows
+    assert isinstance(mem.index.rows, kind)
+
+
+def test_a_new_embedder_re_embeds_and_never_mixes_two_models(
+    folder: Path, clock: FakeClock
+) -> None:
+    # The same two concepts, with "feline" on the other side in the second model: a
+    # vector of the first model left in play would find the tabby for "feline".
+    first = ConceptEmbedder({"cat": ["tabby", "feline"], "money": ["refund"]}, version="a")
+    second = ConceptEmbedder({"cat": ["tabby"], "money": ["refund", "feline"]}, version="b")
+    memory = memdir.open(folder, clock=clock, embedder=first)
+    memory.knowledge.save("The tabby slept on the keyboard")
+    memory.knowledge.save("The refund policy changed")
+    assert _keys(memory.search("feline", kinds=["observation"])) == [
+        "The tabby slept on the keyboard"
+    ]
+    memory.close()
+    again = memdir.open(folder, clock=clock, embedder=second)
+    hits = again.search("feline", kinds=["observation"])
+    assert _keys(hits) == ["The refund policy changed"]
+    assert hits[0].semantic == pytest.approx(1.0)
+    embedded, texts = again.index.vector_counts()
+    assert embedded == texts > 2  # every text has the new model's vector
+    again.close()
+    back = memdir.open(folder, clock=clock, embedder=first)
+    assert _keys(back.search("feline", kinds=["observation"])) == [
+        "The tabby slept on the keyboard"
+    ]

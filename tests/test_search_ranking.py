@@ -7,10 +7,15 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
+
 import memdir
 from memdir.index.when import time_windows
 from memdir.index.words import WORD_RE
 from memdir.testing import FakeClock
+from pg_fixture import index_backend  # noqa: F401  (every test on SQLite and PostgreSQL)
+
+pytestmark = pytest.mark.usefixtures("index_backend")
 
 
 def _journal(folder: Path, name: str, turns: list[tuple[str, str]], date: str = "") -> None:

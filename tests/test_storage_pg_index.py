@@ -6,6 +6,7 @@ from __future__ import annotations
 import secrets
 from collections.abc import Iterator
 from datetime import datetime
+from pathlib import Path
 
 import psycopg
 import pytest
@@ -125,10 +126,9 @@ def test_tokens_are_cut_as_fts5_cuts_them() -> None:
 def test_bm25_scores_are_fts5s(shared: tuple[memdir.Memory, PgIndex]) -> None:
     memory, pg = shared
     scope = _scope(memory)
-    where, params = scope.filters.sql(scope.decay, scope.now)
     for query in ("harbour", "sailing kids", "charity race shelter", "Caroline paints", "the"):
         words = query_words(query)
-        expected = _keyword(memory.index, words, where, params, 50)
+        expected = _keyword(memory.index, words, scope, 50)
         found = pg.keyword(words, scope, 50)
         assert expected, query
         marks = ",".join("?" * len(expected))
@@ -193,11 +193,10 @@ def test_vector_neighbours_are_sqlites(shared: tuple[memdir.Memory, PgIndex]) ->
     assert memory.index.vectors is not None
     memory.index.vectors.refresh(memory.index.db)
     scope = _scope(memory)
-    where, params = scope.filters.sql(scope.decay, scope.now)
     floor = _floor(memory.index)
     for query in ("sailing with kids", "a painting of the harbour", "charity race"):
         vector = embedder.embed([query])[0]
-        expected = _semantic(memory.index, vector, where, params, 20)
+        expected = _semantic(memory.index, vector, scope, 20)
         places = dict(
             memory.index.db.execute(
                 f"SELECT id, path || '#' || anchor FROM items WHERE id IN "
@@ -244,3 +243,34 @@ def test_migrations_are_recorded_and_applied_once(pg_url: str, pg_schema: str) -
     assert migrate(conn, pg_schema, MIGRATIONS) == []
     for db in opened:
         db.close()
+
+
+def test_an_index_over_files_in_postgres_reads_nothing_from_disk(
+    memory: memdir.Memory, pg_db: Database, tmp_path: Path
+) -> None:
+    from memdir.index.search import search
+    from memdir.storage.postgres.files import PgFiles
+    from memdir.storage.postgres.index import postgres_index
+
+    files = PgFiles(pg_db, "agent-f")
+    files.write("journal/2026-11-29.md", JOURNAL.encode())
+    empty = tmp_path / "nothing-here"  # no file of the folder is on disk
+    index = postgres_index(
+        empty, memory.manifest, pg_db, embedder=None, clock=memory.clock, agent="agent-f",
+        files=files,
+    )  # fmt: skip
+    scope = _scope(memory)
+
+    def found(query: str) -> list[tuple[str, str]]:
+        hits = search(index, query, Filters(mode="deep"), k=5, decay=scope.decay, now=scope.now)
+        return [(hit.path, hit.anchor) for hit in hits]
+
+    assert index.scan().added == ["journal/2026-11-29.md"]
+    assert found("charity race") == [("journal/2026-11-29.md", "Melanie (2)")]
+    assert index.scan().changed is False  # the same stamp: nothing read again
+    files.write("journal/2026-11-29.md", JOURNAL.replace("charity race", "bake sale").encode())
+    assert index.scan().updated == ["journal/2026-11-29.md"]
+    assert found("charity race") == [] and found("bake sale")
+    files.remove("journal/2026-11-29.md")
+    assert index.scan().removed == ["journal/2026-11-29.md"] and found("bake sale") == []
+    assert not empty.exists()

@@ -134,7 +134,7 @@ def reindex(
         with stoppable(memory, "memdir reindex"), progress("rebuilding the index") as step:
             report = memory.reindex(progress=step)
         seconds = time.perf_counter() - began  # reading and embedding: what the user waited
-        items = int(memory.index.db.execute("SELECT count(*) FROM items").fetchone()[0])
+        items = memory.index.rows.count()
     reading = min(report.seconds, seconds)
     embedding = seconds - reading
     if as_json:

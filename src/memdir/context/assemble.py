@@ -410,12 +410,8 @@ def _core_cards(memory: Memory, name: str, part: str) -> tuple[list[_Candidate],
 
     def read() -> list[tuple[str, str, str]]:
         with index.lock:
-            found: list[tuple[str, str, str]] = index.db.execute(
-                "SELECT path, title, body FROM items WHERE kind = 'card' AND tier = 'core' "
-                "AND layer = ? ORDER BY path",
-                (name,),
-            ).fetchall()
-        return found
+            found = index.rows.select(kind="card", tier="core", layer=name)
+        return [(row["path"], row["title"], row["body"]) for row in found]
 
     rows = index.guard(read)  # a damaged index is rebuilt from the files, then read
     return [

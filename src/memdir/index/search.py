@@ -61,12 +61,16 @@ from memdir.index.embedders import EmbedderUnavailable, Vectors
 from memdir.index.hits import Hit as Hit
 from memdir.index.hits import Hits as Hits
 from memdir.index.ranking import Pairs, item_relevance, rank
+from memdir.index.sqlite_rows import COLUMN_WEIGHTS as COLUMN_WEIGHTS
+from memdir.index.sqlite_rows import COLUMNS
+from memdir.index.sqlite_rows import SELECTIVE_SHARE as SELECTIVE_SHARE
 from memdir.index.sync import Index
 from memdir.index.words import SNIPPET_CHARS as SNIPPET_CHARS
 from memdir.index.words import STOPWORDS as STOPWORDS
 from memdir.index.words import Marker
 from memdir.index.words import query_words as query_words
 from memdir.index.words import snippet as snippet
+from memdir.storage.seam import Scope
 from memdir.tiers import (
     MODE_TIERS,
     days_since,
@@ -79,9 +83,6 @@ DEPTH = 200
 # Below this cosine a text is not similar enough to be a semantic hit at all; an
 # embedder may say otherwise with a ``similarity_floor`` attribute.
 DEFAULT_SIMILARITY_FLOOR = 0.2
-# A filter letting through at most this share of the items is applied before the
-# vector scan (score only its items) rather than after it.
-SELECTIVE_SHARE = 0.25
 # A search embeds items still without a vector for about this long, no longer: a folder
 # with thousands of new items answers at once (keyword hits for the rest) and later
 # searches catch up. ``memdir reindex`` embeds everything.
@@ -94,8 +95,6 @@ STRONG_SHARE = 1.0
 item needs 1.8 times the match of a fresh one to tie), so this needs no margin of its own"""
 WIDENS = frozenset({"normal"})
 """the modes that widen to the colder tiers when their radius holds no strong hit"""
-# bm25() weights for the FTS columns: heading, body, tags, metadata words.
-COLUMN_WEIGHTS = (2.0, 1.0, 1.5, 0.5)
 
 
 @dataclass(frozen=True)
@@ -165,15 +164,15 @@ def search(
         return _recent(index, filters, k, decay, now, widens=widens)
     depth = max(DEPTH, k)
     vector = _query_vector(index, query) if use_semantic else None
-    where, params = filters.sql(decay, now)
-    keyword, semantic = _candidates(index, words, vector, where, params, depth)
+    scope = Scope(filters, decay, now)
+    keyword, semantic = _candidates(index, words, vector, scope, depth)
     radius = {item_id for item_id, _ in keyword + semantic}
     if widens:  # the best over every tier too: its colder items join the candidates
-        wide = _candidates(index, words, vector, *filters.sql(decay, now, wide=True), depth)
+        wide = _candidates(index, words, vector, Scope(filters, decay, now, wide=True), depth)
         keyword = _merged(keyword, wide[0])
         semantic = _merged(semantic, wide[1])
         more = [item_id for item_id, _ in wide[0] + wide[1] if item_id not in radius]
-        radius |= _allowed(index, more, where, params)  # in the radius, past its depth
+        radius |= _allowed(index, more, scope)  # in the radius, past its depth
     rows = _rows(index, list(dict(keyword) | dict(semantic)))
     ranked = rank(index.ranking, rows, query, words, keyword, semantic, _floor(index), decay, now)
     if ranked:
@@ -208,16 +207,11 @@ def _merged(first: _Pairs, second: _Pairs) -> _Pairs:
 
 
 def _candidates(
-    index: Index,
-    words: list[str],
-    vector: Vectors | None,
-    where: str,
-    params: list[object],
-    depth: int,
+    index: Index, words: list[str], vector: Vectors | None, scope: Scope, depth: int
 ) -> tuple[_Pairs, _Pairs]:
-    """The best ``depth`` keyword and the best ``depth`` semantic candidates under ``where``."""
-    keyword = _keyword(index, words, where, params, depth)
-    semantic = [] if vector is None else _semantic(index, vector, where, params, depth)
+    """The best ``depth`` keyword and the best ``depth`` semantic candidates in ``scope``."""
+    keyword = _keyword(index, words, scope, depth)
+    semantic = [] if vector is None else _semantic(index, vector, scope, depth)
     return keyword, semantic
 
 
@@ -225,21 +219,9 @@ def _floor(index: Index) -> float:
     return float(getattr(index.embedder, "similarity_floor", DEFAULT_SIMILARITY_FLOOR))
 
 
-def _keyword(
-    index: Index, words: list[str], where: str, params: list[object], depth: int
-) -> list[tuple[int, float]]:
-    quoted = ['"' + word.replace('"', '""') + '"' for word in words]
-    # Only stopwords: match them as a phrase, or nearly every item would match.
-    phrase_only = all(word in STOPWORDS for word in words)
-    match = " + ".join(quoted) if phrase_only else " OR ".join(quoted)
-    weights = ", ".join(str(weight) for weight in COLUMN_WEIGHTS)
-    sql = (
-        f"SELECT i.id, -bm25(items_fts, {weights}) FROM items_fts "
-        f"JOIN items AS i ON i.id = items_fts.rowid "
-        f"WHERE items_fts MATCH ? AND {where} ORDER BY bm25(items_fts, {weights}) LIMIT ?"
-    )
-    with index.lock:
-        return [(int(a), float(b)) for a, b in index.db.execute(sql, [match, *params, depth])]
+def _keyword(index: Index, words: list[str], scope: Scope, depth: int) -> _Pairs:
+    """BM25 over an OR of ``words`` (a phrase when all are stopwords), FTS5's weights."""
+    return index.rows.keyword(words, scope, depth)
 
 
 def _query_vector(index: Index, query: str) -> Vectors | None:
@@ -247,11 +229,8 @@ def _query_vector(index: Index, query: str) -> Vectors | None:
     if index.embedder is None:
         return None
     try:  # the vectors' cache asks the embedder its dimension: a server, for some
-        if index.vectors is None:
-            return None
         index.ensure_vectors(seconds=EMBED_SECONDS)
-        index.vectors.refresh(index.db)
-        if len(index.vectors) == 0:
+        if not index.rows.vectors_ready(index.embedder.id):
             return None
         vector: Vectors = index.embedder.embed([query])[0]
     except Exception as exc:  # a broken model must not take keyword search down with it
@@ -273,72 +252,21 @@ def _semantic_failed(index: Index, exc: Exception) -> None:
         index.on_notice(Notice("index", f"keyword search only: {reason}"))
 
 
-def _semantic(
-    index: Index, vector: Vectors, where: str, params: list[object], depth: int
-) -> list[tuple[int, float]]:
-    assert index.vectors is not None
-    floor = _floor(index)
-    if where != "1":
-        with index.lock:
-            count = index.db.execute(
-                f"SELECT count(*) FROM items AS i WHERE {where}", params
-            ).fetchone()[0]
-        if count <= len(index.vectors) * SELECTIVE_SHARE:
-            return _semantic_among(index, vector, where, params, depth, floor)
-    if where == "1":
-        return [pair for pair in index.vectors.top(vector, depth) if pair[1] >= floor]
-    wanted = depth * 4
-    candidates = [pair for pair in index.vectors.top(vector, wanted) if pair[1] >= floor]
-    allowed = _allowed(index, [item_id for item_id, _ in candidates], where, params)
-    kept = [(item_id, score) for item_id, score in candidates if item_id in allowed]
-    if len(kept) >= depth or len(candidates) < wanted:
-        return kept[:depth]  # enough, or every item above the floor was looked at
-    return _semantic_among(index, vector, where, params, depth, floor)
+def _semantic(index: Index, vector: Vectors, scope: Scope, depth: int) -> _Pairs:
+    """Cosine to ``vector`` (the embedder's vectors only), at least the floor."""
+    assert index.embedder is not None
+    return index.rows.semantic(vector, index.embedder.id, scope, depth, _floor(index))
 
 
-def _semantic_among(
-    index: Index, vector: Vectors, where: str, params: list[object], depth: int, floor: float
-) -> list[tuple[int, float]]:
-    """Cosine over just the items a selective filter lets through."""
-    with index.lock:
-        sql = f"SELECT i.id FROM items AS i WHERE {where}"
-        matching = [row[0] for row in index.db.execute(sql, params)]
-    assert index.vectors is not None
-    best = index.vectors.top_among(vector, matching, depth)
-    return [(item_id, score) for item_id, score in best if score >= floor]
+def _allowed(index: Index, ids: list[int], scope: Scope) -> set[int]:
+    return index.rows.allowed(ids, scope) if ids else set()
 
 
-def _allowed(index: Index, ids: list[int], where: str, params: list[object]) -> set[int]:
-    allowed: set[int] = set()
-    with index.lock:
-        for start in range(0, len(ids), 900):
-            chunk = ids[start : start + 900]
-            marks = ",".join("?" * len(chunk))
-            sql = f"SELECT i.id FROM items AS i WHERE i.id IN ({marks}) AND {where}"
-            allowed.update(row[0] for row in index.db.execute(sql, [*chunk, *params]))
-    return allowed
-
-
-_COLUMNS = (
-    "id", "path", "anchor", "ordinal", "kind", "layer", "title", "heading", "body", "tags",
-    "line_start", "line_end", "date", "decay_from", "tier", "relevance",
-)  # fmt: skip
+_COLUMNS = COLUMNS
 
 
 def _rows(index: Index, ids: list[int]) -> dict[int, dict[str, Any]]:
-    rows: dict[int, dict[str, Any]] = {}
-    with index.lock:
-        for start in range(0, len(ids), 900):
-            chunk = ids[start : start + 900]
-            marks = ",".join("?" * len(chunk))
-            sql = (
-                f"SELECT {', '.join(_COLUMNS)} FROM items JOIN places USING (id) "
-                f"WHERE id IN ({marks})"
-            )
-            for values in index.db.execute(sql, chunk):
-                row = dict(zip(_COLUMNS, values, strict=True))
-                rows[row["id"]] = row
-    return rows
+    return index.rows.rows(ids) if ids else {}
 
 
 def _tier(row: dict[str, Any], decay: Decay, now: datetime) -> str:
@@ -387,15 +315,8 @@ def _recent(
     for wide in (False, True) if widens else (False,):
         if len(ids) >= k:
             break
-        where, params = filters.sql(decay, now, wide=wide)
-        if not filters.kinds:
-            where += " AND i.kind = 'observation'"
-        sql = (
-            f"SELECT i.id FROM items AS i WHERE {where} "
-            f"ORDER BY i.date IS NULL, i.date DESC, i.id DESC LIMIT ?"
-        )
-        with index.lock:
-            found = [row[0] for row in index.db.execute(sql, [*params, k + len(ids)])]
+        scope = Scope(filters, decay, now, wide=wide)
+        found = index.rows.recent(scope, k + len(ids), observations=not filters.kinds)
         seen = set(ids)
         older = [item_id for item_id in found if item_id not in seen][: k - len(ids)]
         widened = widened or (wide and bool(older))
@@ -407,13 +328,7 @@ def _recent(
 
 def creative(index: Index, n: int, *, decay: Decay, now: datetime, rng: random.Random) -> list[Hit]:
     """A random sample of cold and archived items: deliberately not ranked by any query."""
-    cutoff = format_ts(now - timedelta(days=decay.warm_days + 1))
-    sql = (
-        "SELECT i.id FROM items AS i WHERE i.tier IN ('cold', 'archive') "
-        "OR (i.tier IS NULL AND i.decay_from < ?) ORDER BY i.id"
-    )
-    with index.lock:
-        ids = [row[0] for row in index.db.execute(sql, (cutoff,))]
+    ids = index.rows.cold(format_ts(now - timedelta(days=decay.warm_days + 1)))
     chosen = rng.sample(ids, min(n, len(ids)))
     rows = _rows(index, chosen)
     return [_hit(rows[item_id], 0.0, None, None, NO_WORDS, decay, now) for item_id in chosen]

@@ -193,10 +193,7 @@ def _cap_notices(memory: Memory) -> list[Any]:
 def _index(memory: Memory) -> list[Finding]:
     index = memory.index
     with index.lock:
-        known = {
-            path: (mtime, size)
-            for path, mtime, size in index.db.execute("SELECT path, mtime_ns, size FROM files")
-        }
+        known = {path: (mtime, size) for path, (mtime, size, _) in index.rows.file_states().items()}
     if not known:
         return []  # never built yet: not out of date, the first search builds it
     stale = []

@@ -117,12 +117,12 @@ def flagged_items(memory: Memory) -> list[Problem]:
 
     index = memory.index
     with index.lock:
-        rows = index.db.execute(
-            "SELECT path, anchor, kind, title, body FROM items JOIN places USING (id) "
-            "ORDER BY path, ordinal"
-        ).fetchall()
+        rows = index.rows.select()
     found: list[Problem] = []
-    for path, anchor, kind, title, body in rows:
+    for row in rows:
+        path, anchor, kind, title, body = (
+            row[c] for c in ("path", "anchor", "kind", "title", "body")
+        )
         findings = find_instructions(f"{title}\n{body}")
         if not findings:
             continue

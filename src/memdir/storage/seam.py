@@ -19,12 +19,11 @@ the seam (stores, dream, context, tools, servers) may know which it has.
 - ``IndexRows``: the index's rows, as sync writes them and search reads them: per file
   the state last seen and its items (diffed by anchor and content hash), the keyword
   primitive (BM25 with FTS5's column weights over an OR of the query's words), the
-  vector primitive (cosine to the query under a filter), rows by id. Ranking
+  vector primitive (cosine to the query under a filter), rows by id. Which files and
+  when to embed stay in ``index.sync.Index`` (``Index(..., rows=)``); ranking
   (fusion, neighbours, subject, exact, decay, floor, widening) stays above the seam,
   in ``index.search``, one copy for both backends.
-  local: ``memdir.index.sync.Index`` (its ``db`` and ``vectors``) with the SQL in
-  ``index.search`` (``_keyword``, ``_semantic``, ``_rows``, ``_allowed``, ``_recent``);
-  phase 2 moves that SQL into one class behind this Protocol.
+  local: ``memdir.index.sqlite_rows.SqliteRows`` (the default).
   postgres: ``memdir.storage.postgres.index.PgIndex``.
 - ``HistoryStore``: the activity history's public methods, as ``History`` has them.
   local: ``memdir.stores.history.History``. postgres:
@@ -33,7 +32,8 @@ the seam (stores, dream, context, tools, servers) may know which it has.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -42,9 +42,12 @@ from memdir.errors import MemdirError
 
 if TYPE_CHECKING:
     from memdir.config import Decay
+    from memdir.files.sections import Parsed
     from memdir.index.embedders import Embedder, Vectors
     from memdir.index.extract import Item
+    from memdir.index.rows import FileState
     from memdir.index.search import Filters
+    from memdir.results import Progress
     from memdir.stores.history import Activity, ActivityDetail
 
 
@@ -130,6 +133,20 @@ Pairs = list[tuple[int, float]]
 
 
 @dataclass(frozen=True)
+class Extracted:
+    """One file's items as ``index.sync`` extracted and placed them, for ``refill``."""
+
+    path: str
+    layer: str
+    store: str
+    items: Sequence[tuple[Item, tuple[object, ...]]]
+    """each item with its placement (``index.rows.placement``)"""
+    mtime_ns: int
+    size: int
+    digest: str
+
+
+@dataclass(frozen=True)
 class Scope:
     """Which items a search looks at: the filters, read at ``now`` under ``decay``,
     over the mode's tiers or (``wide``) every tier but the archive folder's."""
@@ -142,36 +159,57 @@ class Scope:
 
 @runtime_checkable
 class IndexRows(Protocol):
-    """The index's rows for one memory folder (what sync writes, what search reads)."""
+    """The index's rows for one memory folder (what sync writes, what search reads).
+
+    ``index.sync.Index`` calls it under its own lock (one thread at a time)."""
 
     def file_states(self) -> dict[str, tuple[int, int, str]]:
         """Path -> (mtime_ns, size, layer) of every file as last indexed (``scan``)."""
         ...
 
-    def apply(
-        self,
-        path: str,
-        layer_name: str,
-        store: str,
-        items: Sequence[tuple[Item, tuple[object, ...]]],
-        *,
-        mtime_ns: int,
-        size: int,
-        digest: str,
-    ) -> str:
-        """The file's items (each with its placement) replace its rows: those with the
-        same (anchor, content hash) are kept (placement updated), the rest deleted or
-        inserted. Returns 'added', 'updated' or 'unchanged' (same digest and layer)."""
+    def write(self, state: FileState, parsed: Parsed | None = None) -> str:
+        """The file's rows brought to ``state`` (its text, layer, stat): its items
+        (``index.extract``, placed by ``index.rows.placement``), diffed with its rows by
+        (anchor, content hash): those kept only move. 'added', 'updated' or 'unchanged'
+        (same digest and layer). ``parsed``: the writer's parse of the text."""
+        ...
+
+    def batch(self) -> AbstractContextManager[None]:
+        """One transaction for the writes inside (a scan's batch, a bulk job)."""
         ...
 
     def remove_file(self, path: str) -> None: ...
 
-    def clear(self) -> None:
-        """Drop every row (``reindex``); vectors of the current embedder are kept by content."""
+    def refill(
+        self,
+        files: Iterable[Extracted],
+        total: int,
+        progress: Progress | None = None,
+        *,
+        prune_vectors: bool = False,
+    ) -> None:
+        """Every row replaced by ``files``' (``reindex``, a first scan), in one
+        transaction; vectors of the texts kept are kept. ``prune_vectors``: those of
+        other embedders and of texts gone are dropped."""
         ...
 
-    def ensure_vectors(self, embedder: Embedder, limit: int | None = None) -> int:
-        """Embed items with no vector from ``embedder``; return how many texts."""
+    def tidy(self) -> None:
+        """After a scan: housekeeping (SQLite trims its item log)."""
+        ...
+
+    def ensure_vectors(
+        self, embedder: Embedder, progress: Progress | None = None, *, seconds: float | None = None
+    ) -> int:
+        """Embed the texts with no vector from ``embedder`` (with ``seconds``: for about
+        that long, a batch at least); return how many."""
+        ...
+
+    def vector_counts(self, model: str) -> tuple[int, int]:
+        """(texts with a vector from ``model``, texts)."""
+        ...
+
+    def vectors_ready(self, model: str) -> bool:
+        """True when some item has a vector from ``model`` (a search can go semantic)."""
         ...
 
     def keyword(self, words: Sequence[str], scope: Scope, depth: int) -> Pairs:
@@ -191,13 +229,31 @@ class IndexRows(Protocol):
         ...
 
     def rows(self, ids: Sequence[int]) -> dict[int, dict[str, Any]]:
-        """Each item's columns, as ``index.search._COLUMNS`` names them."""
+        """Each item's columns, as ``index.sqlite_rows.COLUMNS`` names them."""
         ...
 
     def recent(self, scope: Scope, limit: int, *, observations: bool) -> list[int]:
         """Ids of the newest items first (an empty query's listing; ``observations``:
         of that kind only, when the filters name no kind)."""
         ...
+
+    def cold(self, cutoff: str) -> list[int]:
+        """Ids of the cold and archived items (by tier, or a decay date before
+        ``cutoff``), by id (``search.creative`` samples them)."""
+        ...
+
+    def select(
+        self, *, kind: str | None = None, tier: str | None = None, layer: str | None = None
+    ) -> list[dict[str, Any]]:
+        """Every item's columns (of that kind, tier, layer when given), by path and
+        place in the file (``memdir doctor``'s checks, the context's core cards)."""
+        ...
+
+    def count(self) -> int:
+        """How many items."""
+        ...
+
+    def close(self) -> None: ...
 
 
 @runtime_checkable

@@ -27,27 +27,37 @@ configuration: English Snowball, no stopwords). An item's text is cut at
 
 from __future__ import annotations
 
-import hashlib
+import contextlib
 import re
+import time
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 from psycopg import sql
 
-from memdir.config import Layer
+from memdir.config import Layer, Manifest
 from memdir.files.encoding import clean
+from memdir.files.sections import Parsed
 from memdir.index.embedders import Embedder, Vectors
-from memdir.index.extract import CORE_KINDS, Item, extract
-from memdir.index.search import _COLUMNS, STOPWORDS
+from memdir.index.extract import Item, extract
+from memdir.index.rows import FileState, file_hash
+from memdir.index.rows import placement as placement
+from memdir.index.sqlite_rows import COLUMNS as _COLUMNS
+from memdir.index.sync import Index
+from memdir.index.words import STOPWORDS
+from memdir.results import Notice, Progress
 from memdir.storage.postgres.db import Connection, Database, Folder
 from memdir.storage.postgres.schema import COLUMN_WEIGHTS, TS_CONFIG, vector_index
-from memdir.storage.seam import Pairs, Scope
-from memdir.timeutil import format_ts
+from memdir.storage.seam import Extracted, Files, Pairs, Scope
+from memdir.timeutil import Clock, format_ts
 
 MAX_TOKENS = 50_000
 EMBED_BATCH = 256
+BUDGET_BATCH = 64  # under a time budget (a search): small batches, kept to closely
 HNSW_MAX_EF = 1000
 _TOKEN_RE = re.compile(r"[^\W_]+", re.UNICODE)
 _K1, _B = 1.2, 0.75
@@ -70,33 +80,20 @@ def tokens(text: str) -> list[str]:
     return _TOKEN_RE.findall(plain)[:MAX_TOKENS]
 
 
-def placement(item: Item, layer_name: str, layer: Layer) -> tuple[object, ...]:
-    """Where the item sits and how it ages (``index.sync.Index._placement``, the same)."""
-    tier = item.tier
-    if layer.store == "archive" or item.kind == "archive":
-        tier = "archive"
-    elif item.kind in CORE_KINDS or layer.decay == "none":
-        tier = tier or "core"
-    moment = (item.last_accessed or item.date) if layer.decay == "access" else item.date
-    decay_from = format_ts(moment) if moment is not None else None
-    return (
-        item.ordinal, item.line_start, item.line_end, layer_name, tier, decay_from,
-        item.relevance,
-    )  # fmt: skip
-
-
 def index_text(
     index: PgIndex, path: str, text: str, layer_name: str, layer: Layer, *, mtime_ns: int,
     size: int,
 ) -> str:  # fmt: skip
     """Bring ``path``'s rows up to date with ``text`` (what ``Index._apply`` does on
     SQLite: the same items, placement and digest); 'added', 'updated' or 'unchanged'."""
-    items = extract(layer.store, path, clean(text))
-    digest = hashlib.sha1(text.encode("utf-8", "surrogateescape")).hexdigest()
-    placed = [(item, placement(item, layer_name, layer)) for item in items]
-    return index.apply(
-        path, layer_name, layer.store, placed, mtime_ns=mtime_ns, size=size, digest=digest
-    )
+    return index.write(FileState(path, layer_name, layer, text, mtime_ns, size))
+
+
+def _placed(path: str, layer_name: str, layer: Layer, text: str) -> list[tuple[Item, Any]]:
+    return [
+        (item, placement(item, layer_name, layer))
+        for item in extract(layer.store, path, clean(text))
+    ]
 
 
 def where_sql(scope: Scope) -> tuple[str, list[object]]:
@@ -115,7 +112,76 @@ class PgIndex:
     def _conn(self) -> Connection:
         return self.folder.conn()
 
+    def close(self) -> None:
+        """Nothing of its own to close: the ``Database`` is its opener's."""
+
     # -- writing rows ----------------------------------------------------------
+
+    def write(self, state: FileState, parsed: Parsed | None = None) -> str:
+        """``IndexRows.write``: the file's items extracted whole (``parsed`` is not
+        needed: extraction reads the text) and diffed with its rows (``apply``)."""
+        text = state.text
+        digest = file_hash(text).hexdigest()
+        with self.folder.lock:
+            conn = self.folder.lock.connection()
+            row = conn.execute(
+                "SELECT hash, layer FROM index_files WHERE agent = %s AND path = %s",
+                (self.agent, state.relpath),
+            ).fetchone()
+            if row is not None and row[0] == digest and row[1] == state.layer_name:
+                return self._touch(conn, state.relpath, state.mtime_ns, state.size)
+            placed = _placed(state.relpath, state.layer_name, state.layer, text)
+            return self.apply(
+                state.relpath, state.layer_name, state.layer.store, placed,
+                mtime_ns=state.mtime_ns, size=state.size, digest=digest,
+            )  # fmt: skip
+
+    def _touch(self, conn: Connection, path: str, mtime_ns: int, size: int) -> str:
+        conn.execute(
+            "UPDATE index_files SET mtime_ns = %s, size = %s WHERE agent = %s AND path = %s",
+            (mtime_ns, size, self.agent, path),
+        )
+        return "unchanged"
+
+    @contextlib.contextmanager
+    def batch(self) -> Iterator[None]:
+        """The folder lock: its transaction holds every write inside."""
+        with self.folder.lock:
+            yield
+
+    def refill(
+        self,
+        files: Iterable[Extracted],
+        total: int,
+        progress: Progress | None = None,
+        *,
+        prune_vectors: bool = False,
+    ) -> None:
+        """Every file's rows diffed afresh (even where its digest is the same: the
+        extractor may have changed), the rows of files not among them dropped, in one
+        transaction. An item whose text is kept keeps its vector (vectors live on the
+        rows, one model each: ``ensure_vectors`` replaces another model's)."""
+        with self.folder.lock:
+            conn = self.folder.lock.connection()
+            seen: set[str] = set()
+            done = 0
+            for done, found in enumerate(files, 1):
+                seen.add(found.path)
+                self.apply(
+                    found.path, found.layer, found.store, found.items, mtime_ns=found.mtime_ns,
+                    size=found.size, digest=found.digest, force=True,
+                )  # fmt: skip
+                if progress is not None and (done % 500 == 0):
+                    progress(done, total)
+            for path in set(self.file_states()) - seen:
+                self.remove_file(path)
+            if prune_vectors:
+                conn.execute("ANALYZE items")
+            if progress is not None:
+                progress(done, total)
+
+    def tidy(self) -> None:
+        """Nothing to trim: PostgreSQL keeps no item log."""
 
     def file_states(self) -> dict[str, tuple[int, int, str]]:
         rows = self._conn().execute(
@@ -133,20 +199,20 @@ class PgIndex:
         mtime_ns: int,
         size: int,
         digest: str,
+        force: bool = False,
     ) -> str:
+        """The file's rows replaced by ``items`` (each with its placement), diffed by
+        (anchor, content hash); 'unchanged' when the digest and layer are the same
+        (unless ``force``)."""
         with self.folder.lock:
             conn = self.folder.lock.connection()
             row = conn.execute(
                 "SELECT hash, layer FROM index_files WHERE agent = %s AND path = %s",
                 (self.agent, path),
             ).fetchone()
-            if row is not None and row[0] == digest and row[1] == layer_name:
-                conn.execute(
-                    "UPDATE index_files SET mtime_ns = %s, size = %s WHERE agent = %s "
-                    "AND path = %s",
-                    (mtime_ns, size, self.agent, path),
-                )
-                return "unchanged"
+            same = row is not None and row[0] == digest and row[1] == layer_name
+            if same and not force:
+                return self._touch(conn, path, mtime_ns, size)
             self._diff(conn, path, items)
             conn.execute(
                 "INSERT INTO index_files (agent, path, layer, store, mtime_ns, size, hash) "
@@ -155,7 +221,7 @@ class PgIndex:
                 "size = excluded.size, hash = excluded.hash",
                 (self.agent, path, layer_name, store, mtime_ns, size, digest),
             )
-            return "added" if row is None else "updated"
+            return "added" if row is None else "unchanged" if same else "updated"
 
     def _diff(
         self, conn: Connection, path: str, items: Sequence[tuple[Item, tuple[object, ...]]]
@@ -270,12 +336,23 @@ class PgIndex:
             )
         vector_index(conn, model, dim)
 
-    def ensure_vectors(self, embedder: Embedder, limit: int | None = None) -> int:
-        """Embed the texts with no vector from ``embedder`` (at most ``limit``); how many."""
+    def ensure_vectors(
+        self,
+        embedder: Embedder,
+        progress: Progress | None = None,
+        *,
+        seconds: float | None = None,
+        limit: int | None = None,
+    ) -> int:
+        """Embed the texts with no vector from ``embedder`` (an item with another
+        model's vector counts as none: it is replaced); how many. With ``seconds``, stop
+        after the batch that passes it; with ``limit``, after that many texts."""
         conn = self._conn()
         done = 0
+        began = time.monotonic()
+        size = EMBED_BATCH if seconds is None else BUDGET_BATCH
         while limit is None or done < limit:
-            batch = EMBED_BATCH if limit is None else min(EMBED_BATCH, limit - done)
+            batch = size if limit is None else min(size, limit - done)
             rows = conn.execute(
                 "SELECT DISTINCT ON (vector_key) vector_key, heading, meta, body FROM items "
                 "WHERE agent = %s AND model IS DISTINCT FROM %s ORDER BY vector_key, id LIMIT %s",
@@ -290,7 +367,33 @@ class PgIndex:
                 [(str(row[0]), vector) for row, vector in zip(rows, matrix, strict=True)],
             )  # fmt: skip
             done += len(rows)
+            if progress is not None:
+                progress(done, done)
+            if seconds is not None and time.monotonic() - began >= seconds:
+                break
         return done
+
+    def vector_counts(self, model: str) -> tuple[int, int]:
+        row = (
+            self._conn()
+            .execute(
+                "SELECT count(DISTINCT vector_key), count(DISTINCT vector_key) FILTER "
+                "(WHERE model = %s) FROM items WHERE agent = %s",
+                (model, self.agent),
+            )
+            .fetchone()
+        )
+        return (int(row[1]), int(row[0])) if row else (0, 0)
+
+    def vectors_ready(self, model: str) -> bool:
+        row = (
+            self._conn()
+            .execute(
+                "SELECT 1 FROM items WHERE agent = %s AND model = %s LIMIT 1", (self.agent, model)
+            )
+            .fetchone()
+        )
+        return row is not None
 
     # -- the primitives --------------------------------------------------------
 
@@ -357,10 +460,13 @@ class PgIndex:
         query = np.asarray(vector, dtype=np.float32)
         conn = self._conn()
         if method == "exact":
+            # a vector of another size under the same model id is passed over, as the
+            # SQLite matrix passes it over (the id promised one model; it lied)
             rows = conn.execute(
                 "SELECT i.id, 1 - (i.embedding <=> %s) FROM items AS i WHERE i.agent = %s "
-                f"AND i.model = %s AND {where} ORDER BY i.embedding <=> %s, i.id LIMIT %s",
-                [query, self.agent, model, *params, query, depth],
+                f"AND i.model = %s AND vector_dims(i.embedding) = %s AND {where} "
+                "ORDER BY i.embedding <=> %s, i.id LIMIT %s",
+                [query, self.agent, model, int(query.shape[0]), *params, query, depth],
             ).fetchall()
         elif method == "hnsw":
             dim = sql.Literal(int(query.shape[0]))
@@ -414,6 +520,29 @@ class PgIndex:
         )
         return [int(row[0]) for row in rows]
 
+    def cold(self, cutoff: str) -> list[int]:
+        rows = self._conn().execute(
+            "SELECT i.id FROM items AS i WHERE i.agent = %s AND (i.tier IN ('cold', 'archive') "
+            "OR (i.tier IS NULL AND i.decay_from < %s)) ORDER BY i.id",
+            (self.agent, cutoff),
+        )
+        return [int(row[0]) for row in rows]
+
+    def select(
+        self, *, kind: str | None = None, tier: str | None = None, layer: str | None = None
+    ) -> list[dict[str, Any]]:
+        clauses, params = ["agent = %s"], [self.agent]
+        for column, value in (("kind", kind), ("tier", tier), ("layer", layer)):
+            if value is not None:
+                clauses.append(f"{column} = %s")
+                params.append(value)
+        rows = self._conn().execute(
+            f"SELECT {', '.join(_COLUMNS)} FROM items WHERE {' AND '.join(clauses)} "
+            "ORDER BY path, ordinal",
+            params,
+        )
+        return [dict(zip(_COLUMNS, values, strict=True)) for values in rows]
+
     def count(self) -> int:
         row = (
             self._conn()
@@ -421,3 +550,25 @@ class PgIndex:
             .fetchone()
         )
         return int(row[0]) if row else 0
+
+
+def postgres_index(
+    root: Path,
+    manifest: Manifest,
+    db: Database,
+    *,
+    embedder: Embedder | None,
+    clock: Clock,
+    agent: str | None = None,
+    lock: AbstractContextManager[object] | None = None,
+    on_notice: Callable[[Notice], None] | None = None,
+    files: Files | None = None,
+) -> Index:
+    """The real ``Index`` (sync, and through it ``index.search``) over the folder at
+    ``root`` (or over ``files``, a ``PgFiles``: then nothing is read from disk), its rows
+    in ``db`` as agent ``agent`` (the manifest's unless given)."""
+    rows = PgIndex(db, agent or manifest.agent)
+    return Index(
+        root, manifest, embedder=embedder, clock=clock, lock=lock, on_notice=on_notice,
+        rows=rows, files=files,
+    )  # fmt: skip

@@ -1,0 +1,598 @@
+"""The index's rows in SQLite (``.memdir/index.db``): ``IndexRows`` on the local backend.
+
+``index.sync.Index`` decides which files, what they hold and when vectors are made;
+this class holds the SQL: the tables (``index.db``), the per-file layouts that let a
+write re-extract only the units it changed (``index.rows``), the vectors in memory
+(``VectorCache``, with their copy on disk) and the primitives search ranks with.
+
+- Rows are written under ``lock`` (the ``Index``'s), each write in its own
+  transaction unless inside ``batch()``, where every write shares one; a failed
+  transaction drops every layout (``_forget``).
+- ``file_states`` reads the ``files`` rows again only when the database changed
+  since they were read (this connection's ``total_changes`` or another's ``PRAGMA
+  data_version`` moved).
+- The damaged-file guard's SQLite half: ``damage`` says whether an error means the
+  file is damaged (or moved away by another process), ``reopen`` moves it aside and
+  opens a fresh one; ``Index.guard`` takes the folder lock and rebuilds by a scan.
+- ``semantic`` scores the vectors in memory: a filter letting through at most
+  ``SELECTIVE_SHARE`` of the items is applied before the scan (only its items are
+  scored), a looser one after it (widened to every match if too few are left).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+import threading
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from memdir.config import STATE_DIR
+from memdir.files.sections import Parsed
+from memdir.index.db import (
+    INSERT_FILE,
+    INSERT_ITEM,
+    INSERT_PLACE,
+    MIGRATIONS,
+    clear_items,
+    connect,
+    log_bounds,
+    refilling,
+    shrink_wal,
+    transaction,
+)
+from memdir.index.embedders import Embedder
+from memdir.index.extract import EXTRACT_VERSION, Item
+from memdir.index.rows import LAYOUT_MAX_CHARS, FileState, Layout, write_file
+from memdir.index.words import STOPWORDS
+from memdir.results import Progress
+from memdir.sqlite import damage_reason, file_id, set_aside
+from memdir.storage.seam import Extracted, Pairs, Scope
+from memdir.timeutil import format_ts
+
+if TYPE_CHECKING:
+    from memdir.index.embedders import Vectors
+    from memdir.index.vectors import VectorCache
+
+EMBED_BATCH = 256
+BUDGET_BATCH = 64  # under a time budget: small batches, so it is kept to closely
+LOG_KEEP = 50_000
+FILL_BATCH = 500
+LAYOUTS_KEPT = 64  # files whose layout is kept (each holds its text)
+SELECTIVE_SHARE = 0.25
+"""a filter letting through at most this share of the items is applied before the
+vector scan (score only its items) rather than after it"""
+COLUMN_WEIGHTS = (2.0, 1.0, 1.5, 0.5)
+"""bm25() weights for the FTS columns: heading, body, tags, metadata words"""
+COLUMNS = (
+    "id", "path", "anchor", "ordinal", "kind", "layer", "title", "heading", "body", "tags",
+    "line_start", "line_end", "date", "decay_from", "tier", "relevance",
+)  # fmt: skip
+"""an item's columns as ``rows`` gives them (search reads these)"""
+_CHUNK = 900  # ids per statement (SQLite builds allow 999 parameters at least)
+
+
+def item_row(relpath: str, agent: str, item: Item) -> tuple[object, ...]:
+    """An item's columns from ``path`` to ``vector_key`` (``INSERT_ITEM``'s order)."""
+    return (
+        relpath, item.anchor, item.kind, agent, item.title, item.heading, item.body,
+        item.meta, ",".join(item.tags), format_ts(item.date) if item.date else None,
+        item.content_hash, item.vector_key,
+    )  # fmt: skip
+
+
+def _where(scope: Scope) -> tuple[str, list[object]]:
+    return scope.filters.sql(scope.decay, scope.now, wide=scope.wide)
+
+
+class SqliteRows:
+    """One memory folder's index rows in ``index.db`` (``IndexRows``)."""
+
+    def __init__(
+        self,
+        path: Path,
+        root: Path,
+        agent: str,
+        embedder: Embedder | None,
+        lock: threading.RLock,
+    ) -> None:
+        self.path = path
+        self.root = root
+        self.agent = agent
+        self.embedder = embedder
+        self.lock = lock
+        self.db: sqlite3.Connection
+        self._vectors: VectorCache | None = None  # built on first use: it needs numpy
+        self._files_seen: tuple[object, dict[str, tuple[int, int, str]]] | None = None
+        self._vectors_seen: int | None = None  # item_log position ensure_vectors has covered
+        self._file_id = file_id(path)
+        self._layouts: dict[str, Layout] = {}  # by path: what this index last wrote there
+        self._seen: int | None = None  # item_log's end as this index's last write left it
+        self._batch = 0  # how deep in ``batch()``: writes inside share its transaction
+
+    def open(self) -> None:
+        """Connect (the schema brought up to date); raises ``sqlite3.DatabaseError`` when
+        the file is damaged (the caller mends it)."""
+        self.db = connect(self.path)
+        self._check_version()
+
+    def _check_version(self) -> None:
+        """Drop rows made by another extractor version; the next scan rebuilds them."""
+        with self.lock:
+            row = self.db.execute("SELECT value FROM meta WHERE key = 'extract_version'").fetchone()
+            if row is not None and row[0] == EXTRACT_VERSION:
+                return
+            self._forget()
+            with transaction(self.db):
+                clear_items(self.db)
+                self.db.execute(
+                    "INSERT INTO meta (key, value) VALUES ('extract_version', ?) "
+                    "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                    (EXTRACT_VERSION,),
+                )
+
+    def close(self) -> None:
+        if self._vectors is not None:  # never made: nothing to keep
+            self._vectors.flush()
+        self.db.close()
+
+    @property
+    def vectors(self) -> VectorCache | None:
+        """The vectors in memory (None without an embedder), made on first use: a
+        process that writes and never searches does without numpy."""
+        if self._vectors is None and self.embedder is not None:
+            with self.lock:  # one cache, however many threads ask first
+                if self._vectors is None:
+                    self._vectors = self._vector_cache()
+        return self._vectors
+
+    def _vector_cache(self) -> VectorCache | None:
+        """The vectors in memory, with their copy beside the folder's index: a read-only
+        folder's private copy of the index (the same database) reads it, never writes."""
+        if self.embedder is None:
+            return None
+        from memdir.index.matrix import matrix_path
+        from memdir.index.vectors import VectorCache
+
+        own = self.root / STATE_DIR / "index.db"
+        path = matrix_path(own, self.embedder.id)
+        return VectorCache(self.embedder.id, self.embedder.dim, path, keep=self.path == own)
+
+    # -- a damaged database ----------------------------------------------------
+
+    def damage(self, exc: sqlite3.DatabaseError, *, opening: bool = False) -> str | None:
+        """Why ``exc`` means the file is damaged (or was moved away), or None."""
+        db = None if opening else self.db
+        return damage_reason(exc, db, self.path, self._file_id, MIGRATIONS)
+
+    def moved(self) -> bool:
+        """True when the file is no longer the one this connection opened."""
+        return file_id(self.path) != self._file_id
+
+    def reopen(self, reason: str, moment: datetime, *, opened: bool = True) -> Path | None:
+        """Move the damaged file aside (unless another process did) and open a fresh
+        one; the moved file's path. ``opened``: a connection is open to close first."""
+        with self.lock:
+            if opened:
+                with contextlib.suppress(sqlite3.Error):
+                    self.db.close()
+            moved = set_aside(self.path, reason, self._file_id, moment, None)
+            self._forget()
+            self.db = connect(self.path)
+            self._file_id = file_id(self.path)
+            self._check_version()
+            self._vectors = None  # the next search loads the fresh file's vectors
+            self._vectors_seen = None
+        return moved
+
+    # -- writing rows ----------------------------------------------------------
+
+    def file_states(self) -> dict[str, tuple[int, int, str]]:
+        """The ``files`` rows (path -> mtime, size, layer), read again only when the
+        database changed since they were read."""
+        with self.lock:
+            changed = self.db.execute("PRAGMA data_version").fetchone()[0]  # by other connections
+            version = (self.db, self.db.total_changes, changed)
+            if self._files_seen is None or self._files_seen[0] != version:
+                rows = self.db.execute("SELECT path, mtime_ns, size, layer FROM files")
+                known = {path: (mtime_ns, size, layer) for path, mtime_ns, size, layer in rows}
+                self._files_seen = (version, known)
+            return self._files_seen[1]
+
+    @contextlib.contextmanager
+    def batch(self) -> Iterator[None]:
+        """One transaction for the writes inside (a scan's batch, a bulk job's files)."""
+        with self.lock:
+            if self._batch:
+                self._batch += 1
+                try:
+                    yield
+                finally:
+                    self._batch -= 1
+                return
+            self._batch = 1
+            try:
+                with self._changing():
+                    yield
+            finally:
+                self._batch = 0
+
+    def write(self, state: FileState, parsed: Parsed | None = None) -> str:
+        """Bring one file's rows to ``state``; 'added', 'updated' or 'unchanged'.
+        ``parsed``: the writer's parse of the text, extracted from instead of parsing it
+        again (with the file's layout, only the units that changed are extracted)."""
+        own = not self._batch
+        with self.lock:
+            try:
+                with transaction(self.db) if own else contextlib.nullcontext():
+                    self._check_seen()
+                    layout = self._layouts.pop(state.relpath, None)
+                    outcome, layout = write_file(self.db, self.agent, state, parsed, layout)
+                    self._seen = self._log_head()
+            except BaseException:
+                self._forget()
+                raise
+            if layout is not None and own and len(state.text) <= LAYOUT_MAX_CHARS:
+                self._layouts[state.relpath] = layout
+                while len(self._layouts) > LAYOUTS_KEPT:
+                    del self._layouts[next(iter(self._layouts))]
+            return outcome
+
+    def remove_file(self, path: str) -> None:
+        with self.batch():
+            self._check_seen()
+            self._layouts.pop(path, None)
+            self.db.execute("DELETE FROM items WHERE path = ?", (path,))
+            self.db.execute("DELETE FROM files WHERE path = ?", (path,))
+            self._seen = self._log_head()
+
+    def refill(
+        self,
+        files: Iterable[Extracted],
+        total: int,
+        progress: Progress | None = None,
+        *,
+        prune_vectors: bool = False,
+    ) -> None:
+        """Every row replaced by ``files``' (a reindex, a first scan), in one transaction
+        with the indexes and triggers on ``items`` set aside (``db.refilling``): other
+        processes see the old rows until it commits. ``prune_vectors``: drop the vectors
+        of other embedders before, and those no item uses after."""
+        with self.lock:
+            self._forget()  # the layouts kept of what this index wrote
+            with transaction(self.db):
+                if prune_vectors and self.embedder is not None:
+                    self.db.execute("DELETE FROM vectors WHERE model != ?", (self.embedder.id,))
+                with refilling(self.db):
+                    self._fill(files, total, progress)
+                if prune_vectors:
+                    self.db.execute(
+                        "DELETE FROM vectors WHERE vector_key NOT IN (SELECT vector_key FROM items)"
+                    )
+            if prune_vectors:
+                shrink_wal(self.db)
+
+    def _fill(self, files: Iterable[Extracted], total: int, progress: Progress | None) -> None:
+        """Insert every file's rows into emptied tables, in the order a scan would (so
+        items get the same ids), a batch of files at a time."""
+        rows: list[tuple[object, ...]] = []
+        places: list[tuple[object, ...]] = []
+        infos: list[tuple[object, ...]] = []
+        item_id = 0  # the tables are empty: ids from 1, as a scan would give them
+        done = 0
+        for done, found in enumerate(files, 1):
+            for item, where in found.items:
+                item_id += 1
+                rows.append((item_id, *item_row(found.path, self.agent, item), *where[3:]))
+                places.append((item_id, *where[:3]))
+            infos.append(
+                (found.path, found.layer, found.store, found.mtime_ns, found.size, found.digest)
+            )
+            if done % FILL_BATCH == 0:
+                self._insert(rows, places, infos)
+                rows, places, infos = [], [], []
+                if progress is not None:
+                    progress(done, total)
+        if infos:
+            self._insert(rows, places, infos)
+            if progress is not None:
+                progress(done, total)
+
+    def _insert(
+        self,
+        rows: list[tuple[object, ...]],
+        places: list[tuple[object, ...]],
+        infos: list[tuple[object, ...]],
+    ) -> None:
+        self.db.executemany(INSERT_ITEM, rows)
+        self.db.executemany(INSERT_PLACE, places)
+        self.db.executemany(INSERT_FILE, infos)
+
+    def tidy(self) -> None:
+        """After a scan: trim ``item_log`` to about ``LOG_KEEP`` entries."""
+        with self.lock:
+            low, high = log_bounds(self.db)
+            if high - low > LOG_KEEP * 2:
+                self.db.execute("DELETE FROM item_log WHERE seq <= ?", (high - LOG_KEEP,))
+
+    # -- layouts (see memdir.index.rows) ----------------------------------------
+
+    def _log_head(self) -> int | None:
+        row = self.db.execute("SELECT max(seq) FROM item_log").fetchone()
+        return None if row[0] is None else int(row[0])
+
+    def _check_seen(self) -> None:
+        """In a transaction, before rows change: if any other writer added or removed
+        rows since this index last did, none of its layouts can be trusted."""
+        if self._layouts and self._log_head() != self._seen:
+            self._layouts.clear()
+
+    def _forget(self) -> None:
+        """Drop every layout (a failed transaction, a rebuild, another database)."""
+        self._layouts.clear()
+        self._seen = None
+
+    @contextlib.contextmanager
+    def _changing(self) -> Iterator[None]:
+        """A transaction that changes rows: if it fails, no layout can be trusted."""
+        try:
+            with transaction(self.db):
+                yield
+        except BaseException:
+            self._forget()
+            raise
+
+    # -- vectors ---------------------------------------------------------------
+
+    def ensure_vectors(
+        self, embedder: Embedder, progress: Progress | None = None, *, seconds: float | None = None
+    ) -> int:
+        """Embed every item text that has no vector from ``embedder``; return how many.
+
+        After the first call only the items logged since the last one are checked,
+        so a search after no write costs one lookup of the log's end. The texts
+        missing a vector are listed once, then embedded and committed
+        ``EMBED_BATCH`` at a time: a run stopped part-way (killed, Ctrl-C) keeps
+        what it embedded, and the next call embeds the rest only. With
+        ``seconds``, stop after the batch that passes it (in batches of
+        ``BUDGET_BATCH``); the next call goes on from there.
+        """
+        done = 0
+        began = time.monotonic()
+        with self.lock:
+            low, high = log_bounds(self.db)
+            seen = self._vectors_seen
+            if seen is not None and high == seen:
+                return 0
+            whole = (
+                seen is None
+                or low > seen + 1
+                or self.db.execute(
+                    "SELECT 1 FROM item_log WHERE seq > ? AND op = 'reset' LIMIT 1", (seen,)
+                ).fetchone()
+                is not None
+            )
+            since = None if whole else seen
+            if seconds is not None:  # a search: a batch or a few, each looked up afresh
+                while True:
+                    rows = self._missing_vectors(embedder, since, BUDGET_BATCH)
+                    if not rows:
+                        break
+                    done += self._store_vectors(embedder, rows)
+                    if progress is not None:
+                        progress(done, done)
+                    if time.monotonic() - began >= seconds:
+                        return done  # the log position stays: the next call looks again
+            else:  # all of them: one look-up, not one per batch (each rescanned the done)
+                rows = self._missing_vectors(embedder, since, None)
+                for start in range(0, len(rows), EMBED_BATCH):
+                    done += self._store_vectors(embedder, rows[start : start + EMBED_BATCH])
+                    if progress is not None:
+                        progress(start + len(rows[start : start + EMBED_BATCH]), len(rows))
+            # Items another process adds from now on are past ``high``: the next call sees them.
+            self._vectors_seen = high
+        return done
+
+    def vector_counts(self, model: str) -> tuple[int, int]:
+        """(texts with a vector from ``model``, texts)."""
+        with self.lock:
+            total, embedded = self.db.execute(
+                "SELECT count(*), count(v.vector_key) FROM (SELECT DISTINCT vector_key FROM "
+                "items) AS i LEFT JOIN vectors AS v ON v.vector_key = i.vector_key "
+                "AND v.model = ?",
+                (model,),
+            ).fetchone()
+        return int(embedded), int(total)
+
+    def vectors_ready(self, model: str) -> bool:
+        """Catch the vectors in memory up with the index; True when there are any."""
+        vectors = self.vectors
+        if vectors is None or vectors.model != model:
+            return False
+        vectors.refresh(self.db)
+        return len(vectors) > 0
+
+    def _missing_vectors(
+        self, embedder: Embedder, since: int | None, limit: int | None
+    ) -> list[tuple[str, int]]:
+        """(vector key, an item id) with no vector for this embedder, up to ``limit``."""
+        missing = (
+            "NOT EXISTS (SELECT 1 FROM vectors AS v WHERE v.vector_key = i.vector_key "
+            "AND v.model = ?)"
+        )
+        if since is None:
+            sql = f"SELECT i.vector_key, min(i.id) FROM items AS i WHERE {missing} "
+            params: tuple[object, ...] = (embedder.id,)
+        else:
+            sql = (
+                f"SELECT i.vector_key, min(i.id) FROM item_log AS l JOIN items AS i "
+                f"ON i.id = l.item_id WHERE l.seq > ? AND l.op = 'add' AND {missing} "
+            )
+            params = (since, embedder.id)
+        sql += "GROUP BY i.vector_key LIMIT ?"
+        limited = (*params, -1 if limit is None else limit)
+        return [(str(key), int(item_id)) for key, item_id in self.db.execute(sql, limited)]
+
+    def _store_vectors(self, embedder: Embedder, rows: list[tuple[str, int]]) -> int:
+        """Embed and commit one batch; how many vectors it wrote (an item deleted since
+        it was listed is passed over)."""
+        texts = self.embed_texts([item_id for _, item_id in rows])
+        rows = [row for row in rows if row[1] in texts]
+        if not rows:
+            return 0
+        matrix = embedder.embed([texts[item_id] for _, item_id in rows])
+        keys = [key for key, _ in rows]
+        with self._changing():
+            self._check_seen()
+            self.db.executemany(
+                "INSERT OR IGNORE INTO vectors (vector_key, model, dim, vector) "
+                "VALUES (?, ?, ?, ?)",
+                [
+                    (key, embedder.id, embedder.dim, vector.tobytes())
+                    for key, vector in zip(keys, matrix, strict=True)
+                ],
+            )
+            marks = ",".join("?" * len(keys))
+            self.db.execute(
+                f"INSERT INTO item_log (item_id, op) SELECT id, 'vec' FROM items "
+                f"WHERE vector_key IN ({marks})",
+                keys,
+            )
+            self._seen = self._log_head()
+        return len(rows)
+
+    def embed_texts(self, item_ids: list[int]) -> dict[int, str]:
+        """Each item's text as it is embedded: heading, meta and body."""
+        marks = ",".join("?" * len(item_ids))
+        return {
+            item_id: "\n".join(part for part in (heading, meta, body) if part)
+            for item_id, heading, meta, body in self.db.execute(
+                f"SELECT id, heading, meta, body FROM items WHERE id IN ({marks})", item_ids
+            )
+        }
+
+    # -- the primitives --------------------------------------------------------
+
+    def keyword(self, words: Sequence[str], scope: Scope, depth: int) -> Pairs:
+        where, params = _where(scope)
+        quoted = ['"' + word.replace('"', '""') + '"' for word in words]
+        # Only stopwords: match them as a phrase, or nearly every item would match.
+        phrase_only = all(word in STOPWORDS for word in words)
+        match = " + ".join(quoted) if phrase_only else " OR ".join(quoted)
+        weights = ", ".join(str(weight) for weight in COLUMN_WEIGHTS)
+        sql = (
+            f"SELECT i.id, -bm25(items_fts, {weights}) FROM items_fts "
+            f"JOIN items AS i ON i.id = items_fts.rowid "
+            f"WHERE items_fts MATCH ? AND {where} ORDER BY bm25(items_fts, {weights}) LIMIT ?"
+        )
+        with self.lock:
+            return [(int(a), float(b)) for a, b in self.db.execute(sql, [match, *params, depth])]
+
+    def semantic(
+        self, vector: Vectors, model: str, scope: Scope, depth: int, floor: float
+    ) -> Pairs:
+        vectors = self.vectors
+        if vectors is None or vectors.model != model:
+            return []
+        where, params = _where(scope)
+        if where != "1":
+            with self.lock:
+                count = self.db.execute(
+                    f"SELECT count(*) FROM items AS i WHERE {where}", params
+                ).fetchone()[0]
+            if count <= len(vectors) * SELECTIVE_SHARE:
+                return self._semantic_among(vector, where, params, depth, floor)
+        if where == "1":
+            return [pair for pair in vectors.top(vector, depth) if pair[1] >= floor]
+        wanted = depth * 4
+        candidates = [pair for pair in vectors.top(vector, wanted) if pair[1] >= floor]
+        allowed = self.allowed([item_id for item_id, _ in candidates], scope)
+        kept = [(item_id, score) for item_id, score in candidates if item_id in allowed]
+        if len(kept) >= depth or len(candidates) < wanted:
+            return kept[:depth]  # enough, or every item above the floor was looked at
+        return self._semantic_among(vector, where, params, depth, floor)
+
+    def _semantic_among(
+        self, vector: Vectors, where: str, params: list[object], depth: int, floor: float
+    ) -> Pairs:
+        """Cosine over just the items a selective filter lets through."""
+        with self.lock:
+            sql = f"SELECT i.id FROM items AS i WHERE {where}"
+            matching = [row[0] for row in self.db.execute(sql, params)]
+        assert self.vectors is not None
+        best = self.vectors.top_among(vector, matching, depth)
+        return [(item_id, score) for item_id, score in best if score >= floor]
+
+    def allowed(self, ids: Sequence[int], scope: Scope) -> set[int]:
+        where, params = _where(scope)
+        allowed: set[int] = set()
+        with self.lock:
+            for start in range(0, len(ids), _CHUNK):
+                chunk = list(ids[start : start + _CHUNK])
+                marks = ",".join("?" * len(chunk))
+                sql = f"SELECT i.id FROM items AS i WHERE i.id IN ({marks}) AND {where}"
+                allowed.update(row[0] for row in self.db.execute(sql, [*chunk, *params]))
+        return allowed
+
+    def rows(self, ids: Sequence[int]) -> dict[int, dict[str, Any]]:
+        rows: dict[int, dict[str, Any]] = {}
+        with self.lock:
+            for start in range(0, len(ids), _CHUNK):
+                chunk = list(ids[start : start + _CHUNK])
+                marks = ",".join("?" * len(chunk))
+                sql = (
+                    f"SELECT {', '.join(COLUMNS)} FROM items JOIN places USING (id) "
+                    f"WHERE id IN ({marks})"
+                )
+                for values in self.db.execute(sql, chunk):
+                    row = dict(zip(COLUMNS, values, strict=True))
+                    rows[row["id"]] = row
+        return rows
+
+    def recent(self, scope: Scope, limit: int, *, observations: bool) -> list[int]:
+        where, params = _where(scope)
+        if observations:
+            where += " AND i.kind = 'observation'"
+        sql = (
+            f"SELECT i.id FROM items AS i WHERE {where} "
+            f"ORDER BY i.date IS NULL, i.date DESC, i.id DESC LIMIT ?"
+        )
+        with self.lock:
+            return [row[0] for row in self.db.execute(sql, [*params, limit])]
+
+    def cold(self, cutoff: str) -> list[int]:
+        """Ids of the cold and archived items (a tier, or a decay date before ``cutoff``),
+        by id: what ``search.creative`` samples from."""
+        sql = (
+            "SELECT i.id FROM items AS i WHERE i.tier IN ('cold', 'archive') "
+            "OR (i.tier IS NULL AND i.decay_from < ?) ORDER BY i.id"
+        )
+        with self.lock:
+            return [row[0] for row in self.db.execute(sql, (cutoff,))]
+
+    def select(
+        self, *, kind: str | None = None, tier: str | None = None, layer: str | None = None
+    ) -> list[dict[str, Any]]:
+        """Every item's columns (those given: of that kind, tier and layer), by path and
+        place in its file."""
+        clauses, params = [], []
+        for column, value in (("kind", kind), ("tier", tier), ("layer", layer)):
+            if value is not None:
+                clauses.append(f"{column} = ?")
+                params.append(value)
+        where = " AND ".join(clauses) or "1"
+        sql = (
+            f"SELECT {', '.join(COLUMNS)} FROM items JOIN places USING (id) WHERE {where} "
+            "ORDER BY path, ordinal"
+        )
+        with self.lock:
+            return [
+                dict(zip(COLUMNS, values, strict=True)) for values in self.db.execute(sql, params)
+            ]
+
+    def count(self) -> int:
+        with self.lock:
+            return int(self.db.execute("SELECT count(*) FROM items").fetchone()[0])
