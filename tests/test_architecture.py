@@ -56,9 +56,13 @@ LAYERS: dict[str, int] = {
     "memdir.tools": 9,
     "memdir.scaffold": 9,
     "memdir.home": 9,
+    # agents in a database opened as a Memory, and folders moved in and out of it
+    "memdir.storage.agents": 9,
+    "memdir.storage.transfer": 9,
     "memdir.aio": 9,
     # 10: the ways in: servers, the command line, the package's own exports
     "memdir.server": 10,
+    "memdir.ui": 10,
     "memdir.integrations": 10,
     "memdir.cli": 10,
     "memdir.demo": 10,

@@ -212,15 +212,18 @@ def test_demo_refuses_a_non_empty_folder(tmp_path: Path) -> None:
 
 def test_commands_are_registered() -> None:
     expected = {
-        "init", "status", "agents", "serve", "plugins", "demo", "search", "get", "save", "update",
+        "init", "status", "agents", "serve", "ui", "plugins", "demo", "search", "get", "save",
+        "update",
         "notebook", "state", "touch", "decay", "creative", "moc", "rotate", "lessons",
         "ingest", "recall", "history", "sessions", "context", "budget", "reindex", "doctor",
-        "backup", "dream", "maintain", "card", "journal", "work", "intel",
+        "backup", "dream", "maintain", "card", "journal", "work", "intel", "export", "push",
+        "token",
     }  # fmt: skip
     assert set(TOP_LEVEL) == expected
     subcommands = {"notebook set", "notebook clear", "state set", "state remove"}
     subcommands |= {f"card {sub}" for sub in ("write", "show", "list", "links", "history")}
     subcommands |= {"journal append", "journal show", "intel add", "intel show"}
+    subcommands |= {"token create", "token list", "token revoke"}
     subcommands |= {f"work {sub}" for sub in ("start", "finish", "spawn", "result", "show")}
     subcommands |= {f"{group} {sub}" for group in ("recall", "history") for sub in
                     ("list", "search", "get", "export")}  # fmt: skip

@@ -15,7 +15,7 @@ import pytest
 
 import memdir
 from memdir.errors import WriteRefused
-from memdir.stores import sessions as sessions_module
+from memdir.files import atomic as atomic_module
 from memdir.stores.sessions import SESSION_KINDS, SessionStore, UnknownSession
 from memdir.testing import FakeClock
 
@@ -172,17 +172,17 @@ def test_a_compaction_cut_short_neither_loses_nor_doubles(
     """The archive got the oldest lines but the session was not rewritten yet."""
     sid = small.create()
     _say(small, sid, 10 * crash_at + 9)
-    real = sessions_module.atomic_write
+    real = atomic_module.atomic_write  # the one write of a file on disk, behind Files
 
     def crash(path: Path, data: bytes) -> None:
         if path.parent == folder / "sessions":  # the archive is written, the rewrite is not
             raise OSError("power cut")
         real(path, data)
 
-    monkeypatch.setattr(sessions_module, "atomic_write", crash)
+    monkeypatch.setattr(atomic_module, "atomic_write", crash)
     with pytest.raises(OSError, match="power cut"):
         small.append_message(sid, {"role": "user", "content": f"message {10 * crash_at + 9}"})
-    monkeypatch.setattr(sessions_module, "atomic_write", real)
+    monkeypatch.setattr(atomic_module, "atomic_write", real)
     total = 10 * crash_at + 10
     assert _contents(small.export(sid, include_archived=True)) == [
         f"message {n}" for n in range(total)

@@ -17,6 +17,7 @@ from memdir.errors import (
     FileShapeError,
     FolderExistsError,
     LayerNotConfigured,
+    LocalOnly,
     LockTimeout,
     ManifestError,
     MemdirError,
@@ -53,7 +54,7 @@ if _typing.TYPE_CHECKING:
         load_llm,
     )
     from memdir.maintain.backup import BackupError, BackupResult
-    from memdir.memory import Memory
+    from memdir.memory import Memory, open_agent
     from memdir.memory import open_memory as open
     from memdir.results import Notice, WriteResult
     from memdir.scaffold import InitReport
@@ -130,6 +131,7 @@ __getattr__, __dir__ = _lazy_exports(
         "load_manifest": "memdir.config",
         "memdir_home": "memdir.config",
         "open": "memdir.memory:open_memory",
+        "open_agent": "memdir.memory",
     },
     submodules=True,  # memdir.tools after a bare ``import memdir``, as before
 )
@@ -161,6 +163,7 @@ __all__ = [
     "KnowledgeUsage",
     "LLMError",
     "LayerNotConfigured",
+    "LocalOnly",
     "LockTimeout",
     "Manifest",
     "ManifestError",
@@ -193,4 +196,5 @@ __all__ = [
     "load_manifest",
     "memdir_home",
     "open",
+    "open_agent",
 ]

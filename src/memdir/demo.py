@@ -4,7 +4,7 @@ Writes notebook entries (the fifth evicts the oldest), saves observations,
 refuses an empty one and an array, writes a curated section, shows a write
 refused over the section cap, sets a state snapshot, searches, dreams (a
 paraphrase merged, a theme promoted into a curated section), then prints the
-files and what an agent would load into its prompt.
+files and what an agent would load into its prompt, and how to open its web page.
 
 ``demo(path)`` runs it in ``path`` (the user's folder: kept) or, without one, in a
 new ``memdir-demo-*`` folder in the temporary directory, removed at the end (even
@@ -190,7 +190,17 @@ def run_demo(root: Path, console: Console) -> Memory:
     console.print(snippet, markup=False, highlight=False, soft_wrap=True)  # copy-paste clean
     server = snippet_command(host_config(agent="assistant"))
     console.print(f"  Claude Code in one line: claude mcp add memdir -- {server}", highlight=False)
-    console.print("  Over HTTP: memdir serve --http --port 8765 (http://127.0.0.1:8765/mcp)")
+    console.print(
+        "  Over HTTP: memdir serve --http --port 8765 (http://127.0.0.1:8765/mcp, and the web "
+        "page at /ui)"
+    )
+    _step(console, "11. See it in a browser: memdir ui")
+    console.print(
+        f"  memdir ui --dir {escape(str(root))} serves this folder's page at "
+        "http://127.0.0.1:8766/ui/ (overview, memory, search, vault graph, episodes, dreams); "
+        "run the demo with --keep, or in a PATH, so the folder is still there to open.",
+        highlight=False,
+    )
     return memory
 
 

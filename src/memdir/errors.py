@@ -15,6 +15,11 @@ Every exception memdir raises on purpose derives from ``MemdirError``::
     ├── FileShapeError        a file cannot be read as the shape its layer says it has
     ├── MigrationError        a legacy file (memories.json) could not be read; left untouched
     ├── WriteRefused          raised by WriteResult.raise_for_refusal() on {ok: false}
+    ├── LocalOnly             a job about the disk itself (git backup, SQLite checks) asked
+    │                         of a folder kept in PostgreSQL
+    ├── VersionConflict       (storage) a file changed since the version a writer read
+    ├── TokenRefused          (storage.postgres.tokens) a team server request's token does
+    │                         not let it in: 401 (none valid) or 403 (other agents')
     ├── EmbedderUnavailable   (index.embedders) the configured embedder cannot run here
     │   └── ModelFileMismatch (index.model_files) the model file's sha256 is not the pinned one
     ├── PluginError           (plugins) no embedder, LLM client or token counter of that name
@@ -87,6 +92,10 @@ class FileShapeError(MemdirError):
 
 class MigrationError(MemdirError):
     """A legacy file could not be migrated; it was left as it is."""
+
+
+class LocalOnly(MemdirError):
+    """The job works on a folder on disk only; this one is kept in a database."""
 
 
 class WriteRefused(MemdirError):

@@ -22,7 +22,7 @@ from datetime import datetime
 from functools import cached_property
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from memdir.config import (
     LEGACY_MEMORIES_JSON,
@@ -35,12 +35,21 @@ from memdir.config import (
     load_manifest,
     static_prefix,
 )
-from memdir.errors import LayerNotConfigured, MemdirError, NotAMemoryFolder, StorageError
-from memdir.files.atomic import FolderLock, folder_lock
+from memdir.errors import (
+    LayerNotConfigured,
+    LocalOnly,
+    MemdirError,
+    NotAMemoryFolder,
+    StorageError,
+)
+from memdir.files.atomic import FolderLock
 from memdir.paths import FileSpace
 from memdir.readonly import private_index, remove_private_index
 from memdir.results import Notice, Progress, WriteResult
 from memdir.sqlite import disk_refused
+from memdir.storage.local import LocalFiles
+from memdir.storage.mounts import MountedFiles
+from memdir.storage.seam import Files, HistoryStore, IndexRows, Storage, WriteLock
 from memdir.stores.base import Archive, StoreContext
 from memdir.timeutil import Clock, moment_argument, utc_now
 
@@ -65,6 +74,7 @@ if TYPE_CHECKING:
     from memdir.maintain.graph import Graph
     from memdir.maintain.jobs import MaintainReport
     from memdir.maintain.migrate import MigrationReport
+    from memdir.storage.postgres.db import Database
     from memdir.stores.history import Activity, History
     from memdir.stores.intel import IntelStore
     from memdir.stores.journal import CompressionReport, JournalStore
@@ -79,6 +89,43 @@ if TYPE_CHECKING:
 LOCK_FILE = "lock"
 
 
+class LocalStorage:
+    """A memory folder on disk (the default ``Storage``): its files under
+    ``.memdir/lock``, a mounted layer's in its own folder under that folder's lock,
+    the history in ``.memdir/history.db``, the index in ``.memdir/index.db``."""
+
+    name = "local"
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.where = str(root)
+
+    def files(self) -> Files:
+        return LocalFiles(self.root)
+
+    def mount(self, layer_name: str, mount: str, resolved: Path | None) -> Files:
+        return LocalFiles(resolved if resolved is not None else self.root / mount)
+
+    def history(self, memory: Memory) -> HistoryStore:
+        from memdir.stores.history import History
+
+        return History(
+            memory.root / memory._layer("history").paths[0],
+            memory.manifest.agent,
+            memory.clock,
+            on_end=memory._audit,
+            lock=memory.lock,
+            on_notice=memory.notices.append,
+            read_only=memory.read_only,
+        )
+
+    def index_rows(self) -> IndexRows | None:
+        return None
+
+    def close(self) -> None:
+        """Nothing is held open here."""
+
+
 class Memory:
     """An opened memory folder. Build it with ``memdir.open(path)``."""
 
@@ -89,28 +136,65 @@ class Memory:
         *,
         clock: Clock | None = None,
         embedder: Embedder | str | None = None,
+        storage: Storage | None = None,
     ) -> None:
         self.root = root
         self.manifest = manifest
         self.clock: Clock = clock or utc_now
-        self.lock = folder_lock(root / STATE_DIR / LOCK_FILE)
+        self.storage: Storage = storage or LocalStorage(root)
+        """where the folder is kept (``LocalStorage``: on disk, the default; or
+        ``storage.postgres.backend.PgStorage``)"""
+        own = self.storage.files()
+        self.lock: WriteLock = own.lock
         self.migration: MigrationReport | None = None
         self.notices: list[Notice] = []
         self.read_only: str | None = None
         """why the folder cannot be written here (it opened to read and search), or None"""
         self.space = FileSpace(root, manifest)
         self._embedder_choice = embedder
+        mounts = {
+            name: self.storage.mount(name, layer.mount, self.space.mounts.get(name))
+            for name, layer in manifest.layers.items()
+            if layer.mount is not None
+        }
+        self.files = MountedFiles(own, mounts)
+        """the folder's files (and its mounts'), as its paths name them: read and
+        write memory files through it, whichever backend holds them"""
         self._ctx = StoreContext(
             root=root,
             manifest=manifest,
             lock=self.lock,
             clock=self.clock,
-            archive=Archive(root, manifest.archive_dir(), self.clock, self._on_write),
+            archive=Archive(self.files, manifest.archive_dir(), self.clock, self._on_write),
             on_write=self._on_write,
             on_writes=self.files_changed,
+            files=self.files,
         )
 
+    @property
+    def manifest_where(self) -> str:
+        """The manifest, for a person: its path on disk, or where the database keeps it."""
+        if self.storage.name == "local":
+            return str(self.root / MANIFEST_NAME)
+        return f"{MANIFEST_NAME} of {self.storage.where}"
+
+    @property
+    def backend(self) -> str:
+        """``local`` (files on disk) or ``postgres``."""
+        return self.storage.name
+
+    def local_only(self, what: str) -> None:
+        """Raise ``LocalOnly`` if this folder is not on disk: ``what`` works on a local
+        folder only (git backup, temp files, SQLite checks)."""
+        if self.storage.name != "local":
+            raise LocalOnly(
+                f"{what} works on a folder on disk only; this one is kept in "
+                f"{self.storage.name} ({self.storage.where}): `memdir export` it to a folder first"
+            )
+
     def __repr__(self) -> str:
+        if self.storage.name != "local":
+            return f"Memory({self.storage.where!r}, layout={self.manifest.layout!r})"
         return f"Memory({str(self.root)!r}, layout={self.manifest.layout!r})"
 
     # -- stores ----------------------------------------------------------------
@@ -119,7 +203,7 @@ class Memory:
         path = self.manifest.path_of(store)
         if path is None:
             raise LayerNotConfigured(
-                f"{self.root / MANIFEST_NAME} declares no layer with store = {store!r}"
+                f"{self.manifest_where} declares no layer with store = {store!r}"
             )
         return path
 
@@ -153,6 +237,18 @@ class Memory:
         date with the files for this process and removed at ``close``."""
         from memdir.index.sync import INDEX_FILE, Index
 
+        rows = self.storage.index_rows()
+        if rows is not None:  # kept beside the files (PostgreSQL): read through the seam
+            return Index(
+                self.root,
+                self.manifest,
+                embedder=self._embedder(),
+                clock=self.clock,
+                lock=self.lock,
+                on_notice=self.notices.append,
+                rows=rows,
+                files=self.files,
+            )
         path = None
         if self.read_only is not None:
             path = private_index(self.root / STATE_DIR / INDEX_FILE)
@@ -166,6 +262,13 @@ class Memory:
             lock=self.lock if path is None else None,
             on_notice=self.notices.append,
         )
+
+    def layer_files(self, name: str, layer: Layer) -> list[str]:
+        """The files of layer ``name`` (memory-folder paths, in pattern order), on any
+        backend (``FileSpace.files`` walks the disk)."""
+        from memdir.storage.mounts import layer_files
+
+        return layer_files(self.files, name, layer)
 
     def _embedder(self) -> Embedder | None:
         from memdir.index.embedders import EmbedderUnavailable, load_embedder
@@ -287,7 +390,7 @@ class Memory:
         """Exact lines of a memory file (``memory_get``): open what a hit points at."""
         from memdir.files.reader import read_lines
 
-        return read_lines(self.space, path, from_line, to_line)
+        return read_lines(self.space, path, from_line, to_line, files=self.files)
 
     def creative(self, n: int = 5, *, seed: int | None = None) -> list[Hit]:
         """A random sample of cold and archived items, not ranked by any query
@@ -313,12 +416,10 @@ class Memory:
         found = self.manifest.layer_for("vault")
         if found is None:
             raise LayerNotConfigured(
-                f"{self.root / MANIFEST_NAME} declares no layer with store = 'vault'"
+                f"{self.manifest_where} declares no layer with store = 'vault'"
             )
         name, layer = found
-        mount = self.space.mounts.get(name)
-        lock = self.lock if mount is None else folder_lock(mount / STATE_DIR / LOCK_FILE)
-        return VaultStore(self._ctx, self.space, name, layer, lock)
+        return VaultStore(self._ctx, self.space, name, layer, self.files.lock_of(f"{name}/x"))
 
     def touch(self, path: str) -> WriteResult:
         """Mark a card recalled: one tier up, last_accessed today (``memdir touch``)."""
@@ -348,7 +449,7 @@ class Memory:
         found = self.manifest.layer_for(store)
         if found is None:
             raise LayerNotConfigured(
-                f"{self.root / MANIFEST_NAME} declares no layer with store = {store!r}"
+                f"{self.manifest_where} declares no layer with store = {store!r}"
             )
         return found[1]
 
@@ -428,18 +529,9 @@ class Memory:
         """The activity history (``.memdir/history.db``): activities, logs, mailbox, decisions.
         A damaged file is set aside under the folder lock and a fresh one started, with a
         notice; ``memdir doctor --repair`` recovers what it can from the damaged one."""
-        from memdir.stores.history import History
-
-        path = self.root / self._layer("history").paths[0]
-        return History(
-            path,
-            self.manifest.agent,
-            self.clock,
-            on_end=self._audit,
-            lock=self.lock,
-            on_notice=self.notices.append,
-            read_only=self.read_only,
-        )
+        # typed History (the async surface is generated from it); on postgres a PgHistory,
+        # which offers History's public calls (the seam's HistoryStore)
+        return cast("History", self.storage.history(self))
 
     def _audit(self, activity: Activity) -> None:
         from memdir.stores.audit import write_audit_line
@@ -553,7 +645,9 @@ class Memory:
         """Commit the folder with git, history included (``memdir backup``)."""
         from memdir.maintain.backup import backup as run_backup
 
-        return run_backup(self.root, now=self.clock(), push=push, lock=self.lock)
+        self.local_only("memdir backup (git)")
+        lock = self.lock if isinstance(self.lock, FolderLock) else None
+        return run_backup(self.root, now=self.clock(), push=push, lock=lock)
 
     def has(self, store: str) -> bool:
         """True if the manifest declares a layer backed by ``store``."""
@@ -604,12 +698,13 @@ class Memory:
         """Every write is already on disk; this closes the index database if it was opened."""
         if "index" in self.__dict__:
             self.index.close()
-            if self.read_only is not None:
+            if self.read_only is not None and self.storage.name == "local":
                 remove_private_index(self.index.path)
             del self.__dict__["index"]
         if "history" in self.__dict__:
             self.history.close()
             del self.__dict__["history"]
+        self.storage.close()
 
     def __enter__(self) -> Memory:
         return self
@@ -633,16 +728,74 @@ def find_root(path: str | Path) -> Path:
     return root
 
 
+READ_ONLY_REASON = "opened read-only (writes are refused)"
+
+
+def open_agent(
+    url: str,
+    agent_id: str,
+    *,
+    read_only: bool = False,
+    clock: Clock | None = None,
+    embedder: Embedder | str | None = None,
+    schema: str = "memdir",
+    db: Database | None = None,
+) -> Memory:
+    """The memory of agent ``agent_id`` in the database at ``url`` (PostgreSQL).
+
+    ``read_only``: every write is refused (``ReadOnlyFolder``; the tools answer
+    ``{ok: false}``), reads, search and recall work. ``db``: a ``Database`` of the
+    caller's own instead of the one this process shares per URL. Raises
+    ``NotAMemoryFolder`` when the database has no such agent (``memdir init --agent
+    ID --database-url URL`` creates one). Close it (or use ``with``) when done.
+    """
+    from memdir.config import parse_manifest
+    from memdir.storage.postgres.backend import PgStorage
+    from memdir.storage.postgres.db import shared_database
+
+    storage = PgStorage(db or shared_database(url, schema), agent_id)
+    try:
+        data = storage.files().read(MANIFEST_NAME)
+        if data is None:
+            raise NotAMemoryFolder(
+                f"the database has no agent {agent_id!r} ({storage.where}); create it with "
+                f"`memdir init --agent {agent_id} --database-url URL`, or `memdir push DIR "
+                f"--agent {agent_id}` to move a folder there"
+            )
+        manifest = parse_manifest(
+            data.decode("utf-8", "replace"), Path(f"{agent_id}/{MANIFEST_NAME}")
+        )
+        if read_only:
+            storage.folder.lock.read_only = READ_ONLY_REASON
+        memory = Memory(storage.scratch, manifest, clock=clock, embedder=embedder, storage=storage)
+    except BaseException:
+        storage.close()
+        raise
+    if read_only:
+        memory.read_only = READ_ONLY_REASON
+        memory.notices.append(Notice("folder", READ_ONLY_REASON))
+    return memory
+
+
 def open_memory(
-    path: str | Path, *, clock: Clock | None = None, embedder: Embedder | str | None = None
+    path: str | Path,
+    *,
+    clock: Clock | None = None,
+    embedder: Embedder | str | None = None,
+    database_url: str | None = None,
 ) -> Memory:
     """Open the memory folder at ``path`` (it must hold a memdir.toml).
 
     ``embedder``: an ``Embedder``, or the name of one (``minilm``, ``hashing``,
-    ``none``); by default the manifest's ``[index] embedder``.
+    ``none``); by default the manifest's ``[index] embedder``. ``database_url``
+    (``postgresql://...``): the folder is kept in that database and ``path`` is its
+    agent id (``open_agent``).
     """
+    if database_url:
+        return open_agent(database_url, str(path), clock=clock, embedder=embedder)
     root = find_root(path)
     memory = Memory(root, load_manifest(root / MANIFEST_NAME), clock=clock, embedder=embedder)
+    assert isinstance(memory.lock, FolderLock)  # on disk
     why = memory.lock.writable()
     if why is not None:
         memory.read_only = why

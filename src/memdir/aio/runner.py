@@ -27,11 +27,12 @@ from typing import TYPE_CHECKING, Generic, TypeVar
 
 if TYPE_CHECKING:
     from memdir.config import Manifest
-    from memdir.files.atomic import FolderLock
     from memdir.maintain.migrate import MigrationReport
     from memdir.memory import Memory
     from memdir.paths import FileSpace
     from memdir.results import Notice
+    from memdir.storage.mounts import MountedFiles
+    from memdir.storage.seam import Storage, WriteLock
     from memdir.timeutil import Clock
 
 R = TypeVar("R")
@@ -176,7 +177,7 @@ class AsyncMemoryBase(AsyncStore["Memory"]):
         return self._memory.clock
 
     @property
-    def lock(self) -> FolderLock:
+    def lock(self) -> WriteLock:
         return self._memory.lock
 
     @property
@@ -194,3 +195,11 @@ class AsyncMemoryBase(AsyncStore["Memory"]):
     @property
     def space(self) -> FileSpace:
         return self._memory.space
+
+    @property
+    def files(self) -> MountedFiles:
+        return self._memory.files
+
+    @property
+    def storage(self) -> Storage:
+        return self._memory.storage

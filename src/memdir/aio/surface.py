@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
 
+    from memdir.config import Layer
     from memdir.context.assemble import Context
     from memdir.context.budget import BudgetReport
     from memdir.context.flush import FlushRequest
@@ -67,6 +68,13 @@ class AsyncNotebook(AsyncStore[Notebook]):
     def store(self) -> str:
         """The file's path relative to the memory folder, as results name it."""
         return self._resolve().store
+
+    @property
+    def path(self) -> Path:
+        """Where the file is on disk, for a local folder (on postgres: no memory file
+        is there; read and write through ``ctx.files``).
+        """
+        return self._resolve().path
 
     async def exists(self) -> bool:
         return await self._call(lambda sync_: sync_.exists())
@@ -117,6 +125,13 @@ class AsyncKnowledgeStore(AsyncStore[KnowledgeStore]):
     def store(self) -> str:
         """The file's path relative to the memory folder, as results name it."""
         return self._resolve().store
+
+    @property
+    def path(self) -> Path:
+        """Where the file is on disk, for a local folder (on postgres: no memory file
+        is there; read and write through ``ctx.files``).
+        """
+        return self._resolve().path
 
     async def exists(self) -> bool:
         return await self._call(lambda sync_: sync_.exists())
@@ -207,6 +222,13 @@ class AsyncStateStore(AsyncStore[StateStore]):
     def store(self) -> str:
         """The file's path relative to the memory folder, as results name it."""
         return self._resolve().store
+
+    @property
+    def path(self) -> Path:
+        """Where the file is on disk, for a local folder (on postgres: no memory file
+        is there; read and write through ``ctx.files``).
+        """
+        return self._resolve().path
 
     async def exists(self) -> bool:
         return await self._call(lambda sync_: sync_.exists())
@@ -301,6 +323,7 @@ class AsyncVaultStore(AsyncStore[VaultStore]):
         return await self._call(lambda sync_: sync_.append_history(ref, text))
 
     async def real_path(self, path: str) -> Path:
+        """The card on disk (a local folder's; on postgres read through ``ctx.files``)."""
         return await self._call(lambda sync_: sync_.real_path(path))
 
 
@@ -363,6 +386,13 @@ class AsyncLessonsStore(AsyncStore[LessonsStore]):
     def store(self) -> str:
         """The file's path relative to the memory folder, as results name it."""
         return self._resolve().store
+
+    @property
+    def path(self) -> Path:
+        """Where the file is on disk, for a local folder (on postgres: no memory file
+        is there; read and write through ``ctx.files``).
+        """
+        return self._resolve().path
 
     async def exists(self) -> bool:
         return await self._call(lambda sync_: sync_.exists())
@@ -510,8 +540,14 @@ class AsyncSessionStore(AsyncStore[SessionStore]):
             )
         )
 
+    async def session_files(self, session_id: str) -> list[str]:
+        """Every file of a session (memory-folder paths): itself, its archive, its kept
+        tool outputs.
+        """
+        return await self._call(lambda sync_: sync_.session_files(session_id))
+
     async def files(self, session_id: str) -> list[Path]:
-        """Every file of a session: itself, its archive, its kept tool outputs."""
+        """``session_files`` on disk (a local folder's)."""
         return await self._call(lambda sync_: sync_.files(session_id))
 
     async def append_message(self, session_id: str, message: dict[str, Any]) -> WriteResult:
@@ -686,6 +722,22 @@ class AsyncMemory(AsyncMemoryBase):
     """The async ``Memory``: An opened memory folder. Build it with ``memdir.open(path)``."""
 
     @property
+    def manifest_where(self) -> str:
+        """The manifest, for a person: its path on disk, or where the database keeps it."""
+        return self._resolve().manifest_where
+
+    @property
+    def backend(self) -> str:
+        """``local`` (files on disk) or ``postgres``."""
+        return self._resolve().backend
+
+    async def local_only(self, what: str) -> None:
+        """Raise ``LocalOnly`` if this folder is not on disk: ``what`` works on a local
+        folder only (git backup, temp files, SQLite checks).
+        """
+        return await self._call(lambda sync_: sync_.local_only(what))
+
+    @property
     def notebook(self) -> AsyncNotebook:
         """Working memory (NOTEBOOK.md)."""
         return AsyncNotebook(lambda: self._resolve().notebook, self._worker)
@@ -711,6 +763,12 @@ class AsyncMemory(AsyncMemoryBase):
     @index.setter
     def index(self, value: Index) -> None:
         self._resolve().index = value
+
+    async def layer_files(self, name: str, layer: Layer) -> list[str]:
+        """The files of layer ``name`` (memory-folder paths, in pattern order), on any
+        backend (``FileSpace.files`` walks the disk).
+        """
+        return await self._call(lambda sync_: sync_.layer_files(name, layer))
 
     async def files_changed(self, changes: Sequence[tuple[str, str]]) -> None:
         """Tell memdir about files written beside its stores (``(relpath, text)`` pairs;

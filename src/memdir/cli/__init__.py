@@ -2,13 +2,14 @@
 
 One typer app (``app``, in ``_common``) that each module adds its commands to:
 
-- ``setup``: init, status, agents, demo; ``serve``: the MCP server; ``plugins``: what is
-  installed by entry point
+- ``setup``: init, status, agents, demo; ``serve``: the MCP server (and ``ui``); ``plugins``:
+  what is installed by entry point; ``token``: the team server's bearer tokens
 - ``memories``: search, get, save, update; ``notebook``: notebook, state
 - ``vault``: touch, decay, creative, moc, lessons, rotate; ``cards``: card
 - ``workspace``: journal, work, intel
 - ``episodes``: recall (alias history), sessions, ingest
 - ``maintain``: context, budget, reindex, doctor, backup; ``consolidate``: dream, maintain
+- ``transfer``: export, push (an agent kept in PostgreSQL, out to a folder and back)
 - ``reference``: the help of every command as markdown, for docs/cli.md
 
 A run imports only the module of the command it runs (``COMMANDS``), so ``memdir
@@ -38,8 +39,9 @@ if TYPE_CHECKING:
 # (tests/test_cli.py checks this against what each module registers)
 COMMANDS: dict[str, tuple[str, ...]] = {
     "setup": ("init", "status", "agents", "demo"),
-    "serve": ("serve",),
+    "serve": ("serve", "ui"),
     "plugins": ("plugins",),
+    "token": ("token",),
     "memories": ("search", "get", "save", "update"),
     "notebook": ("notebook", "state"),
     "vault": ("touch", "decay", "creative", "moc", "lessons", "rotate"),
@@ -48,6 +50,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "episodes": ("recall", "history", "sessions", "ingest"),
     "maintain": ("context", "budget", "reindex", "doctor", "backup"),
     "consolidate": ("dream", "maintain"),
+    "transfer": ("export", "push"),
 }
 
 
@@ -62,13 +65,25 @@ def _root(
     version: Annotated[
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")
     ] = False,
+    database_url: Annotated[
+        str | None,
+        typer.Option(
+            "--database-url",
+            metavar="URL",
+            help="Keep agents in this PostgreSQL database (postgresql://...; default: "
+            "$MEMDIR_DATABASE_URL): --agent ID then names an agent there.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Long-term memory for LLM agents in a folder of markdown files.
 
     Every command that works on a memory folder takes --dir PATH (default: the current
-    folder) or --agent ID (a folder in $MEMDIR_HOME/agents). Exit codes: 0 done; 1 refused,
-    not found or an error (one line on stderr); 2 a usage error.
+    folder) or --agent ID (a folder in $MEMDIR_HOME/agents, or with --database-url or
+    $MEMDIR_DATABASE_URL an agent in that database). Exit codes: 0 done; 1 refused, not
+    found or an error (one line on stderr); 2 a usage error.
     """
+    _common.given_database_url = database_url  # each run its own: never left for the next
 
 
 def load_commands(args: list[str] | None = None) -> typer.Typer:

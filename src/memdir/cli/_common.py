@@ -2,7 +2,9 @@
 
 Conventions every command keeps:
 - ``--dir/-d PATH`` or ``--agent ID`` picks the memory folder (``home.resolve_folder``);
-  both at once is a usage error.
+  both at once is a usage error. With a database (``memdir --database-url URL`` or
+  ``$MEMDIR_DATABASE_URL``), ``--agent ID`` is that agent in the database
+  (``memory.open_agent``); ``--dir`` is still a folder on disk.
 - ``--json`` prints one JSON document on stdout and nothing else; progress bars and
   messages go to stderr.
 - Exit codes: 0 done, 1 refused / not found / a memdir error (one line on stderr),
@@ -66,12 +68,14 @@ FolderOption = Annotated[
         show_default=False,
     ),
 ]
+DATABASE_URL_ENV = "MEMDIR_DATABASE_URL"
 AgentOption = Annotated[
     str | None,
     typer.Option(
         "--agent",
         metavar="ID",
-        help="Use this agent's folder in $MEMDIR_HOME/agents instead of --dir.",
+        help="Use this agent's folder in $MEMDIR_HOME/agents (in the database, with "
+        "--database-url) instead of --dir.",
         show_default=False,
     ),
 ]
@@ -117,13 +121,31 @@ def folder_for(folder: Path | None, agent: str | None, *, create: bool = False) 
     return resolve_folder(folder, agent, create=create)
 
 
+given_database_url: str | None = None
+"""``memdir --database-url URL``, set by the root command at every run"""
+
+
+def database_url() -> str | None:
+    """The database agents are kept in (``--database-url`` / ``$MEMDIR_DATABASE_URL``)."""
+    import os
+
+    return given_database_url or os.environ.get(DATABASE_URL_ENV) or None
+
+
 @contextmanager
 def opened(folder: Path | None, agent: str | None) -> Iterator[Memory]:
     """The memory folder, opened for one command and closed after it. A store the
     folder has no layer for is an error that names the command serving it here."""
-    from memdir.memory import open_memory
+    from memdir.memory import open_agent, open_memory
 
-    with open_memory(folder_for(folder, agent)) as memory:
+    url = database_url()
+    if url and agent is not None and folder is None:
+        from memdir.storage.agents import database_schema
+
+        memory = open_agent(url, agent, schema=database_schema())
+    else:
+        memory = open_memory(folder_for(folder, agent))
+    with memory:
         try:
             yield memory
         except LayerNotConfigured as exc:

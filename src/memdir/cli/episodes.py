@@ -192,7 +192,7 @@ def recall_export(
 ) -> None:
     """Export the whole history to JSON Lines, from a consistent snapshot."""
     with opened(folder, agent) as memory:
-        count = memory.history.export_jsonl(out)
+        count = memory.history.export_jsonl(out)  # both backends have it
     if as_json:
         print_json({"out": str(out), "records": count})
         return

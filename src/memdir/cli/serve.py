@@ -1,4 +1,7 @@
-"""``memdir serve``: the MCP server over one memory folder (stdio, or streamable HTTP).
+"""``memdir serve``: the MCP server over one memory folder (stdio, or streamable HTTP),
+or, with ``--http --database-url`` and no folder named, the team server over every
+agent of a PostgreSQL database (``memdir.server.team``); ``memdir ui``: the web page
+over one folder (``memdir.ui``).
 
 Over stdio, stdout is the protocol channel: this command prints nothing there.
 Over HTTP it says on stderr, once it listens, the URL, the folder it serves and
@@ -70,9 +73,26 @@ def serve(
             "serving, in a child process; 0 turns it off (use cron instead).",
         ),
     ] = 900,
+    database_url: Annotated[
+        str | None,
+        typer.Option(
+            "--database-url",
+            metavar="URL",
+            envvar="MEMDIR_DATABASE_URL",
+            help="With --http and no --dir or --agent: serve every agent of this PostgreSQL "
+            "database at /agents/ID/mcp, each request behind a token (memdir token create).",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Serve the memory folder to an agent host over MCP: tools, files and the boot context."""
+    from memdir.cli._common import database_url as given_database_url
     from memdir.memory import find_root
+
+    url = database_url or given_database_url()  # this option, memdir's own, or the env
+    if url and folder is None and agent is None:
+        _serve_team(url, http, host, port, token, legacy_tools)
+        return
 
     root = find_root(folder_for(folder, agent, create=True))
     try:
@@ -90,3 +110,71 @@ def serve(
         maintain_every=maintain_every,
         agent=agent,
     )
+
+
+@app.command(rich_help_panel=SETUP)
+@reports_errors
+def ui(
+    folder: FolderOption = None,
+    agent: Annotated[
+        str | None,
+        typer.Option(
+            "--agent",
+            metavar="ID",
+            help="Show this agent's folder in $MEMDIR_HOME/agents.",
+            show_default=False,
+        ),
+    ] = None,
+    host: Annotated[
+        str, typer.Option("--host", metavar="ADDRESS", help="The address to bind.")
+    ] = "127.0.0.1",
+    port: Annotated[
+        int,
+        typer.Option(
+            "--port", metavar="N", help="The port to bind (0: any free one).", min=0, max=65535
+        ),
+    ] = 8766,
+    token: Annotated[
+        str | None,
+        typer.Option(
+            "--token",
+            metavar="TOKEN",
+            envvar="MEMDIR_TOKEN",
+            help="The token a browser must give once (/ui/?token=...); required beyond loopback.",
+            show_default=False,
+        ),
+    ] = None,
+) -> None:
+    """Open the memory folder in a browser: browse, search and correct it (prints the URL)."""
+    from memdir.memory import find_root
+
+    root = find_root(folder_for(folder, agent))
+    try:
+        from memdir.ui.run import serve_ui
+    except ImportError as exc:
+        fail(f"memdir ui needs its web stack (starlette, jinja2), which failed to load: {exc}")
+        return
+    serve_ui(root, host=host, port=port, token=token, say=lambda line: print(line, flush=True))
+
+
+def _serve_team(
+    url: str, http: bool, host: str, port: int, token: str | None, legacy_tools: bool
+) -> None:
+    if not http:
+        raise typer.BadParameter(
+            "the team server speaks HTTP only: add --http (or name one folder with --dir "
+            "or --agent to serve it over stdio)",
+            param_hint="'--database-url'",
+        )
+    if token:
+        raise typer.BadParameter(
+            "the team server takes the tokens of its database (memdir token create), "
+            "not --token / MEMDIR_TOKEN",
+            param_hint="'--token'",
+        )
+    try:
+        from memdir.server.team import serve_team
+    except ImportError as exc:
+        fail(f"the team server needs PostgreSQL's driver: pip install 'memdir[postgres]' ({exc})")
+        return
+    serve_team(url, host=host, port=port, legacy_tools=legacy_tools)

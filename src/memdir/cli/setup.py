@@ -17,6 +17,7 @@ from memdir.cli._common import (
     JsonOption,
     app,
     console,
+    database_url,
     opened,
     print_json,
     reports_errors,
@@ -79,12 +80,18 @@ def init(
     folder: FolderOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Make a folder a memory folder: write memdir.toml and the layout's starter files."""
+    """Make a folder a memory folder: write memdir.toml and the layout's starter files.
+    With a database (--database-url), --agent ID without PATH creates the agent there."""
     from memdir.home import agent_folder
     from memdir.scaffold import adopt_folder, init_folder
 
     if path is not None and folder is not None:
         raise typer.BadParameter("give PATH or --dir, not both", param_hint="'--dir'")
+    url = database_url()
+    if url and agent is not None and path is None and folder is None:
+        _init_agent(url, agent, layout.value if layout is not None else "default", force,
+                    adopt, as_json)  # fmt: skip
+        return
     target = path or folder
     if target is None:
         target = agent_folder(agent) if agent is not None else Path(".")
@@ -111,6 +118,29 @@ def init(
         )
         for relpath in report.uncovered:
             console.print(f"    {relpath}", markup=False)
+
+
+def _init_agent(url: str, agent: str, layout: str, force: bool, adopt: bool, as_json: bool) -> None:
+    from memdir.storage.agents import database_schema, init_agent
+    from memdir.storage.postgres.backend import redact
+
+    if adopt:
+        raise typer.BadParameter(
+            "--adopt maps a folder on disk; to move one into the database: memdir push DIR "
+            "--agent ID",
+            param_hint="'--adopt'",
+        )
+    created = init_agent(url, agent, layout, force=force, schema=database_schema())
+    if as_json:
+        print_json({"agent": agent, "database": redact(url), "layout": layout,
+                    "created": created})  # fmt: skip
+        return
+    console.print(
+        f"Initialised agent [cyan]{escape(agent)}[/] in {escape(redact(url))} with the "
+        f"[bold]{layout}[/] layout."
+    )
+    for relpath in created:
+        console.print(f"  created {relpath}", markup=False)
 
 
 def _init_dict(report: InitReport) -> dict[str, Any]:
@@ -195,7 +225,7 @@ def folder_status(memory: Memory) -> dict[str, Any]:
 
     manifest = memory.manifest
     data: dict[str, Any] = {
-        "folder": str(memory.root),
+        "folder": str(memory.root) if memory.backend == "local" else memory.storage.where,
         "layout": manifest.layout,
         "agent": manifest.agent,
         "layers": [
@@ -204,7 +234,7 @@ def folder_status(memory: Memory) -> dict[str, Any]:
                 "store": layer.store,
                 "memory": layer.memory,
                 "boot": layer.boot,
-                "files": len(memory.space.files(name, layer)),
+                "files": len(memory.layer_files(name, layer)),
             }
             for name, layer in manifest.layers.items()
         ],
@@ -215,13 +245,19 @@ def folder_status(memory: Memory) -> dict[str, Any]:
         "state": None,
         "dream": None,
     }
-    items = _count(memory.root / STATE_DIR / INDEX_FILE, "items")
-    if items is not None:
-        data["index"] = {"built": True, "items": items}
     history = manifest.layer_for("history")
-    if history is not None:
-        activities = _count(memory.root / history[1].paths[0], "agent_activities")
-        data["history"] = {"activities": activities or 0}
+    if memory.backend != "local":  # kept in the database: counted there
+        counted = memory.index.rows.count()
+        data["index"] = {"built": counted > 0, "items": counted}
+        if history is not None:
+            data["history"] = {"activities": len(memory.history.recent(1_000_000))}
+    else:
+        items = _count(memory.root / STATE_DIR / INDEX_FILE, "items")
+        if items is not None:
+            data["index"] = {"built": True, "items": items}
+        if history is not None:
+            activities = _count(memory.root / history[1].paths[0], "agent_activities")
+            data["history"] = {"activities": activities or 0}
     limits = manifest.limits
     if memory.has("notebook"):
         entries = memory.notebook.entries()
@@ -247,7 +283,9 @@ def folder_status(memory: Memory) -> dict[str, Any]:
             "expired": len(memory.state.expired()),
         }
     if memory.has("knowledge"):
-        recorded = history is not None and (memory.root / history[1].paths[0]).is_file()
+        recorded = history is not None and (
+            memory.backend != "local" or (memory.root / history[1].paths[0]).is_file()
+        )
         data["dream"] = _dream_status(memory, has_history=recorded)
     return data
 
@@ -295,9 +333,27 @@ def _count(database: Path, table: str) -> int | None:
 @app.command(rich_help_panel=SETUP)
 @reports_errors
 def agents(as_json: JsonOption = False) -> None:
-    """The agents in the home ($MEMDIR_HOME/agents), each with its folder and layout."""
+    """The agents in the home ($MEMDIR_HOME/agents), each with its folder and layout
+    (with --database-url: the agents in that database)."""
     from memdir.home import agent_folder, agents_dir, list_agents
 
+    url = database_url()
+    if url:
+        from memdir.storage.agents import database_agents, database_schema
+        from memdir.storage.postgres.backend import redact
+
+        kept = database_agents(url, schema=database_schema())
+        if as_json:
+            print_json([{"id": a, "layout": layout} for a, layout in kept])
+            return
+        if not kept:
+            console.print(
+                f"No agents in {redact(url)}; create one with: memdir init --agent ID",
+                markup=False,
+            )
+        for name, layout in kept:
+            console.print(f"[cyan]{escape(name)}[/] ({layout})")
+        return
     found = []
     for name in list_agents():
         path = agent_folder(name)

@@ -41,8 +41,7 @@ from memdir.config import DEEP_DAYS, Layer, file_template
 from memdir.context.notes import NOTES_PREAMBLE, note, quote, warned
 from memdir.context.tokens import TokenCounter
 from memdir.files.encoding import clean
-from memdir.paths import outside_target
-from memdir.stores.base import read_text
+from memdir.stores.base import decode
 from memdir.stores.knowledge import prompt_text
 
 if TYPE_CHECKING:
@@ -329,7 +328,7 @@ def _layer(
 def _file_block(
     memory: Memory, name: str, relpath: str, part: str, priority: int
 ) -> _Candidate | None:
-    text = (read_text(memory.space.real(relpath)) or "").strip()
+    text = (decode(memory.files.read(relpath)) or "").strip()
     if not text:
         return None
     return _Candidate(
@@ -350,7 +349,7 @@ def _documents(memory: Memory, name: str, layer: Layer, part: str) -> list[_Cand
         else ("working" if layer.memory == "working" else "identity")
     )
     blocks = [
-        _file_block(memory, name, p, part, PRIORITY[kind]) for p in memory.space.files(name, layer)
+        _file_block(memory, name, p, part, PRIORITY[kind]) for p in memory.layer_files(name, layer)
     ]
     return [b for b in blocks if b is not None]
 
@@ -385,10 +384,7 @@ def _journal(
     for back in range(days):
         day = today - timedelta(days=back)
         relpath = template.format(date=day.isoformat())
-        real = memory.space.real(relpath)
-        if outside_target(memory.space.confining(relpath), real) is not None:
-            continue  # a link out of the folder is never read into a prompt
-        text = read_text(real)
+        text = decode(memory.files.read(relpath))  # never through a link out of the folder
         if not text or not text.strip():
             continue
         label = _day_label(back, day)

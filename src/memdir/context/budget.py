@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from memdir.config import HOT_MAX_LINES
-from memdir.stores.base import read_text
+from memdir.stores.base import decode
 
 if TYPE_CHECKING:
     from memdir.memory import Memory
@@ -78,14 +78,14 @@ def budget_report(memory: Memory) -> BudgetReport:
     for name, layer in memory.manifest.layers.items():
         if layer.boot != "always" or layer.audit:
             continue
-        for relpath in memory.space.files(name, layer):
+        for relpath in memory.layer_files(name, layer):
             kind = _kind(layer.memory, layer.store)
             if layer.store == "knowledge":
                 text = memory.knowledge.render()  # curated only, capped: what is loaded
             elif layer.store == "notebook":
                 text = memory.notebook.render()
             else:
-                text = read_text(memory.space.real(relpath)) or ""
+                text = decode(memory.files.read(relpath)) or ""
             size = len(text.encode("utf-8", "surrogateescape"))
             rows.append(
                 BudgetRow(relpath, name, kind, size, (size + 3) // 4, len(text.splitlines()))

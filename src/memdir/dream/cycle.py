@@ -22,16 +22,14 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
-from memdir.config import MANIFEST_NAME
 from memdir.dream import hygiene
 from memdir.dream.apply import Applied, apply_plan
 from memdir.dream.offline import OfflinePlanner
 from memdir.dream.plan import Entry, Plan, PlanError, conservative
 from memdir.errors import MemdirError
-from memdir.files.atomic import atomic_write
 from memdir.files.encoding import encode
 from memdir.safety.provenance import writing_as
-from memdir.stores.base import Refusal, read_text
+from memdir.stores.base import Refusal
 from memdir.textutil import plural
 from memdir.timeutil import format_ts
 
@@ -217,7 +215,7 @@ def _dream(
 ) -> DreamReport:
     if not memory.has("knowledge"):
         raise MemdirError(
-            f"nothing to dream over: {memory.root / MANIFEST_NAME} declares no knowledge layer "
+            f"nothing to dream over: {memory.manifest_where} declares no knowledge layer "
             "(the dream consolidates knowledge.md's observations)"
         )
     began = time.perf_counter()
@@ -244,7 +242,7 @@ def _dream(
         report.rejected = f"no usable plan ({exc})"
         plan = Plan()
     with memory.lock:
-        original = read_text(store.path) or ""  # bytes that are not UTF-8 kept as they are
+        original = store.ctx.read(store.relpath) or ""  # bytes not UTF-8 kept as they are
         report.bytes_before = len(encode(original))
         observations = store.observations()
         report.observations_before = len(observations)
@@ -303,13 +301,17 @@ def _snapshot(memory: Memory, text: str) -> str | None:
     """knowledge.md as it was, under ``archive/dreams/`` (not indexed: ``.md.bak``)."""
     if not text:
         return None
-    folder = memory.root / memory.manifest.archive_dir() / "dreams"
+    folder = f"{memory.manifest.archive_dir()}/dreams"
     stamp = format_ts(memory.clock()).replace(":", "-")
-    path = folder / f"{stamp}.knowledge.md.bak"
-    atomic_write(path, encode(text))
-    for old in sorted(folder.glob("*.knowledge.md.bak"))[:-SNAPSHOTS_KEPT]:
-        old.unlink(missing_ok=True)
-    return path.relative_to(memory.root).as_posix()
+    path = f"{folder}/{stamp}.knowledge.md.bak"
+    memory.files.write_all([(path, encode(text))])
+    kept = [
+        p for p in memory.files.paths(folder)
+        if "/" not in p[len(folder) + 1 :] and p.endswith(".knowledge.md.bak")
+    ]  # fmt: skip
+    for old in sorted(kept)[:-SNAPSHOTS_KEPT]:
+        memory.files.remove(old)
+    return path
 
 
 def _record(memory: Memory, report: DreamReport) -> str:

@@ -202,6 +202,8 @@ class FolderLock:
 
     def _fresh(self) -> None:
         self._pid = os.getpid()
+        self._depth = 0
+        """how deep the holding thread is in it (only that thread passes the RLock)"""
         self._thread_lock = threading.RLock()
         self._file_lock = filelock.FileLock(
             str(self.path), timeout=self.timeout, thread_local=False
@@ -228,6 +230,9 @@ class FolderLock:
         self._for_this_process()
         if not self._thread_lock.acquire(timeout=self.timeout):
             raise LockTimeout(f"another thread held {self.path} for over {self.timeout:g}s")
+        if self._depth:  # this thread holds it already: a nested acquire costs a counter
+            self._depth += 1
+            return
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._file_lock.acquire()
@@ -245,9 +250,12 @@ class FolderLock:
         except BaseException:
             self._thread_lock.release()
             raise
+        self._depth = 1
 
     def release(self) -> None:
-        self._file_lock.release()
+        self._depth -= 1
+        if not self._depth:
+            self._file_lock.release()
         self._thread_lock.release()
 
     @property

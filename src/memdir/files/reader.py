@@ -9,6 +9,7 @@ from typing import Any
 from memdir.config import STATE_DIR
 from memdir.files.encoding import clean, decode
 from memdir.paths import FileSpace
+from memdir.storage.seam import Files
 
 
 @dataclass(frozen=True)
@@ -54,9 +55,15 @@ def resolve_inside(space: FileSpace, path: str) -> tuple[Path, str] | str:
 
 
 def read_lines(
-    space: FileSpace, path: str, from_line: int | None = None, to_line: int | None = None
+    space: FileSpace,
+    path: str,
+    from_line: int | None = None,
+    to_line: int | None = None,
+    *,
+    files: Files | None = None,
 ) -> GetResult:
-    """Lines ``from_line``..``to_line`` (1-based, inclusive) of a file in the folder."""
+    """Lines ``from_line``..``to_line`` (1-based, inclusive) of a file in the folder,
+    read through ``files`` (the folder's ``Files``, on any backend) when given."""
     resolved = resolve_inside(space, path)
     if isinstance(resolved, str):
         return GetResult(False, path, reason=resolved)
@@ -67,9 +74,15 @@ def read_lines(
     if relpath.split("/")[0] == STATE_DIR:
         return missing
     try:
-        if not target.is_file():
+        if files is not None:
+            found = files.read(relpath)
+            if found is None:
+                return missing
+            data = found
+        elif not target.is_file():
             return missing
-        data = target.read_bytes()
+        else:
+            data = target.read_bytes()
     except OSError as exc:  # a name too long for the file system, no permission
         return GetResult(False, relpath[:200], reason=f"{relpath[:200]}: {exc.strerror}")
     lines = clean(decode(data)).splitlines()  # text for a model: no surrogates

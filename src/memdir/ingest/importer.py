@@ -34,7 +34,6 @@ refused otherwise), and counted.
 
 from __future__ import annotations
 
-import contextlib
 import re
 from dataclasses import dataclass, field
 from datetime import date, datetime
@@ -46,7 +45,7 @@ from memdir.ingest.detect import parse_file
 from memdir.ingest.model import Conversation, IngestError, LeftOut, Message
 from memdir.results import Progress
 from memdir.safety.secrets import find_secrets
-from memdir.stores.base import read_text, write_text
+from memdir.stores.base import decode, encode
 from memdir.stores.validate import as_text
 from memdir.timeutil import format_ts
 
@@ -145,35 +144,34 @@ class _Run:
     """What this run wrote, to take out again if a later conversation fails."""
 
     sessions: list[str] = field(default_factory=list)
-    originals: dict[Path, str | None] = field(default_factory=dict)
-    """each journal day as it was before this run first wrote it"""
-    written: dict[Path, str | None] = field(default_factory=dict)
+    originals: dict[str, str | None] = field(default_factory=dict)
+    """each journal day (its memory-folder path) as it was before this run first wrote it"""
+    written: dict[str, str | None] = field(default_factory=dict)
     """each journal day as this run last left it"""
     days: dict[str, date] | None = None
     """session id -> the journal day holding its section, read once when needed"""
 
     def roll_back(self, memory: Memory) -> None:
         """Under the lock: remove the run's sessions, put its journal days back."""
+        files = memory.files
         for sid in self.sessions:
-            for path in memory.sessions.files(sid):
-                with contextlib.suppress(FileNotFoundError):
-                    path.unlink()
+            for path in memory.sessions.session_files(sid):
+                files.remove(path)
         ours = set(self.sessions)
         for path, original in self.originals.items():
-            now = read_text(path)
+            now = decode(files.read(path))
             if now != self.written.get(path):  # written since by someone else: keep theirs
-                _drop_sections(path, ours)
+                _drop_sections(memory, path, ours)
             elif original is None:
-                with contextlib.suppress(FileNotFoundError):
-                    path.unlink()
+                files.remove(path)
             else:
-                write_text(path, original)
-            memory.index.update_file(path.relative_to(memory.root).as_posix())
+                files.write_all([(path, encode(original))])
+            memory.index.update_file(path)
 
 
-def _drop_sections(path: Path, sessions: set[str]) -> bool:
+def _drop_sections(memory: Memory, path: str, sessions: set[str]) -> bool:
     """Take the sections of ``sessions`` out of the journal day ``path``; True if any."""
-    text = read_text(path)
+    text = decode(memory.files.read(path))
     if text is None:
         return False
     doc = SectionDocument.parse(text)
@@ -181,7 +179,7 @@ def _drop_sections(path: Path, sessions: set[str]) -> bool:
     if len(kept) == len(doc):
         return False
     doc.sections = kept
-    write_text(path, doc.render())
+    memory.files.write_all([(path, encode(doc.render()))])
     return True
 
 
@@ -243,15 +241,15 @@ def _journal_section(
     return the day's path."""
     started = _start(conversation)
     day = started.date() if started is not None else _day_holding(memory, journal, sid, run)
-    real = memory.root / journal.path(day)
-    run.originals.setdefault(real, read_text(real))
-    _drop_sections(real, {sid})  # a killed run's section: replaced, never doubled
+    real = journal.path(day)
+    run.originals.setdefault(real, decode(memory.files.read(real)))
+    _drop_sections(memory, real, {sid})  # a killed run's section: replaced, never doubled
     meta = {"source": conversation.content_hash[:16], "session": sid, "format": format}
     if started is not None:
         meta["time"] = f"{started:%H:%M}"
     body = _transcript(conversation.messages, messages)
     written = journal.add_section(day, title or "Conversation", body, meta)
-    run.written[real] = read_text(real)
+    run.written[real] = decode(memory.files.read(real))
     if not written.ok:
         raise IngestError(f"{title!r}: {written.reason}")
     return written.store
@@ -263,7 +261,7 @@ def _day_holding(memory: Memory, journal: JournalStore, sid: str, run: _Run) -> 
     if run.days is None:
         run.days = {}
         for day in journal.days():
-            text = read_text(memory.root / journal.path(day)) or ""
+            text = journal.text(day) or ""
             for found in _SESSION_META_RE.findall(text):
                 run.days.setdefault(found, day)
     return run.days.get(sid) or memory.clock().date()

@@ -33,7 +33,7 @@ from memdir.maintain.graph import GRAPH_FILE, graph_dir
 from memdir.maintain.salvage import count_readable, record, salvage_history
 from memdir.sqlite import CORRUPT_MARK, check_file, moved_aside, relative, remove_with_sidecars
 from memdir.stores.history import MIGRATIONS as HISTORY_MIGRATIONS
-from memdir.stores.history import read_restarts
+from memdir.stores.history import History, read_restarts
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -165,8 +165,15 @@ def _history_problems(memory: Memory, path: Path) -> list[Problem]:
 
 
 def repair(memory: Memory) -> list[str]:
-    """Do what needs no judgement (see the module docstring); one line per thing done."""
+    """Do what needs no judgement (see the module docstring); one line per thing done.
+    On a folder kept in PostgreSQL there is no SQLite file nor temp file to mend: it
+    says so (PostgreSQL's own recovery stands in for these repairs)."""
     done: list[str] = []
+    if memory.backend != "local":
+        return [
+            "nothing to repair here: the index, the history and the files are kept in "
+            "PostgreSQL (repairs of SQLite files and temp files are for folders on disk)"
+        ]
     with memory.lock:
         done += _repair_index(memory)
         history = _history_path(memory)
@@ -210,6 +217,8 @@ def _repair_history(memory: Memory, path: Path) -> list[str]:
     before = set(moved_aside(path))
     why = check_file(path, HISTORY_MIGRATIONS)
     history = memory.history  # opening may already find the damage and set it aside
+    if not isinstance(history, History):  # kept in a database: nothing on disk to mend
+        return done
     if why is not None and not set(moved_aside(path)) - before:
         history.mend(why)
     for old in sorted(set(moved_aside(path)) - before):

@@ -26,7 +26,8 @@ from memdir.errors import FileShapeError
 from memdir.files.atomic import fsync_dirs
 from memdir.files.cards import Card
 from memdir.results import Progress
-from memdir.stores.base import read_text, write_text
+from memdir.storage.local import LocalFiles
+from memdir.stores.base import encode, write_text
 from memdir.stores.vault import VaultStore, as_date
 from memdir.tiers import TIERS, relevance, tier_for
 
@@ -86,8 +87,7 @@ def run_decay(
         for n, path in enumerate(paths, 1):
             if progress is not None and (n % 200 == 0 or n == len(paths)):
                 progress(n, len(paths))
-            real = vault.real_path(path)
-            text = read_text(real)
+            text = vault.ctx.read(path)
             if text is None:
                 continue
             try:
@@ -106,7 +106,8 @@ def run_decay(
             card.meta["tier"] = tier
             card.meta["relevance"] = rel
             batch.append((path, card.render()))
-            folders.add(real.parent)
+            if writing.on_disk:
+                folders.add(vault.real_path(path).parent)
             if len(batch) == BATCH:
                 writing.start(batch)
                 batch = []
@@ -125,8 +126,17 @@ class _Writing:
         self.vault = vault
         self.pool = pool
         self.flying: tuple[list[tuple[str, str]], list[Future[None]]] | None = None
+        holder = vault.ctx.files.route(f"{vault.prefix}x")[0]
+        self.on_disk = isinstance(holder, LocalFiles)
+        """cards on disk are written a few at a time in the pool, each folder synced
+        once at the end; elsewhere (postgres) a batch is one ``write_all``"""
 
     def start(self, batch: list[tuple[str, str]]) -> None:
+        if not self.on_disk:
+            self.vault.ctx.files.write_all([(path, encode(text)) for path, text in batch])
+            if batch:
+                self.vault.ctx.on_writes(batch)
+            return
         jobs = [
             self.pool.submit(write_text, self.vault.real_path(path), text, sync_dir=False)
             for path, text in _across_folders(batch)

@@ -21,13 +21,15 @@
 - temp-file: a temp file an interrupted write left (its writer is gone), in any
   folder memdir writes; the file it was to replace is whole.
 
+On a folder kept in PostgreSQL the checks about the disk itself (database, temp-file,
+file, link, name) do not apply and are not run; the rest read through ``memory.files``.
+
 Read-only: the doctor reads files and the index, and touches nothing (it does not
 even open a damaged index, which would mend it).
 """
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -36,7 +38,7 @@ from memdir.files.temps import stale_temp_files
 from memdir.maintain.databases import database_problems, index_problem
 from memdir.maintain.graph import build_graph
 from memdir.maintain.integrity import file_problems, flagged_items, folder_problems
-from memdir.stores.base import read_text
+from memdir.stores.base import decode
 
 if TYPE_CHECKING:
     from memdir.memory import Memory
@@ -72,9 +74,10 @@ def diagnose(memory: Memory) -> list[Finding]:
         findings += _dry(memory)
     findings += [Finding("cap", notice.store, notice.message) for notice in _cap_notices(memory)]
     findings += _index(memory) if index_damage is None else []
-    findings += [Finding(*problem) for problem in database_problems(memory, index_damage)]
-    findings += _temp_files(memory)
-    findings += [Finding(*problem) for problem in file_problems(memory)]
+    if memory.backend == "local":  # about the disk itself: SQLite files, temp files, links
+        findings += [Finding(*problem) for problem in database_problems(memory, index_damage)]
+        findings += _temp_files(memory)
+        findings += [Finding(*problem) for problem in file_problems(memory)]
     findings += [Finding(*problem) for problem in folder_problems(memory)]
     if index_damage is None:  # it reads the index, which the next search rebuilds
         findings += [Finding(*problem) for problem in flagged_items(memory)]
@@ -87,7 +90,7 @@ def _always_loaded(memory: Memory) -> list[tuple[str, str]]:
     for name, layer in memory.manifest.layers.items():
         if layer.boot != "always":
             continue
-        for relpath in memory.space.files(name, layer):
+        for relpath in memory.layer_files(name, layer):
             found.append((layer.memory or "", relpath))
     return found
 
@@ -96,7 +99,7 @@ def _hot_context(memory: Memory) -> list[Finding]:
     findings = []
     total = 0
     for kind, relpath in _always_loaded(memory):
-        text = read_text(memory.space.real(relpath)) or ""
+        text = decode(memory.files.read(relpath)) or ""
         size = len(text.encode("utf-8", "surrogateescape"))
         total += _loaded_bytes(memory, relpath, size)
         lines = len(text.splitlines())
@@ -148,25 +151,29 @@ def _dry(memory: Memory) -> list[Finding]:
         return []
     owner: dict[str, str] = {}  # a file belongs to the first layer that matches it
     for name, layer in memory.manifest.layers.items():
-        for relpath in memory.space.files(name, layer):
+        for relpath in memory.layer_files(name, layer):
             owner.setdefault(relpath, layer.store)
     texts = {
-        relpath: read_text(memory.space.real(relpath)) or ""
+        relpath: decode(memory.files.read(relpath)) or ""
         for relpath, store in owner.items()
         if store not in ("sessions", "history", "archive")
         and relpath.endswith(".md")
         and "/MOC/" not in f"/{relpath}"
     }
+    mentioned = _mentions(names, texts)
     findings = []
     for card_path, title in sorted(names.items()):
+        maybe = mentioned.get(card_path)
+        files = [p for p in (texts if maybe is None else maybe) if p != card_path]
+        if len(files) < DRY_FILES:
+            continue  # too few files could mention it: no finding, no regex to build
         pattern = re.compile(rf"(?<!\w){re.escape(title)}(?!\w)", re.IGNORECASE)
         detailed = sorted(
             relpath
-            for relpath, text in texts.items()
-            if relpath != card_path
-            and any(
+            for relpath in files
+            if any(
                 pattern.search(line) and len(line.split()) >= DETAIL_WORDS
-                for line in text.splitlines()
+                for line in texts[relpath].splitlines()
             )
         )
         if len(detailed) >= DRY_FILES:
@@ -179,6 +186,30 @@ def _dry(memory: Memory) -> list[Finding]:
                 )
             )
     return findings
+
+
+def _mentions(names: dict[str, str], texts: dict[str, str]) -> dict[str, set[str]]:
+    """For each card whose title is ASCII, the files that may mention it: every file that
+    is not ASCII, and each ASCII file whose lowercased text holds the lowercased title
+    (one Aho-Corasick pass a file). For ASCII title and text, ``re.IGNORECASE`` is
+    exactly ``lower()``, so no file the regex would match is left out; the regex still
+    decides. Cards with other titles are checked against every file (absent here). This
+    keeps the check near-linear: a title-by-file scan is 10^8 searches at 10k cards."""
+    from ahocorasick_rs import AhoCorasick
+
+    ascii_cards = [(path, title.lower()) for path, title in names.items() if title.isascii()]
+    if not ascii_cards:
+        return {}
+    automaton = AhoCorasick([title for _, title in ascii_cards])
+    found: dict[str, set[str]] = {path: set() for path, _ in ascii_cards}
+    for relpath, text in texts.items():
+        if not text.isascii():
+            for files in found.values():
+                files.add(relpath)
+            continue
+        for index, _, _ in automaton.find_matches_as_indexes(text.lower(), overlapping=True):
+            found[ascii_cards[index][0]].add(relpath)
+    return found
 
 
 def _cap_notices(memory: Memory) -> list[Any]:
@@ -199,11 +230,10 @@ def _index(memory: Memory) -> list[Finding]:
     stale = []
     on_disk = index.files_on_disk()
     for relpath in on_disk:
-        try:
-            stat = os.stat(memory.space.real(relpath))
-        except FileNotFoundError:
+        stat = memory.files.stat(relpath)
+        if stat is None:
             continue
-        if known.get(relpath) != (stat.st_mtime_ns, stat.st_size):
+        if known.get(relpath) != (stat.mtime_ns, stat.size):
             stale.append(relpath)
     gone = sorted(set(known) - set(on_disk))
     if not stale and not gone:

@@ -21,7 +21,6 @@ from typing import Any
 
 from memdir.config import STATE_DIR
 from memdir.files.atomic import atomic_write
-from memdir.stores.base import read_text, write_text
 from memdir.stores.vault import MOC_FOLDER, CardInfo, VaultStore, slug
 
 GRAPH_FILE = "graph.json"
@@ -106,10 +105,9 @@ def write_mocs(vault: VaultStore) -> list[str]:
             kind = ", ".join(part for part in (info.type, info.tier) if part)
             lines.append(f"- [[{info.name}]] {info.title} ({kind})")
         text = "\n".join(lines) + "\n"
-        real = vault.real_path(path)
         with vault.lock:
-            if read_text(real) != text:
-                write_text(real, text)
+            if vault.ctx.read(path) != text:
+                vault.ctx.write(path, text)
                 vault.ctx.on_write(path, text)
                 written.append(path)
     return written
@@ -118,7 +116,8 @@ def write_mocs(vault: VaultStore) -> list[str]:
 def graph_dir(vault: VaultStore, root: Path) -> Path:
     """Where the computed graph is saved: the vault's ``.graph/`` folder when it has one
     (the vault seed's "computed graph data"; ``memdir init --layout vault`` makes it),
-    else the memory folder's ``.memdir/``."""
+    else the memory folder's ``.memdir/``. On postgres it is derived data this process
+    keeps (its own folder's ``.memdir/``), not a memory file."""
     base = f"{vault.prefix}{vault.folder}/" if vault.folder else vault.prefix
     folder = vault.real_path(f"{base}{GRAPH_FOLDER}")
     return folder if folder.is_dir() else root / STATE_DIR

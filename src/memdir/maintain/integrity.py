@@ -57,7 +57,7 @@ def folder_problems(memory: Memory) -> list[Problem]:
     found: list[Problem] = []
     if memory.read_only is not None:
         found.append(("folder", ".", f"opened read-only: {memory.read_only}"))
-    free = shutil.disk_usage(memory.root).free
+    free = shutil.disk_usage(memory.root).free if memory.backend == "local" else LOW_DISK_BYTES
     if free < LOW_DISK_BYTES:
         found.append(
             (
@@ -69,11 +69,13 @@ def folder_problems(memory: Memory) -> list[Problem]:
         )
     for relpath in sorted(memory.index.files_on_disk()):
         try:
-            data = memory.space.real(relpath).read_bytes()
+            found_data = memory.files.read(relpath)
         except OSError:
             continue
+        if found_data is None:
+            continue
         try:
-            data.decode("utf-8")
+            found_data.decode("utf-8")
         except UnicodeDecodeError as exc:
             found.append(
                 (
@@ -98,7 +100,8 @@ def folder_problems(memory: Memory) -> list[Problem]:
                 )
     if memory.has("vault"):
         for card in memory.vault.cards():
-            body = memory.space.real(card.path).stat().st_size
+            stat = memory.files.stat(card.path)
+            body = stat.size if stat is not None else 0
             if body > limits.card_max_chars * 4:  # bytes: a cheap bound before reading
                 found.append(
                     (

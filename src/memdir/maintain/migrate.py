@@ -24,7 +24,7 @@ from typing import Any
 from memdir.config import LEGACY_MEMORIES_JSON, LEGACY_MEMORY_MD
 from memdir.errors import MigrationError
 from memdir.files.sections import Section, SectionDocument, sanitize_body, strip_think
-from memdir.stores.base import Refusal, read_text, write_text
+from memdir.stores.base import Refusal, read_text
 from memdir.stores.knowledge import (
     OBSERVATION_TYPES,
     OBSERVATIONS_KEY,
@@ -138,12 +138,12 @@ def _split_memory_md(
     for curated_section in curated:
         doc.append(curated_section)
     doc.append(Section(OBSERVATIONS_KEY, observations.render()))
-    write_text(knowledge.path, doc.render())
+    knowledge.ctx.write(knowledge.relpath, doc.render())
     report.knowledge_sections = len(curated)
     report.observations = len(observations)
 
     if state is not None and snapshots:
-        existing = read_text(state.path)
+        existing = state.ctx.read(state.relpath)
         state_doc = SectionDocument.parse(existing if existing is not None else StateStore.STARTER)
         for key, text in snapshots:
             unique, n = key, 1
@@ -151,7 +151,7 @@ def _split_memory_md(
                 n += 1
                 unique = f"{key}-{n}"
             state_doc.append(state_doc.new_section(unique, text, {"updated": now}))
-        write_text(state.path, state_doc.render())
+        state.ctx.write(state.relpath, state_doc.render())
         report.state_entries = len(snapshots)
 
 
@@ -168,7 +168,7 @@ def _import_memories_json(
         raise MigrationError(
             f"{path}: expected a list of entries (or an object with 'entries'); left as it is"
         )
-    text = read_text(knowledge.path)
+    text = knowledge.ctx.read(knowledge.relpath)
     doc = SectionDocument.parse(text if text is not None else KnowledgeStore.STARTER)
     section = doc.get(OBSERVATIONS_KEY) or doc.append(doc.new_section(OBSERVATIONS_KEY))
     sub = SectionDocument.parse(section.body, level=3)
@@ -181,7 +181,7 @@ def _import_memories_json(
             sub.append(Section(obs_id, content, observation_meta(type_, moment, tags), level=3))
         report.json_entries += 1
     section.body = sub.render()
-    write_text(knowledge.path, doc.render())
+    knowledge.ctx.write(knowledge.relpath, doc.render())
     path.unlink()
 
 

@@ -138,18 +138,30 @@ class MemdirMCP(MCPServer[Any]):
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
     ) -> types.CallToolResult:
+        # the tool and its record, off the event loop, on the folder's worker thread
+        return await self.amemory.run(lambda: self.call_now(name, arguments, context))
+
+    def call_now(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> types.CallToolResult:
+        """One tool call, run in this thread and recorded in the session's activity (the
+        team server runs it in its own worker pool: ``server.team``)."""
         key, client = _session_of(context, self.sessions.transport)
-        result = await self.amemory.run(  # the tool and its record, off the event loop
-            lambda: self.sessions.call(
-                key, client, name, arguments, lambda: self.tools.call(name, arguments)
-            )
+        result = self.sessions.call(
+            key, client, name, arguments, lambda: self.tools.call(name, arguments)
         )
-        text = json.dumps(result, ensure_ascii=False, indent=1)
-        return types.CallToolResult(
-            content=[types.TextContent(type="text", text=text)],
-            structured_content=result,
-            is_error=not result.get("ok", False),
-        )
+        return tool_result(result)
+
+
+def tool_result(result: dict[str, Any]) -> types.CallToolResult:
+    """A tool's result as MCP carries it: the JSON as text and as structured content,
+    ``isError`` set when it is a refusal."""
+    text = json.dumps(result, ensure_ascii=False, indent=1)
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=text)],
+        structured_content=result,
+        is_error=not result.get("ok", False),
+    )
 
 
 def _session_of(
@@ -290,8 +302,12 @@ def bearer_guard(app: ASGIApp, token: str) -> ASGIApp:
     return guarded
 
 
-def http_app(server: MemdirMCP, *, host: str = "127.0.0.1", token: str | None = None) -> ASGIApp:
-    """The streamable HTTP app (at ``/mcp``), behind a bearer token when one is given.
+def http_app(
+    server: MemdirMCP, *, host: str = "127.0.0.1", token: str | None = None, ui: bool = True
+) -> ASGIApp:
+    """The streamable HTTP app (at ``/mcp``), behind a bearer token when one is given,
+    and the web page at ``/ui`` (``memdir.ui``) under the same token, which a browser
+    may give once as ``/ui/?token=`` instead of the header.
 
     Bound to anything but loopback, a token is required."""
     if host not in LOOPBACK and not token:
@@ -306,7 +322,28 @@ def http_app(server: MemdirMCP, *, host: str = "127.0.0.1", token: str | None = 
         server.sessions,
         server.amemory,
     )
-    return bearer_guard(app, token) if token else app
+    app = bearer_guard(app, token) if token else app
+    return with_pages(app, server.memory, token=token) if ui else app
+
+
+def with_pages(app: ASGIApp, memory: Memory, *, token: str | None) -> ASGIApp:
+    """``app`` with the web page beside it: ``/ui`` goes to the page, which checks the
+    token itself; everything else (``/mcp``, the lifespan) to ``app``. The page opens
+    the folder for itself, as another process would: the tools' calls and the page's
+    requests share no state but the files, the index and the folder's lock."""
+    from memdir.ui import PREFIX, build_app
+
+    # without a token (loopback only) the page answers to loopback names; with one, to any
+    pages: ASGIApp = build_app(open_memory(memory.root), token=token)
+
+    async def routed(scope: Scope, receive: Receive, send: Send) -> None:
+        path = str(scope.get("path", ""))
+        if scope["type"] == "http" and (path == PREFIX or path.startswith(PREFIX + "/")):
+            await pages(scope, receive, send)
+        else:
+            await app(scope, receive, send)
+
+    return routed
 
 
 def serve(
@@ -337,7 +374,7 @@ def serve(
             said = announcement(server.memory.root, host, bound, token=bool(token), agent=agent)
             print(said, file=sys.stderr, flush=True)
 
-        _run_http(app, host, port, listening)
+        run_http(app, host, port, listening)
     finally:
         if keeper is not None:
             keeper.stop()
@@ -355,11 +392,12 @@ def announcement(root: Path, host: str, port: int, *, token: bool, agent: str | 
         guard = "no token is required (only this machine can connect: --token sets one)"
     return (
         f"memdir: serving {served} over MCP at http://{shown}:{port}/mcp\n"
-        f"memdir: {guard}; Ctrl-C stops it"
+        f"memdir: {guard}; Ctrl-C stops it\n"
+        f"memdir: the web page is beside it at http://{shown}:{port}/ui/"
     )
 
 
-def _run_http(app: ASGIApp, host: str, port: int, listening: Callable[[int], None]) -> None:
+def run_http(app: ASGIApp, host: str, port: int, listening: Callable[[int], None]) -> None:
     """uvicorn, telling ``listening`` the port once the socket is bound (not before: a
     port in use fails first, with uvicorn's own error)."""
     import uvicorn

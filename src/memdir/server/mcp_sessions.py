@@ -45,7 +45,7 @@ from memdir.tools.schema import INDEX_STORE
 
 if TYPE_CHECKING:
     from memdir.memory import Memory
-    from memdir.stores.history import History
+    from memdir.storage.seam import HistoryStore
 
 log = logging.getLogger("memdir.mcp")
 
@@ -92,7 +92,7 @@ class SessionRecorder:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._held: filelock.BaseFileLock | None = None
-        self.history: History | None = self._open()
+        self.history: HistoryStore | None = self._open()
         if self.history is not None and idle_seconds is not None:
             self._thread = threading.Thread(
                 target=self._watch, name="memdir-mcp-sessions", daemon=True
@@ -101,7 +101,7 @@ class SessionRecorder:
 
     # -- start and stop ----------------------------------------------------------
 
-    def _open(self) -> History | None:
+    def _open(self) -> HistoryStore | None:
         """The history to record in, once this server's lock is held and the sessions of
         servers that died are ended; None where nothing can be recorded."""
         memory = self.memory
@@ -123,7 +123,7 @@ class SessionRecorder:
     def _servers_dir(self) -> Path:
         return self.memory.root / STATE_DIR / SERVERS_DIR
 
-    def _end_orphans(self, history: History) -> None:
+    def _end_orphans(self, history: HistoryStore) -> None:
         """End the open sessions of servers whose lock is free: killed mid-session."""
         for activity in history.unended(type="chat"):
             detail = history.get(activity.id)
@@ -217,7 +217,7 @@ class SessionRecorder:
             log.warning("could not record the %s call in the history: %s", tool, exc)
             return None
 
-    def _start(self, history: History, key: str, client: tuple[str, str] | None) -> _Session:
+    def _start(self, history: HistoryStore, key: str, client: tuple[str, str] | None) -> _Session:
         name, version = client or ("an MCP client", "")
         label = " ".join(f"{name} {version}".split()) + " (MCP)"
         activity = history.start_activity("chat", label)
@@ -273,7 +273,7 @@ class SessionRecorder:
         for key in idle:
             self.end(key)
 
-    def _end(self, history: History, activity: str, label: str, *, stopped: bool) -> None:
+    def _end(self, history: HistoryStore, activity: str, label: str, *, stopped: bool) -> None:
         detail = history.get(activity)
         logs = detail.logs if detail is not None else ()
         calls = [e for e in logs if e.type == "tool_end"]

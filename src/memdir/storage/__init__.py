@@ -12,6 +12,7 @@ from memdir.storage.seam import (
     HistoryStore,
     IndexRows,
     Scope,
+    Storage,
     VersionConflict,
     WriteLock,
 )
@@ -22,6 +23,7 @@ __all__ = [
     "HistoryStore",
     "IndexRows",
     "Scope",
+    "Storage",
     "VersionConflict",
     "WriteLock",
 ]

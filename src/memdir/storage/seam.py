@@ -32,10 +32,11 @@ the seam (stores, dream, context, tools, servers) may know which it has.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from memdir.errors import MemdirError
@@ -48,7 +49,7 @@ if TYPE_CHECKING:
     from memdir.index.rows import FileState
     from memdir.index.search import Filters
     from memdir.results import Progress
-    from memdir.stores.history import Activity, ActivityDetail
+    from memdir.stores.history import Activity, ActivityDetail, ActivityRun
 
 
 class VersionConflict(MemdirError):
@@ -65,17 +66,45 @@ class VersionConflict(MemdirError):
         )
 
 
-@dataclass(frozen=True)
 class FileStat:
-    """What a folder knows of one file without reading it."""
+    """What a folder knows of one file without reading it.
 
-    path: str
-    size: int
-    sha256: str
-    mtime_ns: int
-    version: int
-    """changes at every write of the file (it only grows): a counter on postgres, the
-    file's mtime in nanoseconds on disk (bumped if a write would not change it)"""
+    ``version`` changes at every write of the file (it only grows): a counter on
+    postgres, the file's mtime in nanoseconds on disk (bumped if a write would not
+    change it). ``sha256`` may be given as a function that hashes the file when first
+    asked (on disk, where a stat does not read the file)."""
+
+    __slots__ = ("_sha256", "mtime_ns", "path", "size", "version")
+
+    def __init__(
+        self, path: str, size: int, sha256: str | Callable[[], str], mtime_ns: int, version: int
+    ) -> None:
+        self.path = path
+        self.size = size
+        self._sha256 = sha256
+        self.mtime_ns = mtime_ns
+        self.version = version
+
+    @property
+    def sha256(self) -> str:
+        if not isinstance(self._sha256, str):
+            self._sha256 = self._sha256()
+        return self._sha256
+
+    def _key(self) -> tuple[str, int, str, int, int]:
+        return (self.path, self.size, self.sha256, self.mtime_ns, self.version)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, FileStat) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return (
+            f"FileStat(path={self.path!r}, size={self.size}, version={self.version}, "
+            f"mtime_ns={self.mtime_ns})"
+        )
 
 
 @runtime_checkable
@@ -105,6 +134,23 @@ class Files(Protocol):
 
     def stat(self, path: str) -> FileStat | None: ...
 
+    def stamp(self, path: str) -> tuple[int, ...] | None:
+        """Something that changes whenever the file does, had without reading it (a
+        reader's cache key): the version on postgres; mtime, size and inode on disk,
+        where ``stat`` reads the file to hash it. None when there is no file."""
+        ...
+
+    def unwritable(self, path: str) -> str | None:
+        """Why no file can be written at ``path`` (a folder in its place, a link that
+        leads outside the folder), as a sentence; None when it can."""
+        ...
+
+    def paths(self, folder: str = "") -> list[str]:
+        """The paths of every file under ``folder`` ("" for all), sorted, without
+        reading them; hidden files and folders (a name starting with a dot) left out,
+        and on disk a link that leads outside the folder."""
+        ...
+
     def list(self, prefix: str = "") -> list[FileStat]:
         """Every file whose path starts with ``prefix``, sorted by path."""
         ...
@@ -113,6 +159,15 @@ class Files(Protocol):
         """Replace (or create) the file with ``data``, atomically. ``expected_version``
         0 means the file must not exist yet; another number, that it is still at that
         version (else ``VersionConflict``, nothing written)."""
+        ...
+
+    def write_all(
+        self, writes: Sequence[tuple[str, bytes]], on_written: Callable[[int], None] | None = None
+    ) -> None:
+        """Write several files in order, as one edit: on postgres in one transaction;
+        on disk each replaced in turn (their fsyncs overlapped), so a crash leaves the
+        first ones written and the rest as they were, never a later one without an
+        earlier. ``on_written(n)`` once the n-th is in place."""
         ...
 
     def append(self, path: str, data: bytes) -> FileStat:
@@ -276,6 +331,12 @@ class HistoryStore(Protocol):
 
     def get(self, activity_id: str) -> ActivityDetail | None: ...
 
+    def activity(
+        self, type: str, label: str, task_id: str | None = None
+    ) -> AbstractContextManager[ActivityRun]:
+        """``with history.activity(...) as run``: ended when the block leaves."""
+        ...
+
     def recent(
         self,
         limit: int = 20,
@@ -316,5 +377,39 @@ class HistoryStore(Protocol):
     def usage(self, session_id: str) -> tuple[float | None, bool]: ...
 
     def claim_flush(self, session_id: str) -> bool: ...
+
+    def export_jsonl(self, out: Path) -> int:
+        """Every activity (with its logs), mailbox item and decision as JSON Lines, from
+        one consistent snapshot; how many lines were written."""
+        ...
+
+    def close(self) -> None: ...
+
+
+@runtime_checkable
+class Storage(Protocol):
+    """Where one memory folder is kept: its ``Files`` (and its mounts'), its history,
+    its index rows. ``memdir.memory.LocalStorage`` (on disk, the default) and
+    ``memdir.storage.postgres.backend.PgStorage``; a ``Memory`` is built over one."""
+
+    name: str
+    """``local`` or ``postgres``"""
+    where: str
+    """the folder, for a person: a path, or the database and agent"""
+
+    def files(self) -> Files: ...
+
+    def mount(self, layer_name: str, mount: str, resolved: Path | None) -> Files:
+        """The ``Files`` of a layer mounted from elsewhere (the manifest's ``mount``; on
+        disk ``resolved`` is its folder)."""
+        ...
+
+    def history(self, memory: Any) -> HistoryStore:
+        """The activity history of ``memory`` (a ``Memory``: its clock, its audit hook)."""
+        ...
+
+    def index_rows(self) -> IndexRows | None:
+        """The index's rows, or None for the SQLite index in ``.memdir/``."""
+        ...
 
     def close(self) -> None: ...

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from memdir.config import file_template
-from memdir.stores.base import read_text, write_text
+from memdir.stores.base import decode, encode
 from memdir.stores.history import Activity
 
 if TYPE_CHECKING:
@@ -34,9 +34,8 @@ def write_audit_line(memory: Memory, activity: Activity) -> str | None:
     moment = activity.ended_at or memory.clock()
     day = moment.date().isoformat()
     relpath = file_template(layer.paths[0], "date").format(date=day)
-    path = memory.root / relpath
     with memory.lock:
-        text = read_text(path) or f"# {day}\n\n"
+        text = decode(memory.files.read(relpath)) or f"# {day}\n\n"
         text = text if text.endswith("\n") else text + "\n"
-        write_text(path, text + audit_line(activity) + "\n")
+        memory.files.write_all([(relpath, encode(text + audit_line(activity) + "\n"))])
     return relpath

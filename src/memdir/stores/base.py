@@ -4,13 +4,17 @@ file, the archive that keeps what a cap pushes out, and key validation.
 Invariants:
 - Reads never take the lock: files are only ever replaced whole (atomic
   rename), so a reader sees an old or a new version, never a torn one.
-- Every write takes the folder lock, re-reads the file from disk under it,
+- Files are read and written through ``StoreContext.files`` (the storage seam's
+  ``Files``: on disk, or in PostgreSQL), by their memory-folder paths.
+- Every write takes the folder lock, re-reads the file under it,
   applies its change, and writes atomically. A refused write raises ``Refusal``
   inside the edit, which leaves every file as it was (the archive included: what
   an edit keeps there is written with the file, at its end).
 - Text a cap removes goes to the archive before the file that held it is
   rewritten: a crash in between leaves it in both places, never in neither
   (``atomic_write_all``: both temp files fsynced at once, the archive renamed first).
+- A reader caches a file's parse on its ``Files.stamp`` (a version that moves at
+  every write, had without reading the file).
 - A file an edit just wrote is not parsed again by the next: the store keeps the
   text it wrote with its document (``SectionDocument.adopt``), and reuses it when the
   bytes read under the lock are the same; the index gets the same document.
@@ -20,7 +24,6 @@ Invariants:
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -29,7 +32,7 @@ from pathlib import Path
 from typing import ClassVar, Protocol
 
 from memdir.config import Limits, Manifest
-from memdir.files.atomic import FolderLock, atomic_write, atomic_write_all
+from memdir.files.atomic import atomic_write
 from memdir.files.sections import (
     META_KEY_RE,
     Parsed,
@@ -39,6 +42,8 @@ from memdir.files.sections import (
     separate,
 )
 from memdir.paths import outside_target
+from memdir.storage.mounts import MountedFiles
+from memdir.storage.seam import Files, WriteLock
 from memdir.stores.validate import Refusal as Refusal  # re-exported: stores raise it
 from memdir.stores.validate import check_text as check_text  # the one write check
 from memdir.timeutil import Clock, format_ts
@@ -67,10 +72,18 @@ def write_text(path: Path, text: str, *, sync_dir: bool = True) -> None:
     atomic_write(path, text.encode(ENCODING, ERRORS), sync_dir=sync_dir)
 
 
+def decode(data: bytes | None) -> str | None:
+    """A file's text from its bytes (``read_text``'s decoding), None for no file."""
+    return None if data is None else data.decode(ENCODING, ERRORS)
+
+
+def encode(text: str) -> bytes:
+    return text.encode(ENCODING, ERRORS)
+
+
 @dataclass(frozen=True)
 class Write:
     relpath: str
-    path: Path
     text: str
     parsed: Parsed | None = None
 
@@ -91,18 +104,29 @@ class Writes:
     def add(self, write: Write) -> None:
         self.pending = [w for w in self.pending if w.relpath != write.relpath] + [write]
 
-    def commit(self, on_write: OnWrite) -> None:
-        """Write every file (``atomic_write_all``: in order, fsyncs overlapped), then
-        tell the index about each; those written before a failure are told too."""
+    def commit(self, files: Files, on_write: OnWrite) -> None:
+        """Write every file (``Files.write_all``: in order; on disk their fsyncs
+        overlapped), then tell the index about each; those written before a failure are
+        told too."""
+        if not self.pending:
+            return
         done: list[Write] = []
         try:
-            atomic_write_all(
-                [(write.path, write.text.encode(ENCODING, ERRORS)) for write in self.pending],
-                on_replaced=lambda n: done.append(self.pending[n]),
+            files.write_all(
+                [(write.relpath, encode(write.text)) for write in self.pending],
+                lambda n: done.append(self.pending[n]),
             )
         finally:
             for write in done:
                 on_write(write.relpath, write.text, write.parsed)
+
+
+def confine_in(files: Files, relpath: str) -> None:
+    """Refusal if ``relpath`` cannot take a memory file (``Files.unwritable``: on disk a
+    folder in its place, or a link that leads outside the folder)."""
+    why = files.unwritable(relpath)
+    if why is not None:
+        raise Refusal(why)
 
 
 def confine(base: Path, path: Path, relpath: str) -> None:
@@ -165,8 +189,8 @@ class Archive:
     with when, why and where from. Monthly files keep each rewrite small.
     """
 
-    def __init__(self, root: Path, folder: str, clock: Clock, on_write: OnWrite) -> None:
-        self.root = root
+    def __init__(self, files: Files, folder: str, clock: Clock, on_write: OnWrite) -> None:
+        self.files = files
         self.folder = folder
         self.clock = clock
         self.on_write = on_write
@@ -193,11 +217,10 @@ class Archive:
         store takes the same text out again.
         """
         relpath = self.path_for(kind)
-        path = self.root / relpath
-        confine(self.root, path, relpath)
+        confine_in(self.files, relpath)
         existing = writes.text_of(relpath) if writes is not None else None
         if existing is None:
-            existing = read_text(path)
+            existing = decode(self.files.read(relpath))
         if existing is None:
             existing = f"# Archive: {kind}\n\nKept by memdir; nothing here is deleted.\n"
         stamp = format_ts(self.clock())
@@ -213,9 +236,9 @@ class Archive:
             return relpath
         text = separate(existing, added.newline) + added.render()
         if writes is not None:
-            writes.add(Write(relpath, path, text))
+            writes.add(Write(relpath, text))
             return relpath
-        write_text(path, text)
+        self.files.write_all([(relpath, encode(text))])
         self.on_write(relpath, text)
         return relpath
 
@@ -240,18 +263,34 @@ def _not_kept_yet(existing: str, sections: list[Section]) -> list[Section]:
 @dataclass(frozen=True)
 class StoreContext:
     root: Path
+    """the folder on disk (local); on postgres a folder of this process's own, for
+    what is kept per process, never a memory file"""
     manifest: Manifest
-    lock: FolderLock
+    lock: WriteLock
     clock: Clock
     archive: Archive
     on_write: OnWrite
     """called after every file write with its relative path and new text (updates the index)"""
     on_writes: OnWrites
     """the same for a bulk job's many writes at once (one index transaction)"""
+    files: MountedFiles
+    """the folder's files (its own and its mounts'), by memory-folder path"""
 
     @property
     def limits(self) -> Limits:
         return self.manifest.limits
+
+    def read(self, relpath: str) -> str | None:
+        """The file's text, or None when there is none (``read_text``'s decoding)."""
+        return decode(self.files.read(relpath))
+
+    def write(self, relpath: str, text: str) -> None:
+        """Replace the file with ``text`` (atomically; the caller holds the lock and
+        tells the index)."""
+        self.files.write_all([(relpath, encode(text))])
+
+    def exists(self, relpath: str) -> bool:
+        return self.files.stamp(relpath) is not None
 
 
 class SectionFileStore:
@@ -263,8 +302,7 @@ class SectionFileStore:
         self.ctx = ctx
         self.starter = self.STARTER if starter is None else starter
         self.relpath = relpath
-        self.path = ctx.root / relpath
-        self._cache: tuple[tuple[int, int, int], SectionDocument] | None = None
+        self._cache: tuple[tuple[int, ...], SectionDocument] | None = None
         self._owned: tuple[str, Parsed] | None = None
         """the text the last edit wrote (or read) and its parse; only edits use it"""
         self._editing: _Editing | None = None
@@ -274,37 +312,38 @@ class SectionFileStore:
         """The file's path relative to the memory folder, as results name it."""
         return self.relpath
 
+    @property
+    def path(self) -> Path:
+        """Where the file is on disk, for a local folder (on postgres: no memory file
+        is there; read and write through ``ctx.files``)."""
+        return self.ctx.root / self.relpath
+
     def exists(self) -> bool:
-        return self.path.exists()
+        return self.ctx.exists(self.relpath)
 
     def ensure_file(self) -> bool:
         """Create the file with its starter text if missing; True if created."""
         with self.ctx.lock:
-            if self.path.exists():
+            if self.exists():
                 return False
-            write_text(self.path, self.starter)
+            self.ctx.write(self.relpath, self.starter)
             self.ctx.on_write(self.relpath, self.starter)
             return True
 
     def mtime(self) -> datetime | None:
-        try:
-            stamp = self.path.stat().st_mtime
-        except FileNotFoundError:
+        stat = self.ctx.files.stat(self.relpath)
+        if stat is None:
             return None
-        return datetime.fromtimestamp(int(stamp), tz=UTC)
+        return datetime.fromtimestamp(stat.mtime_ns // 1_000_000_000, tz=UTC)
 
     def _read(self) -> SectionDocument:
         """The parsed file for reading; do not mutate (use ``_edit``)."""
-        try:
-            stat = os.stat(self.path)
-        except FileNotFoundError:
+        signature = self.ctx.files.stamp(self.relpath)
+        if signature is None:
             return SectionDocument.parse(self.starter)
-        signature = (stat.st_mtime_ns, stat.st_size, stat.st_ino)
         if self._cache is not None and self._cache[0] == signature:
             return self._cache[1]
-        if outside_target(self.ctx.root, self.path) is not None:  # never read through it
-            return SectionDocument.parse(self.starter)
-        text = read_text(self.path)
+        text = self.ctx.read(self.relpath)  # None through a link that leads outside
         doc = SectionDocument.parse(text if text is not None else self.starter)
         self._cache = (signature, doc)
         return doc
@@ -318,8 +357,8 @@ class SectionFileStore:
         what the block archives is written with the file, archive first.
         """
         with self.ctx.lock:
-            confine(self.ctx.root, self.path, self.relpath)
-            text = read_text(self.path)
+            confine_in(self.ctx.files, self.relpath)
+            text = self.ctx.read(self.relpath)
             source = text if text is not None else self.starter
             owned, self._owned = self._owned, None  # the block may change it, or fail
             taken = owned[1] if owned is not None and owned[0] == source else None
@@ -331,9 +370,9 @@ class SectionFileStore:
                 rendered = doc.render()
                 parsed = _adopted(doc, rendered, editing.nested)
                 if rendered != source:
-                    editing.writes.add(Write(self.relpath, self.path, rendered, parsed))
+                    editing.writes.add(Write(self.relpath, rendered, parsed))
                     self._cache = None
-                editing.writes.commit(self.ctx.on_write)
+                editing.writes.commit(self.ctx.files, self.ctx.on_write)
                 if parsed is not None:
                     self._owned = (rendered, parsed)
             finally:

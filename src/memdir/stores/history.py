@@ -41,12 +41,12 @@ import sqlite3
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Concatenate, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
 from memdir import sqlite
 from memdir.errors import MemdirError, ReadOnlyFolder
@@ -61,6 +61,9 @@ from memdir.stores.history_schema import Restart as Restart
 from memdir.stores.history_schema import read_only_history, restarts_in
 from memdir.stores.history_schema import read_restarts as read_restarts
 from memdir.timeutil import Clock, format_ts, parse_ts
+
+if TYPE_CHECKING:
+    from memdir.storage.seam import HistoryStore
 
 _WORD_RE = re.compile(r"\w+", re.UNICODE)
 FOLLOW_SECONDS = 1.0  # how stale a read may be after another process set the file aside
@@ -139,7 +142,7 @@ def _activity(row: tuple[Any, ...]) -> Activity:
 class ActivityRun:
     """An activity being run inside ``History.activity(...)``."""
 
-    def __init__(self, history: History, activity_id: str) -> None:
+    def __init__(self, history: HistoryStore, activity_id: str) -> None:
         self.history = history
         self.id = activity_id
         self.summary: str | None = None
@@ -403,14 +406,8 @@ class History:
 
         Ends the activity when the block leaves: as failed, with the exception
         logged, if the block raised (the exception goes on up)."""
-        run = ActivityRun(self, self.start_activity(type, label, task_id))
-        try:
+        with run_activity(self, type, label, task_id) as run:
             yield run
-        except BaseException as exc:
-            self.log(run.id, "error", f"{exc.__class__.__name__}: {exc}")
-            self.end_activity(run.id, run.summary, run.keywords, success=False)
-            raise
-        self.end_activity(run.id, run.summary, run.keywords, success=True)
 
     @_writing
     def receive(
@@ -618,23 +615,60 @@ class History:
                 snap.close()
 
 
+@contextmanager
+def run_activity(
+    history: HistoryStore, type: str, label: str, task_id: str | None = None
+) -> Iterator[ActivityRun]:
+    """``HistoryStore.activity`` on either backend: start, yield the run, end it (as
+    failed, with the exception logged, if the block raised)."""
+    run = ActivityRun(history, history.start_activity(type, label, task_id))
+    try:
+        yield run
+    except BaseException as exc:
+        history.log(run.id, "error", f"{exc.__class__.__name__}: {exc}")
+        history.end_activity(run.id, run.summary, run.keywords, success=False)
+        raise
+    history.end_activity(run.id, run.summary, run.keywords, success=True)
+
+
+_TABLES = {"activities": "agent_activities", "mailbox_items": "mailbox_items",
+           "decisions": "agent_decisions"}  # fmt: skip
+
+
+def _records(history: History) -> Callable[[str], Iterator[dict[str, Any]]]:
+    """``write_jsonl``'s rows from ``history.db``, in the order they were written."""
+
+    def rows(table: str) -> Iterator[dict[str, Any]]:
+        cursor = history.db.execute(f"SELECT * FROM {_TABLES[table]} ORDER BY rowid")
+        names = [d[0] for d in cursor.description]
+        for row in cursor:
+            record = dict(zip(names, row, strict=True))
+            if "metadata" in record:
+                record["metadata"] = json.loads(record["metadata"])
+            yield record
+
+    return rows
+
+
 def _write_jsonl(history: History, out: Path) -> int:
+    return write_jsonl(history, out, _records(history))
+
+
+def write_jsonl(
+    history: HistoryStore, out: Path, records: Callable[[str], Iterable[dict[str, Any]]]
+) -> int:
+    """The export's lines, one copy for both backends: each activity of
+    ``records("activities")`` whole (``history.get``), then every mailbox item and
+    decision as its row (``records(table)``, metadata a dict); how many lines."""
     count = 0
     with out.open("w", encoding="utf-8") as handle:
-        ids = [
-            row[0] for row in history.db.execute("SELECT id FROM agent_activities ORDER BY rowid")
-        ]
-        for activity_id in ids:
-            detail = history.get(activity_id)
+        for row in records("activities"):
+            detail = history.get(str(row["id"]))
             assert detail is not None
             handle.write(json.dumps({"kind": "activity", **detail.to_dict()}) + "\n")
             count += 1
-        for table, kind in (("mailbox_items", "mailbox_item"), ("agent_decisions", "decision")):
-            cursor = history.db.execute(f"SELECT * FROM {table} ORDER BY rowid")
-            names = [d[0] for d in cursor.description]
-            for row in cursor:
-                record = dict(zip(names, row, strict=True))
-                record["metadata"] = json.loads(record["metadata"])
+        for table, kind in (("mailbox_items", "mailbox_item"), ("decisions", "decision")):
+            for record in records(table):
                 handle.write(json.dumps({"kind": kind, **record}) + "\n")
                 count += 1
     return count

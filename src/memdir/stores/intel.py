@@ -154,17 +154,19 @@ class IntelStore:
     def projects(self) -> list[str]:
         prefix, suffix = self.template.split("{project}", 1)
         found = []
-        for path in self.ctx.root.glob(prefix + "*" + suffix):
-            rel = path.relative_to(self.ctx.root).as_posix()
+        folder = prefix.rpartition("/")[0]
+        for rel in self.ctx.files.paths(folder):
+            if not (rel.startswith(prefix) and rel.endswith(suffix)):
+                continue
             name = rel[len(prefix) : len(rel) - len(suffix)]
-            if path.is_file() and name and "/" not in name:
+            if name and "/" not in name:
                 found.append(name)
         return sorted(found)
 
     def path(self, project: str) -> str:
         """The project's file: an existing file named exactly so, else the slugified name."""
         exact = self.template.replace("{project}", project)
-        if project and not re.search(r"[/\\]|^\.", project) and (self.ctx.root / exact).is_file():
+        if project and not re.search(r"[/\\]|^\.", project) and self.ctx.exists(exact):
             return exact
         slug = slugify(project)
         if not slug:

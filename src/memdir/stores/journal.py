@@ -46,7 +46,6 @@ from memdir.stores.base import (
     StoreContext,
     check_text,
     normalize_key,
-    read_text,
 )
 from memdir.stores.validate import flag
 
@@ -100,16 +99,19 @@ class JournalStore:
         return SectionFileStore(self.ctx, self.path(day), starter=f"# {day.isoformat()}\n")
 
     def days(self) -> list[date]:
-        folder = self.ctx.root / PurePosixPath(self.template).parent
+        folder = str(PurePosixPath(self.template).parent).strip(".")
         found = []
-        for path in sorted(folder.glob("*.md")):
-            match = _DAY_RE.fullmatch(path.stem)
+        for path in self.ctx.files.paths(folder):
+            name = PurePosixPath(path)
+            if str(name.parent).strip(".") != folder or name.suffix != ".md":
+                continue
+            match = _DAY_RE.fullmatch(name.stem)
             if match:
                 found.append(date.fromisoformat(match.group(1)))
-        return found
+        return sorted(found)
 
     def text(self, day: date) -> str | None:
-        return read_text(self.ctx.root / self.path(day))
+        return self.ctx.read(self.path(day))
 
     def append(
         self, kind: str, text: str, *, why: str | None = None, at: datetime | None = None
@@ -205,11 +207,11 @@ class JournalStore:
         store = self._file(day)
         report = CompressionReport(day.isoformat(), compressed=False)
         drafted: list[str] | None = None
-        first = read_text(store.path) or ""
+        first = self.ctx.read(store.relpath) or ""
         if summarise_day is not None and len(first.encode("utf-8", "surrogateescape")) > limit:
             drafted = _draft(first, summarise_day, report)  # outside the lock: a model is slow
         with self.ctx.lock:
-            original = read_text(store.path) or ""
+            original = self.ctx.read(store.relpath) or ""
             report.bytes_before = len(original.encode("utf-8", "surrogateescape"))
             if report.bytes_before <= limit:
                 return report

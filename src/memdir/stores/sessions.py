@@ -5,9 +5,11 @@
 ``{prefix}{ms}_{rand}``; the prefix names the kind (``SESSION_KINDS``).
 
 Invariants:
-- An append takes the folder lock, writes one whole line with ``O_APPEND`` and
-  fsyncs; nothing is rewritten. The message count is cached by inode and only
-  bytes added since are read (a process new to the session reads it once).
+- An append takes the folder lock and adds whole lines at the end of the file
+  (``Files.append``: ``O_APPEND`` and an fsync on disk, one statement in the lock's
+  transaction on postgres); nothing is rewritten. The message count is cached on
+  the file's ``Files.stamp``: while this store is the only writer it never reads the
+  file again; after another writer's change it reads it once.
 - A line without its newline (a crash mid-append) was never acknowledged:
   ``load`` ignores it and the next append truncates it first.
 - ``lastActivityAt`` is the last message's ``timestamp`` (the clock's when a
@@ -29,18 +31,16 @@ Invariants:
 from __future__ import annotations
 
 import json
-import os
 import re
 import secrets
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from functools import partial
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from memdir.config import AGENT_ID_RE
 from memdir.errors import MemdirError, WriteRefused
-from memdir.files.atomic import atomic_write
 from memdir.results import WriteResult
 from memdir.safety.secrets import secret_refusal
 from memdir.stores.base import StoreContext
@@ -82,8 +82,7 @@ class SessionInfo:
 
 @dataclass(frozen=True)
 class _Tail:
-    ino: int
-    head: bytes  # the header line: it changes at every compaction, so an inode reused is seen
+    stamp: tuple[int, ...]  # the file's Files.stamp when this was true of it
     end: int  # offset just past the last complete line
     count: int  # complete message lines, header excluded
     header: dict[str, Any]
@@ -132,12 +131,6 @@ def _joined(lines: list[bytes]) -> bytes:
     return b"".join(line + b"\n" for line in lines)
 
 
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
-
-
 class SessionStore:
     """Conversation sessions under ``folder``: create, append, load, export, list."""
 
@@ -158,16 +151,17 @@ class SessionStore:
         self.archive_folder = f"{ctx.manifest.archive_dir()}/sessions"
         self.compact_trigger, self.compact_keep = compact_trigger, compact_keep
         self.shrink_chars = shrink_chars
-        self._tails: dict[Path, _Tail] = {}
+        self._tails: dict[str, _Tail] = {}
+        self._files = ctx.files
 
     def relpath(self, session_id: str) -> str:
         return f"{self.folder}/{session_id}.jsonl"
 
-    def _path(self, session_id: str) -> Path:
-        return self.ctx.root / self.relpath(session_id)
+    def _path(self, session_id: str) -> str:
+        return self.relpath(session_id)
 
-    def _archive_path(self, session_id: str) -> Path:
-        return self.ctx.root / self.archive_folder / f"{session_id}.jsonl"
+    def _archive_path(self, session_id: str) -> str:
+        return f"{self.archive_folder}/{session_id}.jsonl"
 
     def kind_of(self, session_id: str) -> str:
         if not _valid_id(session_id):
@@ -202,11 +196,12 @@ class SessionStore:
                 raise WriteRefused(self.relpath(sid), f"session {sid} already exists")
             header = {"id": sid, "agentId": agent, "startedAt": format_ts(started),
                       "kind": self.kind_of(sid), "format": FORMAT}  # fmt: skip
-            atomic_write(self._path(sid), _dumps(header) + b"\n")
+            self._files.write_all([(self._path(sid), _dumps(header) + b"\n")])
         return sid
 
     def _exists(self, session_id: str) -> bool:
-        return self._path(session_id).exists() or self._archive_path(session_id).exists()
+        exists = self.ctx.exists
+        return exists(self._path(session_id)) or exists(self._archive_path(session_id))
 
     def exists(self, session_id: str) -> bool:
         """True if the session (or its archived part) is on disk."""
@@ -218,17 +213,16 @@ class SessionStore:
         the file has no header line."""
         if not _valid_id(session_id):
             return None
-        try:
-            with self._path(session_id).open("rb") as handle:
-                first = handle.readline()
-                header = _loads(first) if first.endswith(b"\n") else None
-                if header is None:
-                    return 0
-                if isinstance(header.get("imported"), int):  # written whole: no need to count
-                    return int(header["imported"])
-                lines = _lines(handle.read())
-        except FileNotFoundError:
+        data = self._files.read(self._path(session_id))
+        if data is None:
             return None
+        first, newline, rest = data.partition(b"\n")
+        header = _loads(first) if newline else None
+        if header is None:
+            return 0
+        if isinstance(header.get("imported"), int):  # written whole: no need to count
+            return int(header["imported"])
+        lines = _lines(rest)
         return int(header.get("archived", 0)) + sum(_loads(line) is not None for line in lines)
 
     def check_messages(self, session_id: str, messages: list[dict[str, Any]]) -> str | None:
@@ -275,24 +269,34 @@ class SessionStore:
             lines = [_dumps(record) for record in records]
             if len(lines) >= self.compact_trigger:
                 old, lines = lines[: -self.compact_keep], lines[-self.compact_keep :]
-                archived = self._archive_path(session_id)
-                atomic_write(archived, _joined([_dumps(header), *old]))
-                header.update(archived=len(old), archiveBytes=archived.stat().st_size)
-                archive = f"{self.archive_folder}/{session_id}.jsonl"
+                archived = _joined([_dumps(header), *old])
+                self._files.write_all([(self._archive_path(session_id), archived)])
+                header.update(archived=len(old), archiveBytes=len(archived))
+                archive = self._archive_path(session_id)
             header["imported"] = len(records)
-            atomic_write(path, _joined([_dumps(header), *lines]))  # last: the import is done
+            whole = _joined([_dumps(header), *lines])
+            self._files.write_all([(path, whole)])  # last: the import is done
             self._tails.pop(path, None)
         return WriteResult(
             True, store, "saved", key=session_id, archive=archive, notes=tuple(notes)
         )
 
-    def files(self, session_id: str) -> list[Path]:
-        """Every file of a session: itself, its archive, its kept tool outputs."""
+    def session_files(self, session_id: str) -> list[str]:
+        """Every file of a session (memory-folder paths): itself, its archive, its kept
+        tool outputs."""
         if not _valid_id(session_id):
             return []
-        found = [p for p in (self._path(session_id), self._archive_path(session_id)) if p.exists()]
-        outputs = self.ctx.root / self.outputs
-        return found + sorted(outputs.glob(f"{session_id}-*.txt")) if outputs.is_dir() else found
+        own = (self._path(session_id), self._archive_path(session_id))
+        found = [p for p in own if self.ctx.exists(p)]
+        mine = f"{self.outputs}/{session_id}-"
+        return found + [
+            p for p in self._files.paths(self.outputs)
+            if p.startswith(mine) and p.endswith(".txt") and "/" not in p[len(mine) :]
+        ]  # fmt: skip
+
+    def files(self, session_id: str) -> list[Path]:
+        """``session_files`` on disk (a local folder's)."""
+        return [self.ctx.root / p for p in self.session_files(session_id)]
 
     def append_message(self, session_id: str, message: dict[str, Any]) -> WriteResult:
         """Append one message, O(1) in the session's length; a refusal writes nothing."""
@@ -308,37 +312,35 @@ class SessionStore:
         path, notes = self._path(session_id), []
         with self.ctx.lock:
             try:
-                fd = os.open(path, os.O_RDWR | os.O_APPEND)
-            except FileNotFoundError:
-                return WriteResult.refused(store, f"no session {session_id}; create it first")
-            try:
-                tail = self._refresh(path, fd)
-                size = os.fstat(fd).st_size
-                if size > tail.end:
-                    os.ftruncate(fd, tail.end)
-                    notes.append(f"dropped an unfinished line ({size - tail.end} bytes) left "
-                                 "by an interrupted append")  # fmt: skip
-                first = int(tail.header.get("archived", 0)) + tail.count
-                for n, record in enumerate(records, start=first):
-                    content = record["content"]
-                    if isinstance(content, str) and len(content) > self.shrink_chars:
-                        notes.append(self._shrink(session_id, n, record, content))
-                lines = [_dumps(record) for record in records]
-                if lines:
-                    data = b"".join(line + b"\n" for line in lines)
-                    _write_all(fd, data)
-                    os.fsync(fd)
-                    tail = replace(
-                        tail,
-                        end=tail.end + len(data),
-                        count=tail.count + len(lines),
-                        last=lines[-1],
-                    )
-                    self._tails[path] = tail
+                tail, size = self._refresh(path)
             except UnknownSession as exc:
                 return WriteResult.refused(store, str(exc))
-            finally:
-                os.close(fd)
+            if tail is None:
+                return WriteResult.refused(store, f"no session {session_id}; create it first")
+            if size > tail.end:
+                data = self._files.read(path) or b""
+                self._files.write_all([(path, data[: tail.end])])
+                notes.append(f"dropped an unfinished line ({size - tail.end} bytes) left "
+                             "by an interrupted append")  # fmt: skip
+            first = int(tail.header.get("archived", 0)) + tail.count
+            for n, record in enumerate(records, start=first):
+                content = record["content"]
+                if isinstance(content, str) and len(content) > self.shrink_chars:
+                    notes.append(self._shrink(session_id, n, record, content))
+            lines = [_dumps(record) for record in records]
+            if lines:
+                data = b"".join(line + b"\n" for line in lines)
+                self._files.append(path, data)
+                stamp = self._files.stamp(path)
+                assert stamp is not None
+                tail = replace(
+                    tail,
+                    stamp=stamp,
+                    end=tail.end + len(data),
+                    count=tail.count + len(lines),
+                    last=lines[-1],
+                )
+                self._tails[path] = tail
             compacted = tail.count >= self.compact_trigger
             if compacted:
                 notes.append(self._compact(session_id, path))
@@ -371,26 +373,27 @@ class SessionStore:
             raise ValueError(f"message is not JSON: {exc}") from None
         return record
 
-    def _refresh(self, path: Path, fd: int) -> _Tail:
-        """Header, message count and last line, reading only bytes new since last time."""
-        stat, known = os.fstat(fd), self._tails.get(path)
-        if known is not None and (
-            (known.ino, os.pread(fd, len(known.head), 0)) != (stat.st_ino, known.head)
-            or known.end > stat.st_size
-        ):
-            known = None
-        start = 0 if known is None else known.end
-        lines = _lines(os.pread(fd, stat.st_size - start, start))
-        if known is None:
-            header = _loads(lines[0]) if lines else None
-            if header is None:
-                raise UnknownSession(f"{path.name} has no session header line")
-            known = _Tail(stat.st_ino, lines[0] + b"\n", 0, -1, header, lines[0])
-        if lines:
-            end = start + sum(len(line) + 1 for line in lines)
-            known = replace(known, end=end, count=known.count + len(lines), last=lines[-1])
+    def _refresh(self, path: str) -> tuple[_Tail | None, int]:
+        """Header, message count and last line of the session file (None: no file), and
+        its size; read only when it changed since this store last knew it."""
+        stamp = self._files.stamp(path)
+        if stamp is None:
+            self._tails.pop(path, None)
+            return None, 0
+        known = self._tails.get(path)
+        if known is not None and known.stamp == stamp:
+            return known, known.end
+        data = self._files.read(path)
+        if data is None:
+            return None, 0
+        lines = _lines(data)
+        header = _loads(lines[0]) if lines else None
+        if header is None:
+            raise UnknownSession(f"{PurePosixPath(path).name} has no session header line")
+        end = sum(len(line) + 1 for line in lines)
+        known = _Tail(stamp, end, len(lines) - 1, header, lines[-1])
         self._tails[path] = known
-        return known
+        return known, len(data)
 
     def _shrink(
         self, session_id: str, n: int, record: dict[str, Any], content: str, overwrite: bool = False
@@ -398,10 +401,10 @@ class SessionStore:
         """Write ``content`` whole to tool-outputs, keep its head and tail in ``record``
         (``overwrite``: the session is written whole, so message ``n``'s output is its own)."""
         ref, extra = f"{self.outputs}/{session_id}-{n}.txt", 1
-        while not overwrite and (self.ctx.root / ref).exists():  # never overwrite a kept output
+        while not overwrite and self.ctx.exists(ref):  # never overwrite a kept output
             extra += 1
             ref = f"{self.outputs}/{session_id}-{n}-{extra}.txt"
-        atomic_write(self.ctx.root / ref, content.encode("utf-8", "surrogatepass"))
+        self._files.write_all([(ref, content.encode("utf-8", "surrogatepass"))])
         keep = self.shrink_chars // 50
         head, tail = content[: 2 * keep], content[len(content) - keep :]
         moved = len(content) - len(head) - len(tail)
@@ -409,42 +412,40 @@ class SessionStore:
         record["contentRef"] = ref
         return f"content of {len(content)} chars saved whole to {ref}; the session keeps its ends"
 
-    def _compact(self, session_id: str, path: Path) -> str:
+    def _compact(self, session_id: str, path: str) -> str:
         """Archive the oldest messages, then rewrite the session with the newest KEEP."""
-        header_line, *messages = _lines(path.read_bytes())
+        header_line, *messages = _lines(self._files.read(path) or b"")
         header = _loads(header_line) or {}
         old, kept = messages[: -self.compact_keep], messages[-self.compact_keep :]
-        archive, new = self._archive_path(session_id), old
-        if not archive.exists():
-            atomic_write(archive, _joined([header_line, *old]))
-        else:
-            fd = os.open(archive, os.O_RDWR | os.O_APPEND)
-            try:  # bytes past archiveBytes: a compaction that crashed before the rewrite
-                size = os.fstat(fd).st_size
-                start = int(header.get("archiveBytes", 0)) or os.pread(fd, 65536, 0).find(b"\n") + 1
-                leftover = os.pread(fd, max(0, size - start), start)
-                if not leftover.endswith(b"\n") and leftover:
-                    os.ftruncate(fd, start + leftover.rfind(b"\n") + 1)
-                done = _lines(leftover)
-                new = old[len(done) :] if done == old[: len(done)] else old
-                _write_all(fd, _joined(new))
-                os.fsync(fd)
-            finally:
-                os.close(fd)
+        archive = self._archive_path(session_id)
+        existing = self._files.read(archive)
+        if existing is None:
+            archived = _joined([header_line, *old])
+            self._files.write_all([(archive, archived)])
+            archive_bytes = len(archived)
+        else:  # bytes past archiveBytes: a compaction that crashed before the rewrite
+            start = int(header.get("archiveBytes", 0)) or existing[:65536].find(b"\n") + 1
+            leftover = existing[start:]
+            whole = leftover[: leftover.rfind(b"\n") + 1] if leftover else leftover
+            done = _lines(whole)
+            new = old[len(done) :] if done == old[: len(done)] else old
+            if len(whole) != len(leftover):  # an unfinished line: cut it off first
+                self._files.write_all([(archive, existing[: start + len(whole)])])
+            self._files.append(archive, _joined(new))
+            archive_bytes = start + len(whole) + len(_joined(new))
         header.update(archived=int(header.get("archived", 0)) + len(old),
-                      archiveBytes=archive.stat().st_size)  # fmt: skip
-        atomic_write(path, _joined([_dumps(header), *kept]))
+                      archiveBytes=archive_bytes)  # fmt: skip
+        self._files.write_all([(path, _joined([_dumps(header), *kept]))])
         self._tails.pop(path, None)
-        rel = f"{self.archive_folder}/{session_id}.jsonl"
-        return f"compacted: the oldest {len(old)} messages moved to {rel}; {len(kept)} kept"
+        return f"compacted: the oldest {len(old)} messages moved to {archive}; {len(kept)} kept"
 
     def _read(self, session_id: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         if not _valid_id(session_id):
             raise UnknownSession(f"{session_id!r} is not a session id")
-        try:
-            lines = _lines(self._path(session_id).read_bytes())
-        except FileNotFoundError:
-            raise UnknownSession(f"no session {session_id}") from None
+        data = self._files.read(self._path(session_id))
+        if data is None:
+            raise UnknownSession(f"no session {session_id}")
+        lines = _lines(data)
         header = _loads(lines[0]) if lines else None
         if header is None:
             raise UnknownSession(f"{self.relpath(session_id)} has no session header line")
@@ -466,10 +467,8 @@ class SessionStore:
         header, messages = self._read(session_id)
         done = int(header.get("archiveBytes", 0))  # later bytes: a crashed compaction's
         if include_archived and done:
-            try:
-                archived = _lines(self._archive_path(session_id).read_bytes()[:done])[1:]
-            except FileNotFoundError:
-                archived = []
+            kept = self._files.read(self._archive_path(session_id))
+            archived = _lines(kept[:done])[1:] if kept is not None else []
             messages = [m for m in map(_loads, archived) if m is not None] + messages
         return self._shape(header, [self._restore(message) for message in messages])
 
@@ -477,9 +476,12 @@ class SessionStore:
         ref = message.get("contentRef")
         if not isinstance(ref, str) or not ref.startswith(f"{self.outputs}/") or ".." in ref:
             return message
+        data = self._files.read(ref)
         try:
-            content = (self.ctx.root / ref).read_bytes().decode("utf-8", "surrogatepass")
-        except (FileNotFoundError, UnicodeDecodeError):
+            content = data.decode("utf-8", "surrogatepass") if data is not None else None
+        except UnicodeDecodeError:
+            return message
+        if content is None:
             return message
         return {**{k: v for k, v in message.items() if k != "contentRef"}, "content": content}
 
@@ -487,14 +489,18 @@ class SessionStore:
         """Sessions, newest activity first (optionally of one kind)."""
         prefix = None if kind is None else SESSION_KINDS[_kind_name(kind)]
         found: list[SessionInfo] = []
-        for path in (self.ctx.root / self.folder).glob("*.jsonl"):
-            sid = path.name[: -len(".jsonl")]
+        for rel in self._files.paths(self.folder):
+            name = rel[len(self.folder) + 1 :] if self.folder else rel
+            if "/" in name or not name.endswith(".jsonl"):
+                continue
+            sid = name[: -len(".jsonl")]
             if not _valid_id(sid) or (prefix is not None and not sid.startswith(prefix)):
                 continue
             try:
-                with path.open("rb") as handle:
-                    tail = self._refresh(path, handle.fileno())
-            except (FileNotFoundError, UnknownSession):
+                tail, _ = self._refresh(rel)
+            except UnknownSession:
+                continue
+            if tail is None:
                 continue
             started = str(tail.header.get("startedAt", ""))
             last = (_loads(tail.last) or {}).get("timestamp", started) if tail.count else started

@@ -47,13 +47,14 @@ from typing import Any
 
 from memdir.config import Layer
 from memdir.errors import FileShapeError
-from memdir.files.atomic import FolderLock
 from memdir.files.cards import CARD_TYPES as CARD_TYPES  # re-exported: the card kinds
 from memdir.files.cards import Card
 from memdir.files.sections import SectionDocument, strip_think
 from memdir.paths import FileSpace
 from memdir.results import WriteResult
-from memdir.stores.base import Refusal, StoreContext, confine, read_text, write_text
+from memdir.storage.mounts import layer_files
+from memdir.storage.seam import WriteLock
+from memdir.stores.base import Refusal, StoreContext, confine_in
 from memdir.stores.validate import check_text, flag
 from memdir.tiers import TIERS, tier_for
 
@@ -164,7 +165,7 @@ class VaultStore:
     """Cards of one vault layer (inside the memory folder, or mounted from another)."""
 
     def __init__(
-        self, ctx: StoreContext, space: FileSpace, name: str, layer: Layer, lock: FolderLock
+        self, ctx: StoreContext, space: FileSpace, name: str, layer: Layer, lock: WriteLock
     ) -> None:
         self.ctx = ctx
         self.space = space
@@ -181,7 +182,8 @@ class VaultStore:
     def paths(self) -> list[str]:
         """Every card's path (memory-folder relative), Maps of Content left out."""
         moc = f"{self.prefix}{self.folder + '/' if self.folder else ''}{MOC_FOLDER}/"
-        return sorted(p for p in self.space.files(self.name, self.layer) if not p.startswith(moc))
+        found = layer_files(self.ctx.files, self.name, self.layer)
+        return sorted(p for p in found if not p.startswith(moc))
 
     def resolve(self, ref: str) -> str | None:
         """A card path from a path, a path inside the vault, a file name or a title."""
@@ -216,7 +218,7 @@ class VaultStore:
         infos: list[CardInfo] = []
         problems: list[tuple[str, str]] = []
         for path in self.paths():
-            text = read_text(self.space.real(path))
+            text = self.ctx.read(path)
             if text is None:
                 continue
             try:
@@ -259,12 +261,12 @@ class VaultStore:
         if path is None:
             return None
         if not touch:
-            text = read_text(self.space.real(path)) or ""
+            text = self.ctx.read(path) or ""
             card = Card.parse(text)
             return CardRead(path, card.meta, card.body, text, touched=False)
         with self._edit(path) as card:
             self._touch(card)
-        text = read_text(self.space.real(path)) or ""
+        text = self.ctx.read(path) or ""
         card = Card.parse(text)
         return CardRead(path, card.meta, card.body, text, touched=True)
 
@@ -406,10 +408,9 @@ class VaultStore:
         """Lock the vault, re-read the card, yield it, bring ``links`` in step with the
         body (``links``: the explicit ones, if the write gives them), write it back if
         it changed."""
-        real = self.space.real(path)
         with self.lock:
-            confine(self.space.confining(path), real, path)
-            text = read_text(real)
+            confine_in(self.ctx.files, path)
+            text = self.ctx.read(path)
             card = Card.parse(text) if text is not None else Card()
             before = card.body
             yield card
@@ -420,10 +421,11 @@ class VaultStore:
                     card.meta["links"] = wanted
             rendered = card.render()
             if rendered != text:
-                write_text(real, rendered)
+                self.ctx.write(path, rendered)
                 self.ctx.on_write(path, rendered)
 
     def real_path(self, path: str) -> Path:
+        """The card on disk (a local folder's; on postgres read through ``ctx.files``)."""
         return self.space.real(path)
 
 

@@ -18,6 +18,9 @@ and read-only). Invariants of every change:
 - ``create`` never overwrites (Claude edits with str_replace and insert).
 - ``delete`` loses nothing: the file or folder moves to
   ``archive/deleted/<date>/<path>``, searchable in deep mode.
+
+On a folder kept in PostgreSQL the commands run through ``memory.files``
+(``claude_files``), with the same answers and refusals.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from memdir.files.sections import detect_newline
 from memdir.stores.base import read_text, write_text
+from memdir.tools import claude_files
 from memdir.tools.claude_paths import (
     ROOT,
     Target,
@@ -69,14 +73,21 @@ SNIPPET_CONTEXT = 2
 
 def view(memory: Memory, args: dict[str, Any]) -> dict[str, Any]:
     place = target(memory, args["path"])
-    if not place.real.exists():
-        raise ToolCallError(
-            f"The path {place.shown} does not exist. Please provide a valid path.", place.store
-        )
-    if place.real.is_dir():
-        return ok(place.store, content=listing(memory, place))
-    touch_card(memory, place)
-    text = place.real.read_bytes().decode("utf-8", "replace")
+    if memory.backend != "local":
+        found = claude_files.view_text(memory, place)
+        if found is None:
+            return ok(place.store, content=claude_files.listing(memory, place))
+        text = found
+    else:
+        if not place.real.exists():
+            raise ToolCallError(
+                f"The path {place.shown} does not exist. Please provide a valid path.",
+                place.store,
+            )
+        if place.real.is_dir():
+            return ok(place.store, content=listing(memory, place))
+        touch_card(memory, place)
+        text = place.real.read_bytes().decode("utf-8", "replace")
     lines = _lines(text)
     if len(lines) > MAX_LINES:
         raise ToolCallError(
@@ -92,6 +103,9 @@ def view(memory: Memory, args: dict[str, Any]) -> dict[str, Any]:
 def create(memory: Memory, args: dict[str, Any]) -> dict[str, Any]:
     place = target(memory, args["path"])
     text: str = args["file_text"]
+    if memory.backend != "local":
+        claude_files.create(memory, place, text)
+        return ok(place.store, content=f"File created successfully at: {place.shown}")
     with locked(memory, place):
         refuse_read_only(memory, place)
         if place.is_root or place.real.exists() or place.real.is_symlink():
@@ -111,7 +125,7 @@ def str_replace(memory: Memory, args: dict[str, Any]) -> dict[str, Any]:
     with locked(memory, place):
         refuse_read_only(memory, place)
         missing = f"Error: The path {place.shown} does not exist. Please provide a valid path."
-        before = existing_file(place, missing)
+        before = _existing(memory, place, missing)
         if not old:
             raise ToolCallError(
                 "Error: old_str is empty; give the exact text to replace", place.store
@@ -154,7 +168,7 @@ def insert(memory: Memory, args: dict[str, Any]) -> dict[str, Any]:
     added: str = args["insert_text"]
     with locked(memory, place):
         refuse_read_only(memory, place)
-        before = existing_file(place, f"Error: The file {place.shown} does not exist")
+        before = _existing(memory, place, f"Error: The file {place.shown} does not exist")
         lines = _lines(before)
         if line < 0 or line > len(lines):
             raise ToolCallError(
@@ -182,6 +196,8 @@ def delete(memory: Memory, args: dict[str, Any]) -> dict[str, Any]:
             "in it instead",
             place.store,
         )
+    if memory.backend != "local":
+        return claude_files.delete(memory, place)
     with locked(memory, place):
         if not place.real.exists() and not place.real.is_symlink():
             raise ToolCallError(f"Error: The path {place.shown} does not exist", place.store)
@@ -216,6 +232,13 @@ def rename(memory: Memory, args: dict[str, Any]) -> dict[str, Any]:
     if dest.relpath.startswith(source.relpath + "/"):
         raise ToolCallError(
             f"Error: Cannot move {source.shown} into itself ({dest.shown})", source.store
+        )
+    if memory.backend != "local":
+        claude_files.rename(memory, source, dest)
+        return ok(
+            dest.store,
+            content=f"Successfully renamed {source.shown} to {dest.shown}",
+            moved_from=source.relpath,
         )
     with locked(memory, source, dest):
         refuse_read_only(memory, source)
@@ -287,7 +310,16 @@ def run_memory_command(memory: Memory, input: Mapping[str, Any] | Any) -> str:
 # -- helpers --------------------------------------------------------------------------
 
 
+def _existing(memory: Memory, place: Target, missing: str) -> str:
+    if memory.backend != "local":
+        return claude_files.read(memory, place, missing)
+    return existing_file(place, missing)
+
+
 def _write(memory: Memory, place: Target, text: str, before: str) -> None:
+    if memory.backend != "local":
+        claude_files.write(memory, place, text, before)
+        return
     if text != before:
         write_text(place.real, text)
         memory.files_changed([(place.relpath, text)])

@@ -29,12 +29,10 @@ from typing import TYPE_CHECKING
 from memdir.config import (
     LEGACY_MEMORY_MD,
     MANIFEST_NAME,
-    STATE_DIR,
     Layer,
     is_glob,
     static_prefix,
 )
-from memdir.files.atomic import folder_lock
 from memdir.files.reader import resolve_inside
 from memdir.stores.base import read_text
 from memdir.stores.validate import Refusal, check_text
@@ -297,13 +295,11 @@ def files_under(memory: Memory, place: Target) -> list[Target]:
 @contextlib.contextmanager
 def locked(memory: Memory, *places: Target) -> Iterator[None]:
     """The folder lock, and the lock of each mounted layer the change touches."""
-    from memdir.memory import LOCK_FILE
 
     with contextlib.ExitStack() as stack:
         stack.enter_context(memory.lock)
         for mount in sorted({place.mount for place in places if place.mount is not None}):
-            base = memory.space.mounts[mount]
-            stack.enter_context(folder_lock(base / STATE_DIR / LOCK_FILE))
+            stack.enter_context(memory.files.lock_of(f"{mount}/x"))  # the mount's own
         yield
 
 
@@ -347,6 +343,13 @@ def touch_card(memory: Memory, place: Target) -> None:
         vault.touch(place.relpath)
 
 
+def _taken(memory: Memory, candidate: str) -> bool:
+    """A file or folder is at ``candidate`` already (on disk; in ``memory.files``)."""
+    if memory.backend == "local":
+        return os.path.lexists(memory.root / candidate)
+    return memory.files.stamp(candidate) is not None or bool(memory.files.paths(candidate))
+
+
 def archive_path(memory: Memory, relpath: str) -> str:
     """A free place in the archive for what ``delete`` removes."""
     moment = memory.clock()
@@ -354,7 +357,7 @@ def archive_path(memory: Memory, relpath: str) -> str:
     candidate = f"{folder}/{relpath}"
     stem, suffix = posixpath.splitext(relpath)
     count = 1
-    while os.path.lexists(memory.root / candidate):
+    while _taken(memory, candidate):
         count += 1
         candidate = f"{folder}/{stem}-{moment:%H%M%S}-{count}{suffix}"
     return candidate

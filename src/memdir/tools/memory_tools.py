@@ -200,7 +200,7 @@ def memory_search(memory: Memory, args: dict[str, Any]) -> dict[str, Any]:
 def memory_get(memory: Memory, args: dict[str, Any]) -> dict[str, Any]:
     path = args["path"]
     touched = False
-    if memory.has("vault"):
+    if memory.has("vault") and memory.read_only is None:  # a read-only memory: no touch
         card = memory.vault.resolve(path) if path.endswith(".md") else None
         if card is not None and card == path.strip().lstrip("./"):
             touched = memory.vault.touch(card).ok  # reading a card is recalling it

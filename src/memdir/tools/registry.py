@@ -241,14 +241,21 @@ class Tools:
 
     # -- dispatch ---------------------------------------------------------------
 
-    def call(self, name: str, arguments: Mapping[str, Any] | str | None = None) -> dict[str, Any]:
+    def call(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | str | None = None,
+        *,
+        writer: str = "agent",
+    ) -> dict[str, Any]:
         """Run one tool call; never raises (see the module docstring). A refused write,
         and one saved but flagged as instructions, is also recorded in the activity
-        history (``record_refusal``, ``record_flagged``)."""
+        history (``record_refusal``, ``record_flagged``). What it writes records ``by:
+        writer`` (``person`` from the web page: the same checks, another writer)."""
         tool = self._all.get(name) if isinstance(name, str) else None
         if tool is None:
             return error(self._unknown(name))
-        with writing_as("agent"):
+        with writing_as(writer):
             result = self._run(tool, arguments)
         if not result.get("ok", False) and not tool.read_only:
             record_refusal(self.memory, tool.name, result)

@@ -40,14 +40,16 @@ def _vault(memory: Memory) -> str:
 
 
 def card_read(memory: Memory, args: dict[str, Any]) -> dict[str, Any]:
-    read = memory.vault.read(args["card"])
+    read = memory.vault.read(args["card"], touch=memory.read_only is None)
     if read is None:
         raise ToolCallError(
             f"card_read: no card {args['card']!r} in the vault; memory_search finds cards "
             "by what they are about",
             _vault(memory),
         )
-    return ok(read.path, path=read.path, meta=_safe(read.meta), body=read.body, touched=True)
+    return ok(
+        read.path, path=read.path, meta=_safe(read.meta), body=read.body, touched=read.touched
+    )
 
 
 def card_write(memory: Memory, args: dict[str, Any]) -> dict[str, Any]:

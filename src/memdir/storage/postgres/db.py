@@ -31,7 +31,7 @@ import psycopg
 from pgvector.psycopg import register_vector
 from psycopg import sql
 
-from memdir.errors import LockTimeout
+from memdir.errors import LockTimeout, ReadOnlyFolder
 
 Connection = psycopg.Connection[Any]
 Migration = Callable[[Connection, str], None]
@@ -140,6 +140,8 @@ class FolderLock:
         self.folder = folder
         self.key = advisory_key("memdir-folder", db.schema, agent, folder)
         self.timeout = timeout
+        self.read_only: str | None = None
+        """why this process may not write the folder (a read-only token), or None"""
         self._local = threading.local()
 
     def _stack(self) -> list[Any]:
@@ -160,7 +162,13 @@ class FolderLock:
             raise RuntimeError(f"the lock of {self.agent!r} is not held by this thread")
         return self.db.writer()
 
+    def writable(self) -> str | None:
+        """None if this process may write the folder, else why not."""
+        return self.read_only
+
     def acquire(self) -> None:
+        if self.read_only is not None:
+            raise ReadOnlyFolder(self.read_only)
         stack = self._stack()
         conn = self.db.writer()
         transaction = conn.transaction()
@@ -217,3 +225,26 @@ class Folder:
         """The lock's transaction when this thread holds it (a re-read under the lock
         sees what this write wrote), else the thread's reading connection."""
         return self.lock.connection() if self.lock.is_held else self.db.reader()
+
+
+_shared: dict[tuple[str, str], Database] = {}
+_shared_guard = threading.Lock()
+
+
+def shared_database(url: str, schema: str = "memdir") -> Database:
+    """This process's ``Database`` for (``url``, ``schema``): migrated on first use, then
+    shared by every folder opened from it (its connections are per thread)."""
+    with _shared_guard:
+        found = _shared.get((url, schema))
+        if found is None:
+            found = _shared[(url, schema)] = Database(url, schema=schema)
+        return found
+
+
+def close_shared() -> None:
+    """Close every shared ``Database``; the next ``shared_database`` opens afresh."""
+    with _shared_guard:
+        found = list(_shared.values())
+        _shared.clear()
+    for db in found:
+        db.close()

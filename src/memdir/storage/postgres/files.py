@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from memdir.storage.postgres.db import Database, Folder, FolderLock
@@ -24,11 +24,19 @@ def _stat(row: tuple[Any, ...]) -> FileStat:
     return FileStat(str(path), int(size), str(sha256), int(mtime_ns), int(version))
 
 
-def _check_path(path: str) -> str:
+def _bad_path(path: str) -> bool:
     parts = path.split("/")
-    if not path or path.startswith("/") or any(p in ("", ".", "..") for p in parts):
+    return not path or path.startswith("/") or any(p in ("", ".", "..") for p in parts)
+
+
+def _check_path(path: str) -> str:
+    if _bad_path(path):
         raise ValueError(f"{path!r} is not a path inside the memory folder")
     return path
+
+
+def _like(prefix: str) -> str:
+    return prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
 
 
 class PgFiles:
@@ -68,8 +76,37 @@ class PgFiles:
         )
         return None if row is None else _stat(row)
 
+    def stamp(self, path: str) -> tuple[int, ...] | None:
+        row = (
+            self.folder.conn()
+            .execute("SELECT version FROM files WHERE agent = %s AND path = %s", (self.agent, path))
+            .fetchone()
+        )
+        return None if row is None else (int(row[0]),)
+
+    def unwritable(self, path: str) -> str | None:
+        if _bad_path(path):
+            return f"{path!r} is not a path inside the memory folder; nothing was written"
+        return None
+
+    def paths(self, folder: str = "") -> list[str]:
+        start = folder.strip("/")
+        rows = (
+            self.folder.conn()
+            .execute(
+                "SELECT path FROM files WHERE agent = %s AND path LIKE %s ORDER BY path",
+                (self.agent, _like(f"{start}/" if start else "")),
+            )
+            .fetchall()
+        )
+        return [
+            str(row[0])
+            for row in rows
+            if not any(part.startswith(".") for part in str(row[0]).split("/"))
+        ]
+
     def list(self, prefix: str = "") -> list[FileStat]:
-        like = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        like = _like(prefix)
         rows = (
             self.folder.conn()
             .execute(
@@ -126,6 +163,16 @@ class PgFiles:
             )
         assert row is not None
         return _stat(row)
+
+    def write_all(
+        self, writes: Sequence[tuple[str, bytes]], on_written: Callable[[int], None] | None = None
+    ) -> None:
+        """``Files.write_all``: every file in the one transaction of the lock."""
+        with self.lock:
+            for n, (path, data) in enumerate(writes):
+                self.write(path, data)
+                if on_written is not None:
+                    on_written(n)
 
     def append(self, path: str, data: bytes) -> FileStat:
         """``Files.append``: joined and hashed again in the database (PostgreSQL rewrites

@@ -16,19 +16,28 @@ from __future__ import annotations
 
 import re
 import secrets
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from psycopg.types.json import Jsonb
 
+from memdir.errors import ReadOnlyFolder
 from memdir.storage.postgres.db import Connection, Database, Folder
-from memdir.stores.history import Activity, ActivityDetail, HistoryError
+from memdir.stores.history import (
+    Activity,
+    ActivityDetail,
+    ActivityRun,
+    HistoryError,
+    run_activity,
+    write_jsonl,
+)
 from memdir.stores.history_digest import LogEvent, summarise
 from memdir.stores.history_digest import keywords as find_keywords
 from memdir.stores.history_schema import ACTIVITY_TYPES, LOG_TYPES
-from memdir.timeutil import Clock, utc_now
+from memdir.timeutil import Clock, format_ts, utc_now
 
 _WORD_RE = re.compile(r"\w+", re.UNICODE)
 _COLUMNS = (
@@ -55,18 +64,32 @@ class PgHistory:
     """One agent's activity history in the database."""
 
     def __init__(
-        self, db: Database, agent: str, *, clock: Clock = utc_now, folder: Folder | None = None
+        self,
+        db: Database,
+        agent: str,
+        *,
+        clock: Clock = utc_now,
+        folder: Folder | None = None,
+        on_end: Callable[[Activity], None] | None = None,
+        read_only: str | None = None,
     ) -> None:
+        """``on_end`` hears every activity that ends (``Memory``'s audit line and
+        distillation), after its transaction; ``read_only`` (why the folder may not be
+        written) makes every write raise ``ReadOnlyFolder``, as ``History``'s does."""
         self.folder = folder or Folder(db, agent)
         self.agent = agent
         self.agent_id = agent
         self.clock = clock
+        self.on_end = on_end
+        self.read_only = read_only
 
     def close(self) -> None:
         """Nothing is held open per history (the database's connections are shared)."""
 
     @contextmanager
     def _writing(self) -> Iterator[Connection]:
+        if self.read_only is not None:
+            raise ReadOnlyFolder(self.read_only)
         conn = self.folder.conn()
         with conn.transaction():
             yield conn
@@ -146,7 +169,15 @@ class PgHistory:
             )  # fmt: skip
             ended = self.get(activity_id)
         assert ended is not None
+        if self.on_end is not None:
+            self.on_end(ended.activity)
         return ended.activity
+
+    def activity(
+        self, type: str, label: str, task_id: str | None = None
+    ) -> AbstractContextManager[ActivityRun]:
+        """``History.activity``: the block's activity, ended when it leaves."""
+        return run_activity(self, type, label, task_id)
 
     def receive(
         self,
@@ -301,3 +332,64 @@ class PgHistory:
         ).fetchall()
         events = tuple(LogEvent(int(seq), t, content, dict(meta)) for seq, t, content, meta in logs)
         return ActivityDetail(_activity(row), events)
+
+    # -- export ----------------------------------------------------------------
+
+    def export_jsonl(self, out: Path) -> int:
+        """``History.export_jsonl``: every activity (with its logs), mailbox item and
+        decision as JSON Lines, read in one repeatable-read snapshot."""
+        with self.folder.db.connect() as conn, conn.transaction():
+            conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            reader = PgHistory(self.folder.db, self.agent, clock=self.clock)
+            reader.folder = _Pinned(self.folder, conn)
+            return write_jsonl(reader, out, reader._records)
+
+    def _records(self, table: str) -> Iterator[dict[str, Any]]:
+        """The rows of ``mailbox_items`` or ``decisions`` as ``history.db`` names them."""
+        conn = self.folder.conn()
+        if table == "activities":
+            rows = conn.execute(
+                "SELECT id FROM activities WHERE agent = %s ORDER BY seq", (self.agent,)
+            )
+            for (activity_id,) in rows.fetchall():
+                yield {"id": activity_id}
+            return
+        columns, order = _EXPORTED[table]
+        cursor = conn.execute(
+            f"SELECT {', '.join(c for c, _ in columns)} FROM {table} WHERE agent = %s "
+            f"ORDER BY {order}, id",
+            (self.agent,),
+        )
+        for row in cursor:
+            record = {name: value for (_, name), value in zip(columns, row, strict=True)}
+            for key, value in record.items():
+                if isinstance(value, datetime):
+                    record[key] = format_ts(value)
+            yield record
+
+
+class _Pinned(Folder):
+    """A folder whose every read goes to one connection (an export's snapshot)."""
+
+    def __init__(self, folder: Folder, conn: Connection) -> None:
+        super().__init__(folder.db, folder.agent)
+        self._conn = conn
+
+    def conn(self) -> Connection:
+        return self._conn
+
+
+_EXPORTED = {
+    "mailbox_items": (
+        [("id", "id"), ("agent", "agent_id"), ("source", "source"), ("kind", "kind"),
+         ("content", "content"), ("metadata", "metadata"), ("received_at", "received_at"),
+         ("activity_id", "activity_id")],
+        "received_at",
+    ),
+    "decisions": (
+        [("id", "id"), ("agent", "agent_id"), ("mailbox_item_id", "mailbox_item_id"),
+         ("activity_id", "activity_id"), ("decision", "decision"), ("reason", "reason"),
+         ("metadata", "metadata"), ("decided_at", "decided_at")],
+        "decided_at",
+    ),
+}  # fmt: skip

@@ -18,6 +18,9 @@ partition by it (Citus's distribution column, or a schema per tenant) with no ch
   ``index_stats`` keeps per agent the item count and the tokens (BM25's N and avgdl).
 - ``activities``, ``activity_logs``, ``mailbox_items``, ``decisions``,
   ``context_usage``: the history, as ``history.db``'s tables (``history_schema``).
+- ``tokens``: the team server's bearer tokens (``tokens``): an id, the sha256 of the
+  secret (never the secret), the agents it reaches, read-only, created, expires,
+  last used, revoked.
 - The text search configuration ``memdir``: English Snowball stems with no stopwords
   (FTS5's porter tokenizer keeps every word too; search drops stopwords itself).
 """
@@ -225,10 +228,29 @@ def _m003_history(conn: Connection, schema: str) -> None:
         conn.execute(statement)
 
 
+def _m004_tokens(conn: Connection, schema: str) -> None:
+    # the team server's bearer tokens (storage.postgres.tokens): a hash, never the token
+    conn.execute(
+        """
+        CREATE TABLE tokens (
+            id TEXT PRIMARY KEY,
+            hash TEXT NOT NULL,
+            agents TEXT[] NOT NULL,
+            read_only BOOLEAN NOT NULL DEFAULT false,
+            created_at TIMESTAMPTZ NOT NULL,
+            expires_at TIMESTAMPTZ,
+            last_used_at TIMESTAMPTZ,
+            revoked_at TIMESTAMPTZ
+        )
+        """
+    )
+
+
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("001_files", _m001_files),
     ("002_index", _m002_index),
     ("003_history", _m003_history),
+    ("004_tokens", _m004_tokens),
 ]
 
 
