@@ -14,8 +14,9 @@ host starting ``memdir serve`` per conversation pays it:
   calls ``memory_search``; the time from the spawn to that first tool result.
 
 Beside them, what no change to memdir can take away, in the same rounds: the
-interpreter importing typer and rich (every command), numpy, onnxruntime and
-tokenizers (a semantic search), and the MCP SDK's server (``memdir serve``).
+interpreter importing typer and rich (every command), numpy and onnxruntime (a
+semantic search; memdir tokenises in plain Python since issue 18), and the MCP
+SDK's server (``memdir serve``).
 
 The commands run in turn, round after round (A B C ... A B C ...), so a machine
 that slows down slows every command alike; each figure is the median over the
@@ -50,7 +51,7 @@ SRC = HERE.parent / "src"
 QUERY = "what did we decide about the release checklist"
 FLOORS = {
     "floor: import typer, rich.console": "import typer, rich.console",
-    "floor: import numpy, onnxruntime, tokenizers": "import numpy, onnxruntime, tokenizers",
+    "floor: import numpy, onnxruntime": "import numpy, onnxruntime",
     "floor: import mcp.server.mcpserver": "import mcp.server.mcpserver",
 }
 """third-party imports, timed beside memdir's commands: the part memdir cannot remove"""

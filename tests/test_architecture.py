@@ -23,6 +23,7 @@ LAYERS: dict[str, int] = {
     "memdir.results": 1,
     "memdir.config": 1,
     "memdir.readonly": 1,
+    "memdir.plugins": 1,
     # 2-3: where things are on disk, and reading and writing markdown files
     "memdir.paths": 2,
     "memdir.tiers": 2,
@@ -36,6 +37,7 @@ LAYERS: dict[str, int] = {
     "memdir.llm": 4,
     "memdir.llm.chat": 4,
     "memdir.llm.checks": 4,
+    "memdir.llm.http": 4,
     # 5: the stores, working, semantic and episodic
     "memdir.stores": 5,
     # 6: what is derived from the stores

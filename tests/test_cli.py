@@ -212,7 +212,8 @@ def test_demo_refuses_a_non_empty_folder(tmp_path: Path) -> None:
 
 def test_commands_are_registered() -> None:
     expected = {
-        "init", "status", "agents", "serve", "ui", "demo", "search", "get", "save", "update",
+        "init", "status", "agents", "serve", "ui", "plugins", "demo", "search", "get", "save",
+        "update",
         "notebook", "state", "touch", "decay", "creative", "moc", "rotate", "lessons",
         "ingest", "recall", "history", "sessions", "context", "budget", "reindex", "doctor",
         "backup", "dream", "maintain", "card", "journal", "work", "intel", "export", "push",

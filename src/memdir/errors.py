@@ -21,6 +21,8 @@ Every exception memdir raises on purpose derives from ``MemdirError``::
     ├── TokenRefused          (storage.postgres.tokens) a team server request's token does
     │                         not let it in: 401 (none valid) or 403 (other agents')
     ├── EmbedderUnavailable   (index.embedders) the configured embedder cannot run here
+    │   └── ModelFileMismatch (index.model_files) the model file's sha256 is not the pinned one
+    ├── PluginError           (plugins) no embedder, LLM client or token counter of that name
     ├── HistoryError          (history) a bad call: unknown activity, bad type; also a ValueError
     ├── DatabaseDamaged       (sqlite) a damaged index.db or history.db could not be moved aside
     ├── UnknownSession        (sessions) no such session; also a LookupError

@@ -277,8 +277,11 @@ class Memory:
         if choice is not None and not isinstance(choice, str):
             return choice
         try:
-            name = choice or os.environ.get("MEMDIR_EMBEDDER") or self.manifest.index.embedder
-            return load_embedder(name)
+            settings = self.manifest.index
+            name = choice or os.environ.get("MEMDIR_EMBEDDER") or settings.embedder
+            # the options are the manifest's embedder's: not for another one chosen here
+            options = settings.embedder_options if name == settings.embedder else None
+            return load_embedder(name, options)
         except EmbedderUnavailable as exc:
             self.notices.append(Notice("index", f"keyword search only: {exc}"))
             return None

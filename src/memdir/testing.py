@@ -5,7 +5,9 @@
 - ``FakeChat``: a ``ChatModel`` answering from a script, in process
   (``memory.llm = FakeChat([...])``).
 - ``ChatServer``: a real HTTP server on 127.0.0.1 playing an OpenAI-compatible
-  model, for testing what goes over the wire (``OpenAIChat``, ``[llm]`` config).
+  model server (chat completions, and embeddings with deterministic vectors), for
+  testing what goes over the wire (``OpenAIChat``, ``[llm]`` config,
+  ``OpenAIEmbedder``).
 """
 
 from __future__ import annotations
@@ -167,6 +169,8 @@ class ChatRequest:
     raw: bytes
     body: Any
     """the JSON body, or None if it was not JSON"""
+    peer: tuple[str, int] | None = None
+    """the client's address and port: one port for two requests, one kept connection"""
 
     @property
     def messages(self) -> list[Message]:
@@ -189,10 +193,12 @@ class ChatReply:
     headers: dict[str, str] = field(default_factory=dict)
 
     @classmethod
-    def error(cls, status: int, message: str) -> ChatReply:
-        """An HTTP error with OpenAI's error body, ``{"error": {"message": ...}}``."""
+    def error(cls, status: int, message: str, *, retry_after: str | None = None) -> ChatReply:
+        """An HTTP error with OpenAI's error body, ``{"error": {"message": ...}}``
+        (and a ``Retry-After`` header if given: seconds, or an HTTP date)."""
         error = {"message": message, "type": "invalid_request_error", "code": None}
-        return cls(status=status, body={"error": error})
+        headers = {} if retry_after is None else {"Retry-After": retry_after}
+        return cls(status=status, body={"error": error}, headers=headers)
 
     @classmethod
     def malformed(cls, text: str = "this is not JSON") -> ChatReply:
@@ -205,21 +211,37 @@ ServerScript = Sequence[ServerReply] | Callable[[ChatRequest], ServerReply]
 
 
 class ChatServer:
-    """A real HTTP server on 127.0.0.1 (a free port, a background thread) playing an
-    OpenAI-compatible model. ``POST /v1/chat/completions`` is answered from
-    ``replies`` in order, or by a function of the ``ChatRequest``; each reply is the
-    assistant's text or a ``ChatReply`` (``ChatReply.error(400, "...")``,
-    ``ChatReply.malformed()``, a raw body). ``GET /v1/models`` lists ``model``.
-    ``requests`` records every request. A request past the end of the script, or
-    a function that raises, gets a 500 naming the problem.
+    """A real HTTP server on 127.0.0.1 (a free port, a background thread, HTTP/1.1 with
+    kept connections) playing an OpenAI-compatible model server. ``POST
+    /v1/chat/completions`` is answered from ``replies`` in order, or by a function of
+    the ``ChatRequest``; each reply is the assistant's text or a ``ChatReply``
+    (``ChatReply.error(400, "...")``, ``ChatReply.malformed()``, a raw body). ``GET
+    /v1/models`` lists ``model``. ``requests`` records every request. A request past
+    the end of the script, or a function that raises, gets a 500 naming the problem.
+
+    ``POST /v1/embeddings`` answers every input with a deterministic unit vector of
+    ``embedding_dim`` floats (``HashingEmbedder``'s, so related texts are near), in
+    order, unless ``embedding_failures`` queued a reply for it first; a request of
+    more than ``max_inputs`` inputs gets a 413, as a server with a batch limit.
 
         with ChatServer(["Hello."]) as server:
             OpenAIChat(server.base_url, "m").complete([{"role": "user", "content": "hi"}])
             assert server.requests[0].body["model"] == "m"
     """
 
-    def __init__(self, replies: ServerScript = (), *, model: str = "fake-model") -> None:
+    def __init__(
+        self,
+        replies: ServerScript = (),
+        *,
+        model: str = "fake-model",
+        embedding_dim: int = 64,
+        max_inputs: int | None = None,
+    ) -> None:
         self.model = model
+        self.embedding_dim = embedding_dim
+        self.max_inputs = max_inputs
+        self.embedding_failures: list[ChatReply] = []
+        """replies given to the next embeddings requests, before any is answered"""
         self._every = replies if callable(replies) else None
         self._script: list[ServerReply] = [] if callable(replies) else list(replies)
         self.requests: list[ChatRequest] = []
@@ -280,6 +302,11 @@ class ChatServer:
                 reply = self._script.pop(0)
         if request.method == "GET" and request.path.rstrip("/") == "/v1/models":
             return _json(200, {"object": "list", "data": [{"id": self.model, "object": "model"}]})
+        if request.method == "POST" and request.path.rstrip("/") == "/v1/embeddings":
+            if reply is not None:  # a chat reply is not this request's: put it back
+                with self._lock:
+                    self._script.insert(0, reply)
+            return self._embeddings(request)
         if request.method != "POST" or request.path.rstrip("/") != "/v1/chat/completions":
             return _error(404, f"no route {request.method} {request.path}")
         if self._every is not None:
@@ -295,12 +322,38 @@ class ChatServer:
             model = request.body.get("model") if isinstance(request.body, dict) else None
             completion = _completion(reply.content or "", model or self.model, number)
             return _json(reply.status, completion)
-        if isinstance(reply.body, (dict, list)):
-            status, headers, data = _json(reply.status, reply.body)
-        else:
-            raw = reply.body.encode() if isinstance(reply.body, str) else reply.body
-            status, headers, data = reply.status, {"Content-Type": "text/plain"}, raw
-        return status, {**headers, **reply.headers}, data
+        return _reply(reply)
+
+    def _embeddings(self, request: ChatRequest) -> tuple[int, dict[str, str], bytes]:
+        with self._lock:
+            failure = self.embedding_failures.pop(0) if self.embedding_failures else None
+        if failure is not None:
+            return _reply(failure)
+        body = request.body if isinstance(request.body, dict) else {}
+        inputs = body.get("input")
+        if isinstance(inputs, str):
+            inputs = [inputs]
+        if not isinstance(inputs, list) or not all(isinstance(t, str) for t in inputs):
+            return _error(400, "input must be a string or an array of strings")
+        if self.max_inputs is not None and len(inputs) > self.max_inputs:
+            return _error(413, f"too many inputs: {len(inputs)} > {self.max_inputs}")
+        vectors = HashingEmbedder(self.embedding_dim).embed(inputs)
+        data = [
+            {"object": "embedding", "index": i, "embedding": [float(x) for x in vector]}
+            for i, vector in enumerate(vectors)
+        ]
+        model = body.get("model") or self.model
+        usage = {"prompt_tokens": 0, "total_tokens": 0}
+        return _json(200, {"object": "list", "data": data, "model": model, "usage": usage})
+
+
+def _reply(reply: ChatReply) -> tuple[int, dict[str, str], bytes]:
+    if isinstance(reply.body, (dict, list)):
+        status, headers, data = _json(reply.status, reply.body)
+    else:
+        raw = reply.body.encode() if isinstance(reply.body, str) else (reply.body or b"")
+        status, headers, data = reply.status, {"Content-Type": "text/plain"}, raw
+    return status, {**headers, **reply.headers}, data
 
 
 def _completion(content: str, model: str, number: int) -> dict[str, Any]:
@@ -330,6 +383,8 @@ def _error(status: int, message: str) -> tuple[int, dict[str, str], bytes]:
 
 def _handler(server: ChatServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"  # connections kept, as real servers keep them
+
         def _serve(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(length) if length else b""
@@ -338,7 +393,8 @@ def _handler(server: ChatServer) -> type[BaseHTTPRequestHandler]:
             except ValueError:
                 body = None
             headers = {name.lower(): value for name, value in self.headers.items()}
-            request = ChatRequest(self.command, self.path, headers, raw, body)
+            peer = (str(self.client_address[0]), int(self.client_address[1]))
+            request = ChatRequest(self.command, self.path, headers, raw, body, peer)
             status, out_headers, data = server._answer(request)
             self.send_response(status)
             for name, value in out_headers.items():

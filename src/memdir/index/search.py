@@ -58,7 +58,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from memdir.config import Decay
-from memdir.index.embedders import Vectors
+from memdir.index.embedders import EmbedderUnavailable, Vectors
 from memdir.index.hits import Hit as Hit
 from memdir.index.hits import Hits as Hits
 from memdir.index.ranking import DEFAULT, Pairs, item_relevance, rank
@@ -230,14 +230,28 @@ def _query_vector(index: Index, query: str) -> Vectors | None:
     """The query's vector, once the index's vectors are current; None: keywords only."""
     if index.embedder is None:
         return None
-    try:
+    try:  # the vectors' cache asks the embedder its dimension: a server, for some
         index.ensure_vectors(seconds=EMBED_SECONDS)
         if not index.rows.vectors_ready(index.embedder.id):
             return None
         vector: Vectors = index.embedder.embed([query])[0]
-    except Exception:  # a broken model must not take keyword search down with it
+    except Exception as exc:  # a broken model must not take keyword search down with it
+        if isinstance(exc, EmbedderUnavailable):  # the model's failure, not the database's
+            _semantic_failed(index, exc)
         return None
     return vector
+
+
+def _semantic_failed(index: Index, exc: Exception) -> None:
+    """Say once (per index and reason) why a search went by keyword only: a model file
+    that failed its check, an embedding server that is down."""
+    from memdir.results import Notice
+
+    reason = str(exc) or type(exc).__name__
+    said: set[str] = index.__dict__.setdefault("_semantic_failures", set())
+    if index.on_notice is not None and reason not in said:
+        said.add(reason)
+        index.on_notice(Notice("index", f"keyword search only: {reason}"))
 
 
 def _semantic(index: Index, vector: Vectors, scope: Scope, depth: int) -> _Pairs:

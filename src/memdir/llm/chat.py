@@ -2,17 +2,20 @@
 
 ``ChatModel`` is the seam: an ``id`` and ``complete(messages) -> str``. The one
 implementation that ships, ``OpenAIChat``, speaks the OpenAI chat completions
-API that Ollama, vLLM, the llama.cpp server and the hosted APIs all serve,
-with nothing but the standard library (``urllib.request``), so memdir gains no
-dependency. ``load_llm`` builds it from ``[llm]`` in the manifest, the
-environment winning (``MEMDIR_LLM_BASE_URL``, ``MEMDIR_LLM_MODEL``, the key in
-the variable ``api_key_env`` names); it gives None when no endpoint and model
-are set, and every caller then takes its offline path.
+API that Ollama, vLLM, the llama.cpp server and the hosted APIs all serve, over
+the process's one ``httpx2`` client (``llm.http``: timeouts, retries with backoff
+on 429 and 5xx honouring ``Retry-After``). ``load_llm`` builds the client that
+``[llm] provider`` names (an entry point in the ``memdir.llms`` group; ``openai``
+is this one) from ``[llm]`` in the manifest, the environment winning
+(``MEMDIR_LLM_BASE_URL``, ``MEMDIR_LLM_MODEL``, the key in the variable
+``api_key_env`` names); it gives None when no endpoint and model are set, and
+every caller then takes its offline path.
 
 Invariants:
-- Every failure (connection refused, a timeout, an HTTP error, a body that is
-  not the expected JSON, no choices) is an ``LLMError`` whose message says what
-  went wrong and where; callers catch it and fall back, never crash.
+- Every failure (connection refused, a timeout, an HTTP error after its retries,
+  a body that is not the expected JSON, no choices) is an ``LLMError`` whose
+  message says what went wrong and where; callers catch it and fall back, never
+  crash.
 - ``json_mode`` sends ``response_format: {"type": "json_object"}``; a server
   that answers 400 to it is asked once more without the field, and that
   model is not sent it again. The caller validates the JSON either way.
@@ -22,23 +25,19 @@ Invariants:
 
 from __future__ import annotations
 
-import http.client
 import json
 import os
-import socket
-import urllib.error
-import urllib.request
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 from memdir.errors import MemdirError
+from memdir.llm.http import RetryPolicy, ServerFailure, error_message, post_json
 
 if TYPE_CHECKING:
     from memdir.config import Manifest
 
 BASE_URL_ENV = "MEMDIR_LLM_BASE_URL"
 MODEL_ENV = "MEMDIR_LLM_MODEL"
-_ERROR_SNIPPET_CHARS = 300
 
 Message = dict[str, str]
 """``{"role": "system" | "user" | "assistant", "content": "..."}``"""
@@ -74,6 +73,7 @@ class OpenAIChat:
         api_key: str | None = None,
         timeout: float = 60.0,
         temperature: float = 0.0,
+        retry: RetryPolicy | None = None,
     ) -> None:
         if not base_url.startswith(("http://", "https://")):
             raise LLMError(f"the LLM base_url must be an http:// or https:// URL, not {base_url!r}")
@@ -85,6 +85,7 @@ class OpenAIChat:
         self.id = f"{model}@{self.base_url}"
         self.timeout = timeout
         self.temperature = temperature
+        self.retry = retry or RetryPolicy()
         self._api_key = api_key or None
         self.json_mode_supported = True
         """False once the server has refused ``response_format`` with a 400"""
@@ -115,31 +116,22 @@ class OpenAIChat:
         return answer
 
     def _post(self, body: dict[str, Any]) -> str:
-        headers = {"Content-Type": "application/json", "Accept": "application/json"}
-        headers["User-Agent"] = "memdir"
-        if self._api_key:
-            headers["Authorization"] = f"Bearer {self._api_key}"
-        request = urllib.request.Request(
-            self.url, data=json.dumps(body).encode("utf-8"), headers=headers, method="POST"
-        )
+        headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as response:
-                raw = response.read()
-        except urllib.error.HTTPError as exc:
-            try:
-                detail = _error_message(exc.read())
-            finally:
-                exc.close()
-            raise _HTTPStatusError(
-                exc.code, f"the LLM at {self.url} answered HTTP {exc.code}: {detail}"
-            ) from None
-        except urllib.error.URLError as exc:
-            raise LLMError(_unreachable(self.url, exc.reason, self.timeout)) from None
-        except TimeoutError as exc:
-            raise LLMError(_unreachable(self.url, exc, self.timeout)) from None
-        except (OSError, http.client.HTTPException) as exc:  # reset or cut off mid-answer
-            raise LLMError(f"the LLM at {self.url} broke off: {exc!r}") from None
-        return _content(raw, self.url)
+            data = post_json(
+                self.url,
+                body,
+                headers=headers,
+                timeout=self.timeout,
+                policy=self.retry,
+                what="the LLM",
+                timeout_hint="timeout_seconds in [llm]",
+            )
+        except ServerFailure as exc:
+            if exc.status is not None:
+                raise _HTTPStatusError(exc.status, str(exc)) from None
+            raise LLMError(str(exc)) from None
+        return _content(data, self.url)
 
 
 class _HTTPStatusError(LLMError):
@@ -149,65 +141,41 @@ class _HTTPStatusError(LLMError):
 
 
 def load_llm(manifest: Manifest, environ: Mapping[str, str] = os.environ) -> ChatModel | None:
-    """The manifest's ``[llm]`` as a ``ChatModel``, or None if no base_url and model are
-    set. ``MEMDIR_LLM_BASE_URL`` and ``MEMDIR_LLM_MODEL`` override the manifest; the
-    key is read from the variable ``[llm] api_key_env`` names (``MEMDIR_LLM_API_KEY``).
-    Raises ``LLMError`` on a base_url that is not http(s)."""
+    """The manifest's ``[llm]`` as a ``ChatModel`` (the client ``provider`` names; its
+    retries ``max_retries``), or None if no base_url and model are set.
+    ``MEMDIR_LLM_BASE_URL`` and ``MEMDIR_LLM_MODEL`` override the manifest; the key is
+    read from the variable ``[llm] api_key_env`` names (``MEMDIR_LLM_API_KEY``).
+    Raises ``LLMError`` on a base_url that is not http(s), or an unknown provider."""
     settings = manifest.llm
     base_url = environ.get(BASE_URL_ENV) or settings.base_url
     model = environ.get(MODEL_ENV) or settings.model
     if not base_url or not model:
         return None
-    return OpenAIChat(
+    from memdir.plugins import PluginError, resolve
+
+    try:  # memdir.llms: "openai" is OpenAIChat, memdir's own entry point
+        factory = resolve("llms", settings.provider)
+    except PluginError as exc:
+        raise LLMError(f"[llm] provider: {exc}") from None
+    chat = factory(
         base_url,
         model,
         api_key=environ.get(settings.api_key_env) or None,
         timeout=settings.timeout_seconds,
         temperature=settings.temperature,
+        retry=RetryPolicy(retries=settings.max_retries),
     )
+    if not callable(getattr(chat, "complete", None)):
+        raise LLMError(f"the llms plugin {settings.provider!r} did not give a ChatModel")
+    return chat  # type: ignore[no-any-return]
 
 
-def _unreachable(url: str, reason: object, timeout: float) -> str:
-    if isinstance(reason, ConnectionRefusedError):
-        return f"cannot reach the LLM at {url}: connection refused (is the server running?)"
-    if isinstance(reason, TimeoutError):
-        return f"the LLM at {url} did not answer within {timeout:g} s (timeout_seconds in [llm])"
-    if isinstance(reason, socket.gaierror):
-        return f"cannot reach the LLM at {url}: unknown host ({reason})"
-    return f"cannot reach the LLM at {url}: {reason}"
-
-
-def _error_message(raw: bytes) -> str:
-    """The server's own words from an error body: OpenAI's ``{"error": {"message"}}``,
-    Ollama's ``{"error": "..."}``, FastAPI's ``{"detail": ...}``, or the text itself."""
-    text = raw.decode("utf-8", "replace").strip()
-    try:
-        data = json.loads(text)
-    except ValueError:
-        data = None
-    if isinstance(data, dict):
-        error = data.get("error", data.get("detail", data.get("message")))
-        if isinstance(error, dict):
-            error = error.get("message", error)
-        if error is not None:
-            text = error if isinstance(error, str) else json.dumps(error)
-    text = " ".join(text.split()) or "(no message)"
-    return _snippet(text)
-
-
-def _content(raw: bytes, url: str) -> str:
+def _content(data: Any, url: str) -> str:
     """The first choice's message text from a chat completion body."""
-    try:
-        data = json.loads(raw)
-    except ValueError:
-        text = _snippet(" ".join(raw.decode("utf-8", "replace").split()))
-        raise LLMError(
-            f"the LLM at {url} answered with something that is not JSON: {text!r}"
-        ) from None
     if not isinstance(data, dict):
         raise LLMError(f"the LLM at {url} answered with JSON that is not an object")
     if "error" in data:
-        raise LLMError(f"the LLM at {url} answered with an error: {_error_message(raw)}")
+        raise LLMError(f"the LLM at {url} answered with an error: {_error_text(data)}")
     choices = data.get("choices")
     if not isinstance(choices, list) or not choices:
         raise LLMError(f"the LLM at {url} answered with no choices")
@@ -222,7 +190,5 @@ def _content(raw: bytes, url: str) -> str:
     return content
 
 
-def _snippet(text: str) -> str:
-    if len(text) <= _ERROR_SNIPPET_CHARS:
-        return text
-    return text[: _ERROR_SNIPPET_CHARS - 3] + "..."
+def _error_text(data: dict[str, Any]) -> str:
+    return error_message(json.dumps(data).encode())

@@ -1,0 +1,193 @@
+"""Plugins by entry point (``memdir.plugins``): memdir's own are entry points declared in
+pyproject.toml, and a real tiny plugin distribution (a dist-info and a module in a
+folder on ``sys.path``, as ``pip install`` leaves them; ``importlib.metadata`` finds
+it) adds an embedder, an LLM client and a token counter that a folder then uses,
+through the real CLI in a fresh interpreter."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import tomllib
+from pathlib import Path
+
+import pytest
+
+import memdir
+from memdir.plugins import GROUPS, PluginError, own_entry_points, parse_entry_points, resolve
+
+ROOT = Path(__file__).resolve().parent.parent
+
+PLUGIN_MODULE = '''
+"""memdir-tiny: a third party's embedder, chat client and token counter."""
+import numpy as np
+
+
+class TinyEmbedder:
+    id = "tiny-v1"
+    dim = 4
+
+    def __init__(self, scale="1"):
+        self.scale = float(scale)
+
+    def embed(self, texts):
+        rows = [[len(t), t.count("e"), t.count(" "), self.scale] for t in texts]
+        out = np.asarray(rows, dtype=np.float32)
+        return out / np.linalg.norm(out, axis=1, keepdims=True)
+
+
+class EchoChat:
+    def __init__(self, base_url, model, *, api_key=None, timeout=60.0, temperature=0.0,
+                 retry=None):
+        self.id = f"echo:{model}@{base_url}"
+
+    def complete(self, messages, *, json_mode=False, max_tokens=None):
+        return messages[-1]["content"].upper()
+
+
+class WordCounter:
+    name = "words"
+
+    def count(self, text):
+        return len(text.split())
+
+
+class NotMiniLM:  # tries to take memdir's own name: must never load
+    def __init__(self):
+        raise RuntimeError("a shadowed plugin was loaded")
+'''
+
+ENTRY_POINTS = """\
+[memdir.embedders]
+tiny = memdir_tiny:TinyEmbedder
+minilm = memdir_tiny:NotMiniLM
+
+[memdir.llms]
+echo = memdir_tiny:EchoChat
+
+[memdir.tokenizers]
+words = memdir_tiny:WordCounter
+"""
+
+
+@pytest.fixture
+def site(tmp_path: Path) -> Path:
+    """A folder holding the plugin as an installed distribution: the module and its
+    ``memdir_tiny-0.3.0.dist-info`` (METADATA, entry_points.txt, RECORD)."""
+    folder = tmp_path / "site"
+    info = folder / "memdir_tiny-0.3.0.dist-info"
+    info.mkdir(parents=True)
+    (folder / "memdir_tiny.py").write_text(PLUGIN_MODULE)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: memdir-tiny\nVersion: 0.3.0\n")
+    (info / "entry_points.txt").write_text(ENTRY_POINTS)
+    (info / "RECORD").write_text("")
+    return folder
+
+
+CLI = "import sys\nfrom memdir.cli import main\nsys.argv = ['memdir', {args}]\nmain()"
+
+
+def run(site: Path, code: str, cwd: Path) -> str:
+    """``code`` in a fresh interpreter with the plugin installed (its folder on the path)."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(site), env.get("PYTHONPATH", "")])
+    done = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        capture_output=True, text=True, env=env, cwd=cwd, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_memdirs_own_are_entry_points_declared_in_pyproject() -> None:
+    declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["entry-points"]
+    own = own_entry_points()
+    for group in GROUPS.values():
+        assert own[group] == declared[group], group
+    from importlib import metadata
+
+    for group in GROUPS.values():  # what importlib.metadata reads agrees
+        seen = {e.name: e.value for e in metadata.entry_points(group=group)
+                if e.dist is not None and e.dist.metadata["Name"] == "memdir"}  # fmt: skip
+        assert seen == own[group]
+    assert resolve("embedders", "hashing") is memdir.HashingEmbedder
+
+
+def test_an_unknown_name_says_what_is_known() -> None:
+    with pytest.raises(PluginError, match="no tokenizer named 'nope'; known: bytes, tok"):
+        resolve("tokenizers", "nope")
+
+
+def test_a_plugin_package_adds_an_embedder_an_llm_and_a_token_counter(
+    site: Path, tmp_path: Path
+) -> None:
+    folder = tmp_path / "mem"
+    memdir.init(folder)
+    manifest = folder / "memdir.toml"
+    text = manifest.read_text().replace("[context]\n", '[context]\ntokenizer = "words"\n')
+    manifest.write_text(
+        text + '\n[index]\nembedder = "tiny:2"\n'
+        '\n[llm]\nprovider = "echo"\nbase_url = "http://127.0.0.1:9/v1"\nmodel = "m"\n'
+    )
+    out = run(
+        site,
+        f"""
+        import json, memdir
+        with memdir.open({str(folder)!r}) as m:
+            m.knowledge.save("Deploys happen on Tuesdays.")
+            hits = m.search("Deploys happen on Tuesdays.", mode="deep")
+            print(json.dumps({{
+                "embedder": m.index.embedder.id,
+                "scale": m.index.embedder.scale,
+                "hit": hits[0].snippet if hits else None,
+                "tokens": m.tokens.count("three words here"),
+                "llm": m.llm.id,
+                "answer": m.llm.complete([{{"role": "user", "content": "hi"}}]),
+                "notices": [n.message for n in m.check()],
+            }}))
+        """,
+        tmp_path,
+    )
+    used = json.loads(out.splitlines()[-1])
+    assert used["embedder"] == "tiny-v1" and used["scale"] == 2.0
+    assert "Tuesdays" in used["hit"]
+    assert used["tokens"] == 3
+    assert (used["llm"], used["answer"]) == ("echo:m@http://127.0.0.1:9/v1", "HI")
+
+
+def test_memdir_plugins_lists_them_and_a_shadowed_name_is_not_loaded(
+    site: Path, tmp_path: Path
+) -> None:
+    listed = run(site, CLI.format(args="'plugins', '--json'"), tmp_path)
+    found = {(p["group"], p["name"], p["distribution"]): p for p in json.loads(listed)}
+    tiny = found[("memdir.embedders", "tiny", "memdir-tiny")]
+    assert (tiny["value"], tiny["version"], tiny["builtin"]) == (
+        "memdir_tiny:TinyEmbedder", "0.3.0", False,
+    )  # fmt: skip
+    assert found[("memdir.llms", "echo", "memdir-tiny")]["shadowed"] is False
+    assert found[("memdir.tokenizers", "words", "memdir-tiny")]["builtin"] is False
+    assert found[("memdir.embedders", "minilm", "memdir-tiny")]["shadowed"] is True
+    assert found[("memdir.embedders", "minilm", "memdir")]["builtin"] is True
+    assert found[("memdir.embedders", "openai", "memdir")]["builtin"] is True
+
+    text = run(site, CLI.format(args="'plugins'"), tmp_path)
+    assert (
+        "memdir.embedders" in text and "tiny memdir_tiny:TinyEmbedder (memdir-tiny 0.3.0)" in text
+    )
+    assert "shadowed" in text
+    chosen = run(
+        site,
+        "from memdir.index.embedders import load_embedder\n"
+        "print(type(load_embedder('minilm')).__name__)",
+        tmp_path,
+    )
+    assert chosen.strip() == "MiniLMEmbedder"  # memdir's own, never the shadowing one
+
+
+def test_entry_points_txt_is_read_as_ini() -> None:
+    text = "# c\n[a.b]\nx = m:f\n y=m.n:C.d \n\n[empty]\n; c\n"
+    assert parse_entry_points(text) == {"a.b": {"x": "m:f", "y": "m.n:C.d"}, "empty": {}}
+    assert parse_entry_points(ENTRY_POINTS)["memdir.llms"] == {"echo": "memdir_tiny:EchoChat"}
