@@ -24,12 +24,12 @@ from urllib.parse import urlencode
 from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup, escape
 from starlette.applications import Starlette
-from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import FormData
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
 
+from memdir.aio import AsyncMemory
 from memdir.config import STATE_DIR
 from memdir.memory import Memory, open_memory
 from memdir.results import WriteResult
@@ -82,6 +82,7 @@ class UI:
         prefix: str = PREFIX,
     ) -> None:
         self.memory = memory
+        self.amemory = AsyncMemory(memory)  # the pages' work runs on the folder's worker
         self.tools = Tools(memory)
         self.guard = Guard(token, hosts=hosts)
         self.prefix = prefix.rstrip("/")
@@ -245,7 +246,8 @@ def _escape(text: str) -> str:
 
 def endpoint(ui: UI, view: View, *, writes: bool = False) -> Callable[[Request], Any]:
     """``view`` behind the guard: host, token (or its cookie), and on a write the CSRF
-    token; then run in a worker thread under the folder's page lock."""
+    token; then run on the folder's worker (``AsyncMemory.run``: off the event loop, in
+    turn with the folder's other calls) under the page lock."""
 
     async def handle(request: Request) -> Response:
         refusal = ui.guard.host_refusal(request)
@@ -283,7 +285,7 @@ def endpoint(ui: UI, view: View, *, writes: bool = False) -> Callable[[Request],
                 finally:
                     ui._stats.clear()
 
-        return _secured(await run_in_threadpool(run))
+        return _secured(await ui.amemory.run(run))
 
     return handle
 
