@@ -396,14 +396,13 @@ def index_probe(
         assert embedder is not None and index.vectors is not None
         index.vectors.refresh(index.db)
         scope = Scope(Filters(mode="deep"), memory.manifest.decay, memory.clock())
-        where, params = scope.filters.sql(scope.decay, scope.now)
         words = query_words(query)
         vector = embedder.embed([query])[0]
         floor = _floor(index)
         for name, call in (
-            ("kw_sqlite", partial(_keyword, index, words, where, params, 200)),
+            ("kw_sqlite", partial(_keyword, index, words, scope, 200)),
             ("kw_pg", partial(pg.keyword, words, scope, 200)),
-            ("vec_sqlite", partial(_semantic, index, vector, where, params, 200)),
+            ("vec_sqlite", partial(_semantic, index, vector, scope, 200)),
             ("vec_pg", partial(pg.semantic, vector, embedder.id, scope, 200, floor)),
         ):
             t0 = time.perf_counter()
