@@ -25,6 +25,7 @@ except ImportError as exc:  # the framework is an extra, not a dependency
     ) from exc
 
 from memdir.aio import AsyncMemory
+from memdir.integrations.chosen import chosen_tools
 from memdir.memory import Memory
 from memdir.tools import Tools
 
@@ -33,13 +34,7 @@ def memdir_tools(
     memory: Memory | AsyncMemory, *, names: list[str] | None = None
 ) -> list[FunctionTool]:
     """The folder's tools as Agents SDK tools (``names``: only these)."""
-    amemory = memory if isinstance(memory, AsyncMemory) else AsyncMemory(memory)
-    tools = Tools(amemory.sync)
-    offered = tools.names()
-    unknown = sorted(set(names or ()) - set(offered))
-    if unknown:
-        raise ValueError(f"no memdir tool {', '.join(unknown)}; offered: {', '.join(offered)}")
-    chosen = [name for name in offered if names is None or name in names]
+    amemory, tools, chosen = chosen_tools(memory, names)
     return [_function_tool(amemory, tools, name) for name in chosen]
 
 
