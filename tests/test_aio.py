@@ -305,3 +305,20 @@ def test_the_mcp_server_runs_tool_calls_off_the_event_loop(folder: Path) -> None
         assert "Saved through MCP once free." in [
             o.content for o in memory.knowledge.observations()
         ]
+
+
+def test_stop_worker_ends_the_thread_and_a_later_call_starts_another(folder: Path) -> None:
+    async def main() -> None:
+        am = await memdir.aopen(folder, embedder="hashing")
+        first = await am.run(threading.current_thread)
+        assert first.is_alive()
+        am.sync.close()
+        am.stop_worker()  # what the team server does when it evicts an agent
+        first.join(timeout=5)
+        assert not first.is_alive()
+        second = await am.run(threading.current_thread)
+        assert second is not first and second.is_alive()
+        assert (await am.knowledge.save("Saved after the worker was stopped.")).ok
+        await am.close()
+
+    asyncio.run(main())

@@ -148,6 +148,12 @@ class AsyncMemoryBase(AsyncStore["Memory"]):
         finally:
             self._worker.shutdown()
 
+    def stop_worker(self) -> None:
+        """Stop the worker thread without waiting on the loop: for a caller that closes
+        the sync memory itself, off the event loop (the team server evicting an agent);
+        a later call starts a new one."""
+        self._worker.shutdown()
+
     async def __aenter__(self: T) -> T:
         return self
 

@@ -428,7 +428,10 @@ def _close(mcp: MemdirMCP) -> None:
     try:
         mcp.sessions.close()
     finally:
-        mcp.memory.close()
+        try:
+            mcp.memory.close()
+        finally:
+            mcp.amemory.stop_worker()  # an evicted agent keeps no idle thread
 
 
 def _bearer(scope: Scope) -> str | None:
