@@ -15,13 +15,12 @@ from typing import TYPE_CHECKING, Any
 
 from memdir.stores.base import decode, encode
 from memdir.tools.claude_paths import (
-    LISTING_MAX_ENTRIES,
     ROOT,
     SKIPPED_NAMES,
     Target,
     archive_path,
     check_caps,
-    human_size,
+    listing_text,
     locked,
     refuse_read_only,
     refuse_secrets,
@@ -88,19 +87,7 @@ def listing(memory: Memory, place: Target) -> str:
             total += size
         return total
 
-    total = walk(tree, place.shown, 1)
-    lines = [f"{human_size(total)}\t{place.shown}"]
-    lines += [f"{human_size(size)}\t{shown}" for size, shown in entries[:LISTING_MAX_ENTRIES]]
-    if len(entries) > LISTING_MAX_ENTRIES:
-        lines.append(
-            f"... and {len(entries) - LISTING_MAX_ENTRIES} more; view a folder inside "
-            f"{place.shown} to see them"
-        )
-    header = (
-        f"Here're the files and directories up to 2 levels deep in {place.shown}, "
-        "excluding hidden items and node_modules:"
-    )
-    return header + "\n" + "\n".join(lines)
+    return listing_text(place, walk(tree, place.shown, 1), entries)
 
 
 def read(memory: Memory, place: Target, missing: str) -> str:

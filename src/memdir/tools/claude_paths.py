@@ -201,6 +201,12 @@ def listing(memory: Memory, place: Target) -> str:
     """The directory view: ``place`` and what is up to 2 levels below it, with sizes."""
     entries: list[tuple[int, str]] = []
     total = _walk(memory, place, 1, entries)
+    return listing_text(place, total, entries)
+
+
+def listing_text(place: Target, total: int, entries: list[tuple[int, str]]) -> str:
+    """The directory view's text: ``place``'s ``total`` size, then ``entries`` (size,
+    shown path) up to ``LISTING_MAX_ENTRIES``, as Claude's memory tool shows a folder."""
     lines = [f"{human_size(total)}\t{place.shown}"]
     lines += [f"{human_size(size)}\t{shown}" for size, shown in entries[:LISTING_MAX_ENTRIES]]
     if len(entries) > LISTING_MAX_ENTRIES:
