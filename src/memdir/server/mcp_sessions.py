@@ -6,7 +6,8 @@ session that only lists tools leaves nothing), labelled with the client's name a
 version as its ``initialize`` request gives them (on the 2026 protocol, each
 request's envelope). Each call is logged as ``tool_start`` (the tool and its
 arguments, summarised: long text cut, credentials redacted) and ``tool_end`` (ok or
-refused, the file, the reason). The activity ends, with a summary and keywords from
+refused, the file, the reason), both written in one transaction once the call has run
+(so a server killed mid-call leaves no row for that call). The activity ends, with a summary and keywords from
 those logs (``memdir.stores.history_digest``), when the session does: stdio's end of input, an HTTP
 session its client deletes or leaves idle past ``IDLE_SECONDS``, the server stopping.
 
@@ -185,19 +186,43 @@ class SessionRecorder:
         run: Callable[[], dict[str, Any]],
     ) -> dict[str, Any]:
         """Run one tool call (``run``) for the session ``key`` and log it; ``client`` is
-        the client's (name, version). The call's result, whatever the history does."""
-        session = self._log_start(key, client, tool, arguments)
-        result = run()
-        if session is not None:
-            self._log_end(session, tool, result)
+        the client's (name, version). The call's result, whatever the history does.
+
+        The call's two rows (``tool_start``, ``tool_end``) are written together once it
+        has run, one transaction (a round trip on PostgreSQL) rather than one before and
+        one after; a call that raises leaves its ``tool_start`` alone."""
+        if self.history is None:
+            return run()
+        shown = summarise_arguments(arguments)
+        try:
+            result = run()
+        except BaseException:
+            self._log(key, client, tool, shown, None)
+            raise
+        self._log(key, client, tool, shown, result)
         return result
 
-    def _log_start(
-        self, key: str, client: tuple[str, str] | None, tool: str, arguments: Mapping[str, Any]
-    ) -> _Session | None:
+    def _log(
+        self,
+        key: str,
+        client: tuple[str, str] | None,
+        tool: str,
+        shown: dict[str, Any],
+        result: Mapping[str, Any] | None,
+    ) -> None:
         history = self.history
-        if history is None:
-            return None
+        assert history is not None
+        events: list[tuple[str, str, dict[str, Any] | None]] = [
+            ("tool_start", _line(f"{tool} {_render(shown)}"), {"tool": tool, "arguments": shown})
+        ]
+        ok = result is not None and bool(result.get("ok"))
+        if result is not None:
+            meta: dict[str, Any] = {"tool": tool, "ok": ok}
+            store = result.get("store")
+            if isinstance(store, str) and store != INDEX_STORE:  # the index: no file to name
+                meta["store"] = store
+            reason = _cut(str(result.get("reason") or ""), LINE_CHARS)
+            events.append(("tool_end", _line(f"{tool} {'ok' if ok else 'refused: ' + reason}"), meta))
         try:
             with self._lock:
                 session = self._sessions.get(key)
@@ -205,17 +230,11 @@ class SessionRecorder:
                     session = self._start(history, key, client)
                 session.last_call = self.monotonic()
                 session.calls += 1
-                shown = summarise_arguments(arguments)
-                history.log(
-                    session.activity,
-                    "tool_start",
-                    _line(f"{tool} {_render(shown)}"),
-                    {"tool": tool, "arguments": shown},
-                )
-                return session
+                if result is not None and not ok:
+                    session.refused += 1
+                history.log_many(session.activity, events)
         except Exception as exc:
             log.warning("could not record the %s call in the history: %s", tool, exc)
-            return None
 
     def _start(self, history: HistoryStore, key: str, client: tuple[str, str] | None) -> _Session:
         name, version = client or ("an MCP client", "")
@@ -234,23 +253,6 @@ class SessionRecorder:
         session = _Session(activity, label, self.monotonic())
         self._sessions[key] = session
         return session
-
-    def _log_end(self, session: _Session, tool: str, result: Mapping[str, Any]) -> None:
-        history = self.history
-        assert history is not None
-        ok = bool(result.get("ok"))
-        meta: dict[str, Any] = {"tool": tool, "ok": ok}
-        store = result.get("store")
-        if isinstance(store, str) and store != INDEX_STORE:  # the index: no file worth naming
-            meta["store"] = store
-        text = "ok" if ok else "refused: " + _cut(str(result.get("reason") or ""), LINE_CHARS)
-        try:
-            with self._lock:
-                if not ok:
-                    session.refused += 1
-                history.log(session.activity, "tool_end", _line(f"{tool} {text}"), meta)
-        except Exception as exc:
-            log.warning("could not record the end of the %s call: %s", tool, exc)
 
     def end(self, key: str) -> None:
         """The session ``key`` is over: end its activity (nothing if it made no call)."""

@@ -321,6 +321,12 @@ class HistoryStore(Protocol):
         self, activity_id: str, type: str, content: str, metadata: dict[str, Any] | None = None
     ) -> int: ...
 
+    def log_many(
+        self, activity_id: str, events: Sequence[tuple[str, str, dict[str, Any] | None]]
+    ) -> list[int]:
+        """Several events, ``(type, content, metadata)``, in one transaction, in order."""
+        ...
+
     def end_activity(
         self,
         activity_id: str,

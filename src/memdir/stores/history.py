@@ -41,7 +41,7 @@ import sqlite3
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -73,6 +73,25 @@ T = TypeVar("T")
 
 class HistoryError(MemdirError, ValueError):
     """A bad call on the history: unknown activity, bad type, an activity ended twice."""
+
+
+LogEntry = tuple[str, str, "dict[str, Any] | None"]
+"""one event for ``log_many``: its type, content and metadata"""
+
+
+def check_log_entries(events: Sequence[LogEntry]) -> list[tuple[str, str, dict[str, Any], int]]:
+    """Each event's type, content (as text), metadata (a copy) and the tokens it spent,
+    or a ``HistoryError`` naming a bad type before anything is written."""
+    if not events:
+        raise HistoryError("log_many needs at least one event")
+    checked = []
+    for type, content, metadata in events:
+        if type not in LOG_TYPES:
+            raise HistoryError(f"log type must be one of {', '.join(LOG_TYPES)}")
+        meta = dict(metadata or {})
+        tokens = meta.get("tokensUsed", meta.get("tokens", 0))
+        checked.append((type, str(content), meta, int(tokens) if isinstance(tokens, (int, float)) else 0))
+    return checked
 
 
 _ACTIVITY_COLUMNS = (
@@ -336,38 +355,42 @@ class History:
                 return activity_id
         raise AssertionError("unreachable")
 
-    @_writing
     def log(
         self, activity_id: str, type: str, content: str, metadata: dict[str, Any] | None = None
     ) -> int:
         """Append one event to an activity's log; returns its sequence number."""
-        if type not in LOG_TYPES:
-            raise HistoryError(f"log type must be one of {', '.join(LOG_TYPES)}")
-        meta = dict(metadata or {})
-        tokens = meta.get("tokensUsed", meta.get("tokens", 0))
-        tokens = int(tokens) if isinstance(tokens, (int, float)) else 0
+        return self.log_many(activity_id, [(type, content, metadata)])[0]
+
+    @_writing
+    def log_many(self, activity_id: str, events: Sequence[LogEntry]) -> list[int]:
+        """Append events, each ``(type, content, metadata)``, to an activity's log in one
+        transaction, in order; their sequence numbers."""
+        checked = check_log_entries(events)
+        tokens = sum(spent for _, _, _, spent in checked)
+        tools = sum(1 for type, _, _, _ in checked if type == "tool_start")
         with self._lock, transaction(self.db):
             row = self.db.execute(
                 "SELECT ended_at FROM agent_activities WHERE id = ?", (activity_id,)
             ).fetchone()
             if row is None:
                 raise HistoryError(f"no activity {activity_id!r}")
-            seq = self.db.execute(
+            first = self.db.execute(
                 "SELECT coalesce(max(seq), 0) + 1 FROM agent_activity_logs WHERE activity_id = ?",
                 (activity_id,),
             ).fetchone()[0]
-            self.db.execute(
+            when = format_ts(self.clock())
+            self.db.executemany(
                 "INSERT INTO agent_activity_logs (activity_id, seq, type, content, metadata, "
                 "created_at) VALUES (?, ?, ?, ?, ?, ?)",
-                (activity_id, seq, type, str(content), json.dumps(meta, default=str),
-                 format_ts(self.clock())),
+                [(activity_id, first + n, type, content, json.dumps(meta, default=str), when)
+                 for n, (type, content, meta, _) in enumerate(checked)],
             )  # fmt: skip
             self.db.execute(
                 "UPDATE agent_activities SET total_tokens = total_tokens + ?, "
                 "total_tools = total_tools + ? WHERE id = ?",
-                (tokens, 1 if type == "tool_start" else 0, activity_id),
+                (tokens, tools, activity_id),
             )
-        return int(seq)
+        return [int(first) + n for n in range(len(checked))]
 
     @_writing
     def end_activity(

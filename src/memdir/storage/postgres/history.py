@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 import secrets
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -31,6 +31,8 @@ from memdir.stores.history import (
     ActivityDetail,
     ActivityRun,
     HistoryError,
+    LogEntry,
+    check_log_entries,
     run_activity,
     write_jsonl,
 )
@@ -121,28 +123,42 @@ class PgHistory:
     def log(
         self, activity_id: str, type: str, content: str, metadata: dict[str, Any] | None = None
     ) -> int:
-        if type not in LOG_TYPES:
-            raise HistoryError(f"log type must be one of {', '.join(LOG_TYPES)}")
-        meta = dict(metadata or {})
-        tokens = meta.get("tokensUsed", meta.get("tokens", 0))
-        tokens = int(tokens) if isinstance(tokens, (int, float)) else 0
-        with self._writing() as conn:
-            row = conn.execute(
+        return self.log_many(activity_id, [(type, content, metadata)])[0]
+
+    def log_many(self, activity_id: str, events: Sequence[LogEntry]) -> list[int]:
+        """``History.log_many``: the events in one transaction, sent in one round trip
+        (a pipeline: the activity's row locked, then the rows numbered after the last)."""
+        checked = check_log_entries(events)
+        tokens = sum(spent for _, _, _, spent in checked)
+        tools = sum(1 for type, _, _, _ in checked if type == "tool_start")
+        values = ", ".join("(%s::int, %s::text, %s::text, %s::jsonb)" for _ in checked)
+        params: list[object] = [self.agent, activity_id, self._now()]
+        for n, (type, content, meta, _) in enumerate(checked, start=1):
+            params += [n, type, content, Jsonb(meta)]
+        params += [self.agent, activity_id, self.agent, activity_id]
+        if self.read_only is not None:
+            raise ReadOnlyFolder(self.read_only)
+        conn = self.folder.conn()
+        with conn.pipeline(), conn.transaction():
+            found = conn.execute(
                 "UPDATE activities SET total_tokens = total_tokens + %s, "
                 "total_tools = total_tools + %s WHERE agent = %s AND id = %s RETURNING id",
-                (tokens, 1 if type == "tool_start" else 0, self.agent, activity_id),
-            ).fetchone()  # the row stays locked: two logs to one activity take turns
-            if row is None:
-                raise HistoryError(f"no activity {activity_id!r}")
-            seq = conn.execute(
+                (tokens, tools, self.agent, activity_id),
+            )  # the row stays locked: two logs to one activity take turns
+            # a statement of its own (a snapshot taken after the lock): the last seq is
+            # the one the previous writer committed
+            seqs = conn.execute(
                 "INSERT INTO activity_logs (agent, activity_id, seq, type, content, metadata, "
-                "created_at) SELECT %s, %s, coalesce(max(seq), 0) + 1, %s, %s, %s, %s "
-                "FROM activity_logs WHERE agent = %s AND activity_id = %s RETURNING seq",
-                (self.agent, activity_id, type, str(content), Jsonb(meta), self._now(),
-                 self.agent, activity_id),
-            ).fetchone()  # fmt: skip
-        assert seq is not None
-        return int(seq[0])
+                "created_at) SELECT %s, %s, m.last + v.n, v.type, v.content, v.metadata, %s "
+                f"FROM (VALUES {values}) AS v(n, type, content, metadata), "
+                "(SELECT coalesce(max(seq), 0) AS last FROM activity_logs WHERE agent = %s "
+                "AND activity_id = %s) AS m WHERE EXISTS (SELECT 1 FROM activities WHERE "
+                "agent = %s AND id = %s) RETURNING seq",
+                params,
+            )
+        if found.fetchone() is None:
+            raise HistoryError(f"no activity {activity_id!r}")
+        return sorted(int(row[0]) for row in seqs.fetchall())
 
     def end_activity(
         self,

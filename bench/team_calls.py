@@ -1,0 +1,224 @@
+"""One call's cost on the team server, unloaded: in-process and through one server.
+
+    .venv/bin/python bench/team_calls.py [--agents 5] [--items 5000] [--runs 60]
+
+It starts PostgreSQL (pgserver), fills ``--agents`` agents with ``--items`` items in
+all (bench/team.py's fill: the same files pushed into the database and indexed on
+disk, every vector made on both), then measures, with the two backends taken in turn
+call by call so the machine's load falls on both alike:
+
+- in-process (no server): ``Memory.search`` over ``open_agent`` (PostgreSQL) and over
+  the folder on disk, p50 each and their ratio, and the PostgreSQL round trips a
+  search makes (statements sent one at a time, plus one per pipeline: a pipeline
+  sends its statements together and waits once);
+- through one server of each backend (``memdir serve --http --database-url`` and the
+  same ``TeamApp`` over the folders on disk), one client, a warm agent: search, save,
+  get, notebook p50 at the client, and their ratio.
+
+Times swing with the machine's load; the ratios are measured in the same run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import psycopg
+from scale import Corpus
+from team import (
+    LOCAL_TOKEN,
+    call_for,
+    fill,
+    log,
+    session,
+    start_fleet,
+    start_postgres,
+)
+
+import memdir
+
+
+class RoundTrips:
+    """Counts what psycopg sends: each statement outside a pipeline waits for its
+    answer (a round trip); a pipeline's statements wait once, at its end."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self._in_pipeline = 0
+
+    @contextmanager
+    def watching(self) -> Iterator[None]:
+        conn_execute = psycopg.Connection.execute
+        cur_execute = psycopg.Cursor.execute
+        cur_many = psycopg.Cursor.executemany
+        pipeline = psycopg.Connection.pipeline
+        counter = self
+
+        def counted(original: Callable[..., Any]) -> Callable[..., Any]:
+            def wrapper(*args: Any, **kwargs: Any) -> Any:
+                if not counter._in_pipeline:
+                    counter.count += 1
+                return original(*args, **kwargs)
+
+            return wrapper
+
+        @contextmanager
+        def piped(conn: Any) -> Iterator[Any]:
+            counter.count += 0 if counter._in_pipeline else 1
+            counter._in_pipeline += 1
+            try:
+                with pipeline(conn) as p:
+                    yield p
+            finally:
+                counter._in_pipeline -= 1
+
+        # Connection.execute calls Cursor.execute: count the cursor's only
+        psycopg.Cursor.execute = counted(cur_execute)  # type: ignore[method-assign]
+        psycopg.Cursor.executemany = counted(cur_many)  # type: ignore[method-assign]
+        psycopg.Connection.pipeline = piped  # type: ignore[assignment,method-assign]
+        try:
+            yield
+        finally:
+            psycopg.Connection.execute = conn_execute  # type: ignore[method-assign]
+            psycopg.Cursor.execute = cur_execute  # type: ignore[method-assign]
+            psycopg.Cursor.executemany = cur_many  # type: ignore[method-assign]
+            psycopg.Connection.pipeline = pipeline  # type: ignore[method-assign]
+
+
+def in_process(url: str, home: Path, agents: list[str], runs: int, seed: int) -> dict[str, Any]:
+    from memdir.storage.agents import open_agent
+
+    queries = Corpus(seed).queries(runs, seed)
+    rng = random.Random(seed)
+    pg = {a: open_agent(url, a, embedder="hashing") for a in agents}
+    disk = {a: memdir.open(home / "agents" / a, embedder="hashing") for a in agents}
+    times: dict[str, list[float]] = {"postgres": [], "disk": []}
+    trips: list[int] = []
+    counter = RoundTrips()
+    try:
+        for agent in agents:  # warm: caches filled, connections open
+            pg[agent].search("warm")
+            disk[agent].search("warm")
+        for query in queries:
+            agent = rng.choice(agents)
+            before = counter.count
+            with counter.watching():
+                t0 = time.perf_counter()
+                pg[agent].search(query)
+                times["postgres"].append((time.perf_counter() - t0) * 1000)
+            trips.append(counter.count - before)
+            t0 = time.perf_counter()
+            disk[agent].search(query)
+            times["disk"].append((time.perf_counter() - t0) * 1000)
+    finally:
+        for memory in (*pg.values(), *disk.values()):
+            memory.close()
+    pg50, disk50 = statistics.median(times["postgres"]), statistics.median(times["disk"])
+    return {
+        "search p50 ms postgres": round(pg50, 2),
+        "search p50 ms disk": round(disk50, 2),
+        "postgres / disk": round(pg50 / disk50, 2),
+        "round trips per search (postgres, median)": statistics.median(trips),
+        "round trips per search (max)": max(trips),
+    }
+
+
+async def through_servers(
+    fleets: dict[str, Any], agents: list[str], runs: int, seed: int
+) -> dict[str, dict[str, float]]:
+    queries = Corpus(seed).queries(200, seed)
+    rng = random.Random(seed)
+    agent = agents[0]
+    samples: dict[str, dict[str, list[float]]] = {name: {} for name in fleets}
+    async with (
+        session(f"{fleets['postgres'].bases[0]}/agents/{agent}/mcp", fleets["postgres"].token)
+        as on_pg,
+        session(f"{fleets['disk'].bases[0]}/agents/{agent}/mcp", LOCAL_TOKEN) as on_disk,
+    ):  # fmt: skip
+        clients = {"postgres": on_pg, "disk": on_disk}
+        for client in clients.values():
+            await client.list_tools()
+            for op in ("search", "save", "get", "notebook"):
+                tool, args = call_for(op, rng, queries)
+                await client.call_tool(tool, args)
+        for _ in range(runs):
+            for op in ("search", "save", "get", "notebook"):
+                tool, args = call_for(op, rng, queries)
+                for name, client in clients.items():
+                    t0 = time.perf_counter()
+                    result = await client.call_tool(tool, args)
+                    ms = (time.perf_counter() - t0) * 1000
+                    if result.is_error:
+                        raise SystemExit(f"{name} {op} refused: {result.content}")
+                    samples[name].setdefault(op, []).append(ms)
+    return {
+        name: {op: round(statistics.median(v), 2) for op, v in ops.items()}
+        for name, ops in samples.items()
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--agents", type=int, default=5)
+    parser.add_argument("--items", type=int, default=5000)
+    parser.add_argument("--runs", type=int, default=60)
+    parser.add_argument("--seed", type=int, default=15)
+    args = parser.parse_args()
+    import os
+
+    work = Path(tempfile.mkdtemp(prefix="memdir-bench-calls-"))
+    os.chmod(work, 0o777)  # pgserver, run as root, runs PostgreSQL as a user of its own
+    home = work / "home"
+    agents = [f"agent-{n:03d}" for n in range(args.agents)]
+    env = dict(os.environ, MEMDIR_HOME=str(home), MEMDIR_EMBEDDER="hashing")
+    env.pop("MEMDIR_DATABASE_URL", None)
+    os.environ.update(MEMDIR_HOME=str(home), MEMDIR_EMBEDDER="hashing")
+    pg, url = start_postgres(work)
+    fleets: dict[str, Any] = {}
+    try:
+        log(f"filling {args.agents} agents with {args.items:,} items ...")
+        fill(url, home, agents, args.items, args.seed)
+        log("in-process searches ...")
+        found = in_process(url, home, agents, args.runs, args.seed)
+        print("in-process: " + ", ".join(f"{k} {v}" for k, v in found.items()))
+        from memdir.storage.agents import database
+        from memdir.storage.postgres.tokens import Tokens
+
+        token, _ = Tokens(database(url)).create(agents)
+        logs = work / "logs"
+        logs.mkdir()
+        serve = [sys.executable, "-m", "memdir", "serve", "--http", "--database-url", url]
+        here = Path(__file__).resolve().parent / "team.py"
+        local = [sys.executable, str(here), "--serve-local", str(home)]
+        fleets["postgres"] = start_fleet("postgres", [serve], env, logs)
+        fleets["postgres"].token = token
+        fleets["disk"] = start_fleet("disk", [local], env, logs)
+        log("calls through one server each ...")
+        medians = anyio.run(through_servers, fleets, agents, args.runs, args.seed)
+        print("| op | postgres p50 ms | disk p50 ms | postgres / disk |")
+        print("|---|---:|---:|---:|")
+        for op, ms in medians["postgres"].items():
+            other = medians["disk"][op]
+            print(f"| {op} | {ms:.1f} | {other:.1f} | {ms / other:.2f}x |")
+    finally:
+        for fleet in fleets.values():
+            fleet.stop()
+        from memdir.storage.agents import close_databases
+
+        close_databases()
+        pg.cleanup()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
