@@ -57,6 +57,39 @@ def test_an_activity_with_its_logs(history: HistoryStore, clock: FakeClock) -> N
         history.start_activity("nap", "not a type")
 
 
+def test_several_logs_in_one_write(history: HistoryStore) -> None:
+    activity_id = history.start_activity("chat", "a host (MCP)")
+    assert history.log(activity_id, "status", "connected") == 1
+    seqs = history.log_many(
+        activity_id,
+        [
+            ("tool_start", "memory_save content=...", {"tool": "memory_save", "tokens": 5}),
+            ("tool_end", "memory_save ok", {"tool": "memory_save", "ok": True}),
+        ],
+    )
+    assert seqs == [2, 3]
+    assert history.log_many(activity_id, [("tool_start", "memory_get", None)]) == [4]
+    detail = history.get(activity_id)
+    assert detail is not None
+    assert [(e.seq, e.type, e.content) for e in detail.logs] == [
+        (1, "status", "connected"),
+        (2, "tool_start", "memory_save content=..."),
+        (3, "tool_end", "memory_save ok"),
+        (4, "tool_start", "memory_get"),
+    ]
+    assert detail.logs[2].metadata == {"tool": "memory_save", "ok": True}
+    assert (detail.activity.total_tools, detail.activity.total_tokens) == (2, 5)
+    # a bad type anywhere, or no such activity: nothing written
+    with pytest.raises(HistoryError, match="log type must be one of"):
+        history.log_many(activity_id, [("text", "fine", None), ("nap", "bad", None)])
+    with pytest.raises(HistoryError, match="no activity"):
+        history.log_many("act-none", [("text", "x", None)])
+    with pytest.raises(HistoryError):
+        history.log_many(activity_id, [])
+    after = history.get(activity_id)
+    assert after is not None and len(after.logs) == 4
+
+
 def test_recall_recent_search_unended(history: HistoryStore, clock: FakeClock) -> None:
     first = history.start_activity("task", "Plan the harbour painting")
     clock.advance(minutes=1)

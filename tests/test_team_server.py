@@ -41,7 +41,8 @@ import memdir
 from memdir.cli import app
 from memdir.files.cards import Card
 from memdir.storage.agents import close_databases, database, init_agent
-from memdir.storage.postgres.tokens import Tokens
+from memdir.server.team import READS_THAT_TOUCH
+from memdir.storage.postgres.tokens import CHECK_SECONDS, Tokens
 
 SERVE = [sys.executable, "-m", "memdir", "serve", "--http"]
 AGENTS = ("alice", "bob", "team-a", "team-b", "victim")
@@ -276,8 +277,12 @@ def test_requests_without_a_valid_token_are_refused_before_any_work(team: Team) 
         app, ["token", "revoke", lasting.split("_")[1], "--database-url", team.database]
     )
     assert done.exit_code == 0, done.output
-    for each in team.servers:  # every server, at the next request
-        refused = _post(each.url("alice"), lasting)
+    # every server, within the bound a server trusts a token's row it read (tokens.py)
+    deadline = time.monotonic() + CHECK_SECONDS + 5  # + slack for a loaded machine
+    for each in team.servers:
+        while (refused := _post(each.url("alice"), lasting)).status_code == 200:
+            assert time.monotonic() < deadline, "a revoked token still works past the bound"
+            time.sleep(0.1)
         assert refused.status_code == 401 and "is revoked" in refused.json()["error"]
 
 
@@ -316,6 +321,71 @@ def test_a_read_only_token_reads_and_never_writes(team: Team) -> None:
     assert server.said("tool=card_history outcome=read-only")
     lines = [m.groups()[2:4] for m in map(LOG_LINE.search, server.log().splitlines()) if m]
     assert ("memory_save", "read-only") in lines and ("memory_search", "ok") in lines
+
+
+def test_a_read_only_token_is_refused_every_write_tool(team: Team) -> None:
+    reader = _token(team, "bob", read_only=True)
+
+    async def main() -> list[str]:
+        refused = []
+        async with connect(team.servers[0].url("bob"), reader) as client:
+            for tool in (await client.list_tools()).tools:
+                hints = tool.annotations
+                if (hints is not None and hints.read_only_hint) or tool.name in READS_THAT_TOUCH:
+                    continue
+                answer = await call(client, tool.name, {})  # refused before its arguments
+                assert "this token is read-only" in answer["reason"], tool.name
+                refused.append(tool.name)
+        return refused
+
+    before = _files(team, "bob")
+    refused = anyio.run(main)
+    assert {"memory_save", "update_notebook", "card_write", "journal_append"} <= set(refused)
+    assert _files(team, "bob") == before
+
+
+def test_each_call_is_logged_as_a_start_and_an_end(team: Team) -> None:
+    writer = _token(team, "alice")
+    db = database(team.database)
+
+    def chat_logs() -> list[tuple[Any, ...]]:
+        return db.reader().execute(
+            "SELECT l.activity_id, l.seq, l.type, l.content, l.metadata FROM activity_logs AS l "
+            "JOIN activities AS a ON a.agent = l.agent AND a.id = l.activity_id "
+            "WHERE l.agent = 'alice' AND a.type = 'chat' ORDER BY l.activity_id, l.seq"
+        ).fetchall()
+
+    before = {(row[0], row[1]) for row in chat_logs()}
+
+    async def main() -> None:
+        async with connect(team.servers[1].url("alice"), writer) as client:
+            await call(client, "memory_save", {"content": "Alice reads the tide tables"})
+            await call(client, "memory_search", {"query": "tide tables"})
+            missing = await call(client, "memory_get", {"path": "nope.md"})
+            assert missing["ok"] is False
+
+    anyio.run(main)
+    new = [row for row in chat_logs() if (row[0], row[1]) not in before]
+    calls = [row for row in new if row[2] in ("tool_start", "tool_end")]
+    assert [(row[2], row[4]["tool"]) for row in calls] == [
+        ("tool_start", "memory_save"), ("tool_end", "memory_save"),
+        ("tool_start", "memory_search"), ("tool_end", "memory_search"),
+        ("tool_start", "memory_get"), ("tool_end", "memory_get"),
+    ]  # fmt: skip
+    assert len({row[0] for row in calls}) == 1  # one session's activity
+    seqs = [row[1] for row in calls]
+    assert seqs == list(range(seqs[0], seqs[0] + 6))
+    assert calls[0][4]["arguments"] == {"content": "Alice reads the tide tables"}
+    assert [row[4]["ok"] for row in calls if row[2] == "tool_end"] == [True, True, False]
+    assert calls[-1][3].startswith("memory_get refused: ")
+    total = db.reader().execute(
+        "SELECT total_tools FROM activities WHERE agent = 'alice' AND id = %s", (calls[0][0],)
+    ).fetchone()
+    logged = db.reader().execute(
+        "SELECT count(*) FROM activity_logs WHERE agent = 'alice' AND activity_id = %s "
+        "AND type = 'tool_start'", (calls[0][0],)
+    ).fetchone()  # fmt: skip
+    assert total is not None and logged is not None and total[0] == logged[0]
 
 
 def test_healthz(team: Team, pg_url: str) -> None:

@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 
 from memdir.cli import app
 from memdir.storage.postgres.db import Database
-from memdir.storage.postgres.tokens import TOKEN_RE, TokenRefused, Tokens
+from memdir.storage.postgres.tokens import CHECK_SECONDS, TOKEN_RE, TokenRefused, Tokens
 
 
 @pytest.fixture
@@ -164,3 +164,51 @@ def test_token_commands_refuse_bad_input(database: str) -> None:
     assert code == 2
     code, _, err = _cli("list", "--database-url", nowhere)
     assert code == 1 and "error: cannot reach the database" in err
+
+
+# -- what a process remembers of a token ---------------------------------------------------
+
+
+def test_a_token_revoked_elsewhere_stops_working_within_the_bound(pg_db: Database) -> None:
+    clock = [100.0]
+    server = Tokens(pg_db, monotonic=lambda: clock[0])  # a server's view
+    elsewhere = Tokens(pg_db)  # memdir token revoke, in another process
+    secret, token = server.create(["alice", "bob"])
+    assert server.verify(secret, "alice").id == token.id  # read: remembered from now
+    elsewhere.revoke(token.id)
+    clock[0] += CHECK_SECONDS / 2
+    assert server.remembered(secret, "bob") is not None  # no read within the bound
+    assert server.verify(secret, "alice").id == token.id
+    other = _refused(server, secret, "carol")  # the agent is still checked each time
+    assert other.status == 403
+    clock[0] += CHECK_SECONDS / 2  # the bound passed: read again, refused
+    assert server.remembered(secret, "alice") is None
+    refusal = _refused(server, secret, "alice")
+    assert refusal.status == 401 and "is revoked" in refusal.reason
+    clock[0] += 3600  # and stays refused
+    assert "is revoked" in _refused(server, secret, "alice").reason
+
+
+def test_a_token_revoked_here_or_expiring_stops_at_once(pg_db: Database) -> None:
+    tokens = Tokens(pg_db, monotonic=lambda: 0.0)  # nothing remembered ever goes stale
+    secret, token = tokens.create(["alice"])
+    tokens.verify(secret, "alice")
+    tokens.revoke(token.id)
+    assert "is revoked" in _refused(tokens, secret, "alice").reason
+    created = datetime.now(UTC)
+    lasting, kept = tokens.create(["alice"], expires_days=1, now=created)
+    assert tokens.verify(lasting, "alice", now=created).id == kept.id
+    with pytest.raises(TokenRefused, match="is expired"):
+        tokens.verify(lasting, "alice", now=created + timedelta(days=1, seconds=1))
+    wrong = lasting[:-1] + ("A" if not lasting.endswith("A") else "B")
+    assert _refused(tokens, wrong, "alice").status == 401  # not the one remembered
+
+
+def test_no_memory_when_told(pg_db: Database) -> None:
+    tokens = Tokens(pg_db, check_seconds=0)
+    elsewhere = Tokens(pg_db)
+    secret, token = tokens.create(["alice"])
+    tokens.verify(secret, "alice")
+    assert tokens.remembered(secret, "alice") is None
+    elsewhere.revoke(token.id)
+    assert "is revoked" in _refused(tokens, secret, "alice").reason

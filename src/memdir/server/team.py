@@ -8,7 +8,9 @@ over that agent's ``Memory``, so the same tools, resources and prompt), and
 - Which agent a request acts for is its path, never guessed. Every request needs
   ``Authorization: Bearer <token>`` for THAT agent (``storage.postgres.tokens``): no
   token, a malformed, unknown, revoked or expired one is 401; a valid token for other
-  agents is 403; both before anything is opened or read. A token reaches its agents
+  agents is 403; both before anything is opened or read (a token whose row this
+  process read in the last ``tokens.CHECK_SECONDS`` is checked from memory, so a token
+  revoked elsewhere stops working within that bound). A token reaches its agents
   and, through them, the vaults their manifests mount. A read-only token's memory is
   opened read-only and each write tool is refused with a reason before it runs.
 - Any process can answer any request: the HTTP transport is stateless (no session
@@ -93,6 +95,11 @@ class Gate(Protocol):
 
     def verify(self, presented: str, agent: str) -> Token:
         """The token if it lets a request act for ``agent``, else ``TokenRefused``."""
+        ...
+
+    def remembered(self, presented: str, agent: str) -> Token | None:
+        """``verify``'s answer from memory, with no I/O (run in the event loop), or None
+        when only ``verify`` can tell."""
         ...
 
 
@@ -335,7 +342,9 @@ class TeamApp:
             )  # fmt: skip
             return
         try:
-            token = await self.run(functools.partial(self.gate.verify, presented, agent))
+            token = self.gate.remembered(presented, agent)
+            if token is None:  # a read: in the pool, with the pool's connections
+                token = await self.run(functools.partial(self.gate.verify, presented, agent))
         except TokenRefused as refused:
             record.outcome = "unauthorized" if refused.status == 401 else "forbidden"
             what = "unauthorized" if refused.status == 401 else "forbidden"

@@ -11,7 +11,11 @@ not name the agent asked for. A read-only token reaches its agents' reads only; 
 server refuses its writes.
 
 ``last_used_at`` moves at most once a minute per token and process, so checking a
-token costs one indexed read, not a write, on nearly every request.
+token costs one indexed read, not a write, on nearly every request; and a process that
+read a token's row in the last ``CHECK_SECONDS`` answers from what it read, with no
+read at all (``remembered``), expiry and the agent still checked each time. So a token
+revoked from another process (``memdir token revoke``) stops working on every server
+within ``CHECK_SECONDS`` (2 s); revoked in this process, at once.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ import re
 import secrets
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -36,6 +40,10 @@ TOKEN_RE = re.compile(r"mdt_([0-9a-f]{12})_([A-Za-z0-9_-]{43})")
 TOUCH_EVERY_SECONDS = 60.0
 """``last_used_at`` is written at most this often per token and process"""
 MAX_EXPIRES_DAYS = 3650
+CHECK_SECONDS = 2.0
+"""a token's row read this recently is trusted without reading it again: the bound on
+how long a token revoked elsewhere keeps working on a server"""
+_REMEMBERED_MAX = 4096  # rows kept at most; past it the stale ones go
 
 _COLUMNS = "id, agents, read_only, created_at, expires_at, last_used_at, revoked_at"
 
@@ -95,6 +103,11 @@ def _digest(secret: str) -> str:
     return hashlib.sha256(secret.encode("ascii")).hexdigest()
 
 
+def _key(presented: str) -> str:
+    """What this process remembers a whole token by (its sha256, never the token)."""
+    return hashlib.sha256(presented.encode("utf-8", "surrogateescape")).hexdigest()
+
+
 def check_agents(agents: Iterable[str]) -> tuple[str, ...]:
     """The agent ids, each checked and once, in order; a ValueError names a bad one."""
     found: list[str] = []
@@ -114,9 +127,20 @@ def check_agents(agents: Iterable[str]) -> tuple[str, ...]:
 class Tokens:
     """The tokens of one database."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(
+        self,
+        db: Database,
+        *,
+        check_seconds: float = CHECK_SECONDS,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
+        """``check_seconds``: how long a row read is trusted (0: read at every check)."""
         self.db = db
+        self.check_seconds = check_seconds
+        self.monotonic = monotonic
         self._touched: dict[str, float] = {}
+        self._read: dict[str, tuple[float, Token]] = {}
+        """sha256 of a whole token that matched its row -> (when read, the row)"""
         self._guard = threading.Lock()
 
     def create(
@@ -176,11 +200,17 @@ class Tokens:
         )
         if row is None:
             raise LookupError(f"no token {wanted!r} in this database (memdir token list)")
+        with self._guard:
+            for key in [k for k, (_, t) in self._read.items() if t.id == wanted]:
+                del self._read[key]
         return _token(row)
 
     def verify(self, presented: str, agent: str, *, now: datetime | None = None) -> Token:
         """The token ``presented`` if it lets a request act for ``agent``; else
         ``TokenRefused`` with a reason that never repeats the token."""
+        found = self.remembered(presented, agent, now=now)
+        if found is not None:
+            return found
         matched = TOKEN_RE.fullmatch(presented)
         if matched is None:
             raise TokenRefused(401, "that is not a memdir token (memdir token create makes one)")
@@ -195,13 +225,43 @@ class Tokens:
         if not hmac.compare_digest(_digest(secret), stored) or row is None:
             raise TokenRefused(401, f"token {token_id} is not valid here")
         token = _token(row[1:])
-        state = token.state(now or datetime.now(UTC))
-        if state != "active":
-            raise TokenRefused(401, f"token {token_id} is {state}")
-        if agent not in token.agents:
-            raise TokenRefused(403, f"token {token_id} does not reach agent {agent!r}")
+        self._remember(presented, token)
+        self._check(token, agent, now)
         self._touch(token_id)
         return token
+
+    def remembered(self, presented: str, agent: str, *, now: datetime | None = None) -> Token | None:
+        """``verify`` from this process's memory, with no read: the token, or
+        ``TokenRefused``, when its row was read in the last ``check_seconds``; else None
+        (``verify`` reads it)."""
+        if self.check_seconds <= 0:
+            return None
+        key = _key(presented)
+        with self._guard:
+            found = self._read.get(key)
+        if found is None or self.monotonic() - found[0] >= self.check_seconds:
+            return None
+        self._check(found[1], agent, now)
+        return found[1]
+
+    def _remember(self, presented: str, token: Token) -> None:
+        if self.check_seconds <= 0:
+            return
+        moment = self.monotonic()
+        with self._guard:
+            if len(self._read) >= _REMEMBERED_MAX:
+                stale = [k for k, (t, _) in self._read.items() if moment - t >= self.check_seconds]
+                for k in stale or list(self._read)[: _REMEMBERED_MAX // 2]:
+                    del self._read[k]
+            self._read[_key(presented)] = (moment, token)
+
+    @staticmethod
+    def _check(token: Token, agent: str, now: datetime | None) -> None:
+        state = token.state(now or datetime.now(UTC))
+        if state != "active":
+            raise TokenRefused(401, f"token {token.id} is {state}")
+        if agent not in token.agents:
+            raise TokenRefused(403, f"token {token.id} does not reach agent {agent!r}")
 
     def _touch(self, token_id: str) -> None:
         moment = time.monotonic()
