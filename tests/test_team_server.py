@@ -40,8 +40,8 @@ from typer.testing import CliRunner
 import memdir
 from memdir.cli import app
 from memdir.files.cards import Card
-from memdir.storage.agents import close_databases, database, init_agent
 from memdir.server.team import READS_THAT_TOUCH
+from memdir.storage.agents import close_databases, database, init_agent
 from memdir.storage.postgres.tokens import CHECK_SECONDS, Tokens
 
 SERVE = [sys.executable, "-m", "memdir", "serve", "--http"]

@@ -6,9 +6,9 @@ session that only lists tools leaves nothing), labelled with the client's name a
 version as its ``initialize`` request gives them (on the 2026 protocol, each
 request's envelope). Each call is logged as ``tool_start`` (the tool and its
 arguments, summarised: long text cut, credentials redacted) and ``tool_end`` (ok or
-refused, the file, the reason), both written in one transaction once the call has run
-(so a server killed mid-call leaves no row for that call). The activity ends, with a summary and keywords from
-those logs (``memdir.stores.history_digest``), when the session does: stdio's end of input, an HTTP
+refused, the file, the reason), both written in one transaction once the call has
+run (so a server killed mid-call leaves no row for that call). The activity ends, with
+a summary and keywords from those logs (``memdir.stores.history_digest``), when the session does: stdio's end of input, an HTTP
 session its client deletes or leaves idle past ``IDLE_SECONDS``, the server stopping.
 
 A session is the transport's: over stdio the one client of the process; over HTTP
@@ -221,8 +221,8 @@ class SessionRecorder:
             store = result.get("store")
             if isinstance(store, str) and store != INDEX_STORE:  # the index: no file to name
                 meta["store"] = store
-            reason = _cut(str(result.get("reason") or ""), LINE_CHARS)
-            events.append(("tool_end", _line(f"{tool} {'ok' if ok else 'refused: ' + reason}"), meta))
+            said = "ok" if ok else "refused: " + _cut(str(result.get("reason") or ""), LINE_CHARS)
+            events.append(("tool_end", _line(f"{tool} {said}"), meta))
         try:
             with self._lock:
                 session = self._sessions.get(key)

@@ -90,7 +90,8 @@ def check_log_entries(events: Sequence[LogEntry]) -> list[tuple[str, str, dict[s
             raise HistoryError(f"log type must be one of {', '.join(LOG_TYPES)}")
         meta = dict(metadata or {})
         tokens = meta.get("tokensUsed", meta.get("tokens", 0))
-        checked.append((type, str(content), meta, int(tokens) if isinstance(tokens, (int, float)) else 0))
+        spent = int(tokens) if isinstance(tokens, (int, float)) else 0
+        checked.append((type, str(content), meta, spent))
     return checked
 
 

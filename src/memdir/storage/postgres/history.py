@@ -38,7 +38,7 @@ from memdir.stores.history import (
 )
 from memdir.stores.history_digest import LogEvent, summarise
 from memdir.stores.history_digest import keywords as find_keywords
-from memdir.stores.history_schema import ACTIVITY_TYPES, LOG_TYPES
+from memdir.stores.history_schema import ACTIVITY_TYPES
 from memdir.timeutil import Clock, format_ts, utc_now
 
 _WORD_RE = re.compile(r"\w+", re.UNICODE)

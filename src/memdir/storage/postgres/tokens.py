@@ -230,7 +230,9 @@ class Tokens:
         self._touch(token_id)
         return token
 
-    def remembered(self, presented: str, agent: str, *, now: datetime | None = None) -> Token | None:
+    def remembered(
+        self, presented: str, agent: str, *, now: datetime | None = None
+    ) -> Token | None:
         """``verify`` from this process's memory, with no read: the token, or
         ``TokenRefused``, when its row was read in the last ``check_seconds``; else None
         (``verify`` reads it)."""
