@@ -8,8 +8,9 @@ request's envelope). Each call is logged as ``tool_start`` (the tool and its
 arguments, summarised: long text cut, credentials redacted) and ``tool_end`` (ok or
 refused, the file, the reason), both written in one transaction once the call has
 run (so a server killed mid-call leaves no row for that call). The activity ends, with
-a summary and keywords from those logs (``memdir.stores.history_digest``), when the session does: stdio's end of input, an HTTP
-session its client deletes or leaves idle past ``IDLE_SECONDS``, the server stopping.
+a summary and keywords from those logs (``memdir.stores.history_digest``), when the
+session does: stdio's end of input, an HTTP session its client deletes or leaves idle
+past ``IDLE_SECONDS``, the server stopping.
 
 A session is the transport's: over stdio the one client of the process; over HTTP
 the ``Mcp-Session-Id`` of the 2025 protocol, or, for the 2026 protocol's
