@@ -349,11 +349,15 @@ def test_each_call_is_logged_as_a_start_and_an_end(team: Team) -> None:
     db = database(team.database)
 
     def chat_logs() -> list[tuple[Any, ...]]:
-        return db.reader().execute(
-            "SELECT l.activity_id, l.seq, l.type, l.content, l.metadata FROM activity_logs AS l "
-            "JOIN activities AS a ON a.agent = l.agent AND a.id = l.activity_id "
-            "WHERE l.agent = 'alice' AND a.type = 'chat' ORDER BY l.activity_id, l.seq"
-        ).fetchall()
+        return (
+            db.reader()
+            .execute(
+                "SELECT l.activity_id, l.seq, l.type, l.content, l.metadata FROM activity_logs AS l "
+                "JOIN activities AS a ON a.agent = l.agent AND a.id = l.activity_id "
+                "WHERE l.agent = 'alice' AND a.type = 'chat' ORDER BY l.activity_id, l.seq"
+            )
+            .fetchall()
+        )
 
     before = {(row[0], row[1]) for row in chat_logs()}
 
@@ -378,9 +382,13 @@ def test_each_call_is_logged_as_a_start_and_an_end(team: Team) -> None:
     assert calls[0][4]["arguments"] == {"content": "Alice reads the tide tables"}
     assert [row[4]["ok"] for row in calls if row[2] == "tool_end"] == [True, True, False]
     assert calls[-1][3].startswith("memory_get refused: ")
-    total = db.reader().execute(
-        "SELECT total_tools FROM activities WHERE agent = 'alice' AND id = %s", (calls[0][0],)
-    ).fetchone()
+    total = (
+        db.reader()
+        .execute(
+            "SELECT total_tools FROM activities WHERE agent = 'alice' AND id = %s", (calls[0][0],)
+        )
+        .fetchone()
+    )
     logged = db.reader().execute(
         "SELECT count(*) FROM activity_logs WHERE agent = 'alice' AND activity_id = %s "
         "AND type = 'tool_start'", (calls[0][0],)
