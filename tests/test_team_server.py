@@ -352,7 +352,8 @@ def test_each_call_is_logged_as_a_start_and_an_end(team: Team) -> None:
         return (
             db.reader()
             .execute(
-                "SELECT l.activity_id, l.seq, l.type, l.content, l.metadata FROM activity_logs AS l "
+                "SELECT l.activity_id, l.seq, l.type, l.content, l.metadata "
+                "FROM activity_logs AS l "
                 "JOIN activities AS a ON a.agent = l.agent AND a.id = l.activity_id "
                 "WHERE l.agent = 'alice' AND a.type = 'chat' ORDER BY l.activity_id, l.seq"
             )

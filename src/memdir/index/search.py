@@ -167,15 +167,20 @@ def search(
     depth = max(index.ranking.depth, k)
     vector = _query_vector(index, query) if use_semantic else None
     scope = Scope(filters, decay, now)
-    keyword, semantic = _candidates(index, words, vector, scope, depth)
+    # the radius's candidates and, in a mode that widens, the best over every tier too,
+    # asked together (one round trip on PostgreSQL)
+    scopes = [scope, Scope(filters, decay, now, wide=True)] if widens else [scope]
+    found = _candidates(index, words, vector, scopes, depth)
+    keyword, semantic = found[0]
     radius = {item_id for item_id, _ in keyword + semantic}
-    if widens:  # the best over every tier too: its colder items join the candidates
-        wide = _candidates(index, words, vector, Scope(filters, decay, now, wide=True), depth)
+    more: list[int] = []
+    if widens:  # the colder items join the candidates
+        wide = found[1]
         keyword = _merged(keyword, wide[0])
         semantic = _merged(semantic, wide[1])
         more = [item_id for item_id, _ in wide[0] + wide[1] if item_id not in radius]
-        radius |= _allowed(index, more, scope)  # in the radius, past its depth
-    rows = _rows(index, list(dict(keyword) | dict(semantic)))
+    rows, inside = index.rows.rows_within(list(dict(keyword) | dict(semantic)), more, scope)
+    radius |= inside  # in the radius, past its depth
     ranked = rank(index.ranking, rows, query, words, keyword, semantic, _floor(index), decay, now)
     if ranked:
         least = FLOOR_SHARE * max(entry.match for entry in ranked)
@@ -209,12 +214,12 @@ def _merged(first: _Pairs, second: _Pairs) -> _Pairs:
 
 
 def _candidates(
-    index: Index, words: list[str], vector: Vectors | None, scope: Scope, depth: int
-) -> tuple[_Pairs, _Pairs]:
-    """The best ``depth`` keyword and the best ``depth`` semantic candidates in ``scope``."""
-    keyword = _keyword(index, words, scope, depth)
-    semantic = [] if vector is None else _semantic(index, vector, scope, depth)
-    return keyword, semantic
+    index: Index, words: list[str], vector: Vectors | None, scopes: list[Scope], depth: int
+) -> list[tuple[_Pairs, _Pairs]]:
+    """The best ``depth`` keyword and the best ``depth`` semantic candidates in each of
+    ``scopes``."""
+    model = index.embedder.id if index.embedder is not None else ""
+    return index.rows.candidates(words, vector, model, scopes, depth, _floor(index))
 
 
 def _floor(index: Index) -> float:
@@ -258,10 +263,6 @@ def _semantic(index: Index, vector: Vectors, scope: Scope, depth: int) -> _Pairs
     """Cosine to ``vector`` (the embedder's vectors only), at least the floor."""
     assert index.embedder is not None
     return index.rows.semantic(vector, index.embedder.id, scope, depth, _floor(index))
-
-
-def _allowed(index: Index, ids: list[int], scope: Scope) -> set[int]:
-    return index.rows.allowed(ids, scope) if ids else set()
 
 
 _COLUMNS = COLUMNS

@@ -50,7 +50,13 @@ from memdir.index.rows import LAYOUT_MAX_CHARS, FileState, Layout, write_file
 from memdir.index.words import STOPWORDS
 from memdir.results import Progress
 from memdir.sqlite import damage_reason, file_id, set_aside
-from memdir.storage.seam import Extracted, Pairs, Scope
+from memdir.storage.seam import (
+    Extracted,
+    Pairs,
+    Scope,
+    candidates_one_by_one,
+    rows_within_one_by_one,
+)
 from memdir.timeutil import format_ts
 
 if TYPE_CHECKING:
@@ -536,6 +542,22 @@ class SqliteRows:
                 sql = f"SELECT i.id FROM items AS i WHERE i.id IN ({marks}) AND {where}"
                 allowed.update(row[0] for row in self.db.execute(sql, [*chunk, *params]))
         return allowed
+
+    def candidates(
+        self,
+        words: Sequence[str],
+        vector: Vectors | None,
+        model: str,
+        scopes: Sequence[Scope],
+        depth: int,
+        floor: float,
+    ) -> list[tuple[Pairs, Pairs]]:
+        return candidates_one_by_one(self, words, vector, model, scopes, depth, floor)
+
+    def rows_within(
+        self, ids: Sequence[int], among: Sequence[int], scope: Scope
+    ) -> tuple[dict[int, dict[str, Any]], set[int]]:
+        return rows_within_one_by_one(self, ids, among, scope)
 
     def rows(self, ids: Sequence[int]) -> dict[int, dict[str, Any]]:
         rows: dict[int, dict[str, Any]] = {}

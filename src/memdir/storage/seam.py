@@ -287,6 +287,26 @@ class IndexRows(Protocol):
         """Each item's columns, as ``index.sqlite_rows.COLUMNS`` names them."""
         ...
 
+    def candidates(
+        self,
+        words: Sequence[str],
+        vector: Vectors | None,
+        model: str,
+        scopes: Sequence[Scope],
+        depth: int,
+        floor: float,
+    ) -> list[tuple[Pairs, Pairs]]:
+        """For each of ``scopes``: ``keyword`` and ``semantic`` (none without a
+        ``vector``), the same answers, asked together (PostgreSQL: one round trip)."""
+        ...
+
+    def rows_within(
+        self, ids: Sequence[int], among: Sequence[int], scope: Scope
+    ) -> tuple[dict[int, dict[str, Any]], set[int]]:
+        """``rows(ids)`` and ``allowed(among, scope)`` together (PostgreSQL: one round
+        trip); nothing asked for an empty list."""
+        ...
+
     def recent(self, scope: Scope, limit: int, *, observations: bool) -> list[int]:
         """Ids of the newest items first (an empty query's listing; ``observations``:
         of that kind only, when the filters name no kind)."""
@@ -419,3 +439,29 @@ class Storage(Protocol):
         ...
 
     def close(self) -> None: ...
+
+
+def candidates_one_by_one(
+    rows: IndexRows,
+    words: Sequence[str],
+    vector: Vectors | None,
+    model: str,
+    scopes: Sequence[Scope],
+    depth: int,
+    floor: float,
+) -> list[tuple[Pairs, Pairs]]:
+    """``IndexRows.candidates`` for a backend with nothing to gain from asking together."""
+    return [
+        (
+            rows.keyword(words, scope, depth),
+            [] if vector is None else rows.semantic(vector, model, scope, depth, floor),
+        )
+        for scope in scopes
+    ]
+
+
+def rows_within_one_by_one(
+    rows: IndexRows, ids: Sequence[int], among: Sequence[int], scope: Scope
+) -> tuple[dict[int, dict[str, Any]], set[int]]:
+    """``IndexRows.rows_within``, one call after the other."""
+    return (rows.rows(ids) if ids else {}), (rows.allowed(among, scope) if among else set())

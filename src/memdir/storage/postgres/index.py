@@ -108,6 +108,7 @@ class PgIndex:
     def __init__(self, db: Database, agent: str, *, folder: Folder | None = None) -> None:
         self.folder = folder or Folder(db, agent)
         self.agent = agent
+        self._ready: set[str] = set()  # models some item has a vector of (vectors_ready)
 
     def _conn(self) -> Connection:
         return self.folder.conn()
@@ -386,6 +387,11 @@ class PgIndex:
         return (int(row[1]), int(row[0])) if row else (0, 0)
 
     def vectors_ready(self, model: str) -> bool:
+        """Read until true, then remembered by this process: a search that goes semantic
+        over an index whose vectors were since dropped finds no semantic hit, which is
+        what going by keywords alone would rank (so no read a search)."""
+        if model in self._ready:
+            return True
         row = (
             self._conn()
             .execute(
@@ -393,6 +399,8 @@ class PgIndex:
             )
             .fetchone()
         )
+        if row is not None:
+            self._ready.add(model)
         return row is not None
 
     # -- the primitives --------------------------------------------------------
@@ -400,9 +408,19 @@ class PgIndex:
     def keyword(
         self, words: Sequence[str], scope: Scope, depth: int, *, scorer: str = "bm25"
     ) -> Pairs:
+        statement = self._keyword_sql(words, scope, depth, scorer)
+        if statement is None:
+            return []
+        rows = self._conn().execute(*statement).fetchall()
+        return [(int(item_id), float(score)) for item_id, score in rows]
+
+    def _keyword_sql(
+        self, words: Sequence[str], scope: Scope, depth: int, scorer: str = "bm25"
+    ) -> tuple[str, list[object]] | None:
+        """``keyword``'s statement and its values (None: no word to look for)."""
         text = " ".join(token for word in words for token in tokens(word))
         if not text:
-            return []
+            return None
         phrase = all(word in STOPWORDS for word in words)
         where, params = where_sql(scope)
         query = (
@@ -443,8 +461,52 @@ class PgIndex:
             values = [text, self.agent, *params, self.agent, *([text] if phrase else []), depth]
         else:
             raise ValueError(f"unknown scorer {scorer!r}")
-        rows = self._conn().execute(sql_text, values).fetchall()
-        return [(int(item_id), float(score)) for item_id, score in rows]
+        return sql_text, values
+
+    def _semantic_sql(
+        self, vector: Vectors, model: str, scope: Scope, depth: int
+    ) -> tuple[str, list[object]]:
+        """The exact ``semantic``'s statement and its values."""
+        where, params = where_sql(scope)
+        query = np.asarray(vector, dtype=np.float32)
+        # a vector of another size under the same model id is passed over, as the
+        # SQLite matrix passes it over (the id promised one model; it lied)
+        return (
+            "SELECT i.id, 1 - (i.embedding <=> %s) FROM items AS i WHERE i.agent = %s "
+            f"AND i.model = %s AND vector_dims(i.embedding) = %s AND {where} "
+            "ORDER BY i.embedding <=> %s, i.id LIMIT %s",
+            [query, self.agent, model, int(query.shape[0]), *params, query, depth],
+        )
+
+    def candidates(
+        self,
+        words: Sequence[str],
+        vector: Vectors | None,
+        model: str,
+        scopes: Sequence[Scope],
+        depth: int,
+        floor: float,
+    ) -> list[tuple[Pairs, Pairs]]:
+        """``keyword`` and the exact ``semantic`` for each scope, their statements sent
+        together in one pipeline: the same statements, one wait for all the answers."""
+        conn = self._conn()
+        asked: list[tuple[Any, Any]] = []
+        with conn.pipeline():
+            for scope in scopes:
+                statement = self._keyword_sql(words, scope, depth)
+                keyword = None if statement is None else conn.execute(*statement)
+                semantic = (
+                    None
+                    if vector is None
+                    else conn.execute(*self._semantic_sql(vector, model, scope, depth))
+                )
+                asked.append((keyword, semantic))
+        found: list[tuple[Pairs, Pairs]] = []
+        for keyword, semantic in asked:
+            kw = [] if keyword is None else [(int(i), float(s)) for i, s in keyword.fetchall()]
+            sem = [] if semantic is None else [(int(i), float(s)) for i, s in semantic.fetchall()]
+            found.append((kw, [(i, s) for i, s in sem if s >= floor]))
+        return found
 
     def semantic(
         self,
@@ -460,14 +522,7 @@ class PgIndex:
         query = np.asarray(vector, dtype=np.float32)
         conn = self._conn()
         if method == "exact":
-            # a vector of another size under the same model id is passed over, as the
-            # SQLite matrix passes it over (the id promised one model; it lied)
-            rows = conn.execute(
-                "SELECT i.id, 1 - (i.embedding <=> %s) FROM items AS i WHERE i.agent = %s "
-                f"AND i.model = %s AND vector_dims(i.embedding) = %s AND {where} "
-                "ORDER BY i.embedding <=> %s, i.id LIMIT %s",
-                [query, self.agent, model, int(query.shape[0]), *params, query, depth],
-            ).fetchall()
+            rows = conn.execute(*self._semantic_sql(vector, model, scope, depth)).fetchall()
         elif method == "hnsw":
             dim = sql.Literal(int(query.shape[0]))
             distance = sql.SQL("i.embedding::vector({d}) <=> %s::vector({d})").format(d=dim)
@@ -491,23 +546,37 @@ class PgIndex:
     # -- reading rows ----------------------------------------------------------
 
     def allowed(self, ids: Sequence[int], scope: Scope) -> set[int]:
+        rows = self._conn().execute(*self._allowed_sql(ids, scope))
+        return {int(row[0]) for row in rows}
+
+    def _allowed_sql(self, ids: Sequence[int], scope: Scope) -> tuple[str, list[object]]:
         where, params = where_sql(scope)
-        rows = self._conn().execute(
+        return (
             f"SELECT i.id FROM items AS i WHERE i.agent = %s AND i.id = ANY(%s) AND {where}",
             [self.agent, list(ids), *params],
         )
-        return {int(row[0]) for row in rows}
 
     def rows(self, ids: Sequence[int]) -> dict[int, dict[str, Any]]:
-        rows = self._conn().execute(
+        return _by_id(self._conn().execute(*self._rows_sql(ids)))
+
+    def _rows_sql(self, ids: Sequence[int]) -> tuple[str, list[object]]:
+        return (
             f"SELECT {', '.join(_COLUMNS)} FROM items WHERE agent = %s AND id = ANY(%s)",
-            (self.agent, list(ids)),
+            [self.agent, list(ids)],
         )
-        found = {}
-        for values in rows:
-            row = dict(zip(_COLUMNS, values, strict=True))
-            found[int(row["id"])] = row
-        return found
+
+    def rows_within(
+        self, ids: Sequence[int], among: Sequence[int], scope: Scope
+    ) -> tuple[dict[int, dict[str, Any]], set[int]]:
+        """``rows`` and ``allowed`` in one pipeline (one wait)."""
+        conn = self._conn()
+        with conn.pipeline():
+            rows = conn.execute(*self._rows_sql(ids)) if ids else None
+            allowed = conn.execute(*self._allowed_sql(among, scope)) if among else None
+        return (
+            {} if rows is None else _by_id(rows),
+            set() if allowed is None else {int(row[0]) for row in allowed.fetchall()},
+        )
 
     def recent(self, scope: Scope, limit: int, *, observations: bool) -> list[int]:
         where, params = where_sql(scope)
@@ -550,6 +619,14 @@ class PgIndex:
             .fetchone()
         )
         return int(row[0]) if row else 0
+
+
+def _by_id(cursor: Any) -> dict[int, dict[str, Any]]:
+    found = {}
+    for values in cursor.fetchall():
+        row = dict(zip(_COLUMNS, values, strict=True))
+        found[int(row["id"])] = row
+    return found
 
 
 def postgres_index(
