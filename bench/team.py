@@ -3,6 +3,8 @@
 
     .venv/bin/python bench/team.py [--quick] [--seconds 60] [--items 100000]
                                    [--agents 100] [--clients 16] [--servers 3]
+                                   [--rate 4,8,16,24,32] [--paced-seconds 20]
+                                   [--no-closed | --no-open]
 
 It starts PostgreSQL (pgserver, in a temporary folder), makes ``--agents`` agents
 from the default layout and fills them with ``--items`` items (journal files of ten
@@ -19,6 +21,16 @@ its agents: search 50%, save 20%, get 10%, notebook 10%, journal 10%. The embedd
 is ``hashing`` on both (no model to load; MiniLM would add its ~10 ms per query and
 save on both alike).
 
+Two loads, each against both backends. The closed loop (``--seconds``): each client
+sends its next call as soon as the last is answered, so 16 calls are always in flight
+and the figure is the saturated one (throughput, and latency that is mostly queue).
+The open loop (``--rate``, a bounded load): the clients together send ``rate`` calls
+a second, each client one every ``clients / rate`` seconds from a random phase,
+whether or not its last call is answered, each call timed from when it was due (so a
+queue, on the servers or in this process, shows in the times rather than slowing the
+load down); run at each rate given, it prints p50/p95 per operation against the
+targets and the highest rate tried at which both p95 targets hold.
+
 Printed: per backend and operation, count, p50 and p95 (ms, at the client), refused
 or failed calls, throughput; each acknowledged save looked for in the files
 afterwards (acknowledged vs present: 0 lost); the ratio PostgreSQL / disk; the
@@ -30,6 +42,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import math
 import os
 import random
 import shutil
@@ -220,6 +233,11 @@ class Tally:
     failed: dict[str, int] = field(default_factory=dict)
     saved: dict[str, list[str]] = field(default_factory=dict)
     seconds: float = 0.0
+    span: float = 0.0
+    """seconds from the start until the last call was answered (open loop: past
+    ``seconds`` by the queue left at the end)"""
+    late: list[float] = field(default_factory=list)
+    """open loop: ms each call went out after it was due (the load's own lag)"""
 
     def add(self, op: str, ms: float, ok: bool) -> None:
         self.samples.setdefault(op, []).append(ms)
@@ -237,59 +255,91 @@ async def session(url: str, token: str) -> AsyncIterator[Client]:
         yield client
 
 
+async def open_sessions(
+    stack: contextlib.AsyncExitStack, fleet: Fleet, number: int, mine: list[str]
+) -> dict[str, Client]:
+    """Client ``number``'s sessions, one per agent it serves, each warmed (the agent
+    opened in its server) before the clock starts."""
+    opened: dict[str, Client] = {}
+    for n, agent in enumerate(mine):
+        base = fleet.bases[(number + n) % len(fleet.bases)]
+        url = f"{base}/agents/{agent}/mcp"
+        for attempt in range(3):  # a keep-alive connection the server just closed
+            try:
+                client = await stack.enter_async_context(session(url, fleet.token))
+                await client.list_tools()
+                await client.call_tool("memory_search", {"query": "warm"})
+                opened[agent] = client
+                break
+            except Exception as exc:
+                log(f"  {fleet.name}: warming {agent} failed ({exc!r}), attempt {attempt}")
+    return opened
+
+
 async def run_load(
-    fleet: Fleet, agents: list[str], clients: int, seconds: float, seed: int, tally: Tally
+    fleet: Fleet,
+    agents: list[str],
+    clients: int,
+    seconds: float,
+    seed: int,
+    tally: Tally,
+    rate: float | None = None,
 ) -> None:
+    """``clients`` clients for ``seconds``. Closed loop (``rate`` None): each sends its
+    next call when the last is answered, so the load is whatever the servers take.
+    Open loop (``rate``: calls a second in all): each client sends a call every
+    ``clients / rate`` seconds from a random phase, whether or not the last is
+    answered, and a call's time runs from when it was due, so a queue shows in it."""
     queries = Corpus(seed).queries(500, seed)
     names = [op for op, _ in OPS]
     weights = [w for _, w in OPS]
-    deadline = [0.0]
+    began = [0.0]
     ready = anyio.Event()
     warm = [0]
 
     async def client(number: int) -> None:
         rng = random.Random(seed * 1000 + number)
         mine = [a for j, a in enumerate(agents) if j % clients == number]
+        mine = mine or [agents[number % len(agents)]]  # fewer agents than clients: share
         with contextlib.suppress(Exception):  # a session broken at its close: logged above
-            await client_sessions(number, rng, mine)
+            async with contextlib.AsyncExitStack() as stack:
+                open_ = await open_sessions(stack, fleet, number, mine)
+                warm[0] += 1
+                await ready.wait()
+                if rate is None:
+                    while time.monotonic() < began[0] + seconds:
+                        await one_call(rng, open_, time.perf_counter())
+                    return
+                every = clients / rate
+                due = began[0] + rng.random() * every
+                async with anyio.create_task_group() as calls:
+                    while due < began[0] + seconds:
+                        await anyio.sleep_until(due)
+                        late = time.monotonic() - due
+                        tally.late.append(late * 1000)
+                        # the call's clock starts when it was due, not when it went
+                        calls.start_soon(one_call, rng, open_, time.perf_counter() - late)
+                        due += every
 
-    async def client_sessions(number: int, rng: random.Random, mine: list[str]) -> None:
-        async with contextlib.AsyncExitStack() as stack:
-            open_: dict[str, Client] = {}
-            for n, agent in enumerate(mine):  # warm: each session open, each agent opened
-                base = fleet.bases[(number + n) % len(fleet.bases)]
-                url = f"{base}/agents/{agent}/mcp"
-                for attempt in range(3):  # a keep-alive connection the server just closed
-                    try:
-                        opened = await stack.enter_async_context(session(url, fleet.token))
-                        await opened.list_tools()
-                        await opened.call_tool("memory_search", {"query": "warm"})
-                        open_[agent] = opened
-                        break
-                    except Exception as exc:
-                        log(f"  {fleet.name}: warming {agent} failed ({exc!r}), attempt {attempt}")
-            warm[0] += 1
-            await ready.wait()
-            while time.monotonic() < deadline[0]:
-                agent = rng.choice(sorted(open_))
-                op = rng.choices(names, weights)[0]
-                tool, args = call_for(op, rng, queries)
-                began = time.perf_counter()
-                try:
-                    result = await open_[agent].call_tool(tool, args)
-                    ok = not result.is_error
-                except Exception as exc:
-                    log(f"  {fleet.name} {op} failed: {type(exc).__name__}: {exc}")
-                    ok = False
-                tally.add(op, (time.perf_counter() - began) * 1000, ok)
-                if ok and op == "save":
-                    tally.saved.setdefault(agent, []).append(args["content"])
+    async def one_call(rng: random.Random, open_: dict[str, Client], since: float) -> None:
+        agent = rng.choice(sorted(open_))
+        op = rng.choices(names, weights)[0]
+        tool, args = call_for(op, rng, queries)
+        try:
+            result = await open_[agent].call_tool(tool, args)
+            ok = not result.is_error
+        except Exception as exc:
+            log(f"  {fleet.name} {op} failed: {type(exc).__name__}: {exc}")
+            ok = False
+        tally.add(op, (time.perf_counter() - since) * 1000, ok)
+        if ok and op == "save":
+            tally.saved.setdefault(agent, []).append(args["content"])
 
     async def start() -> None:
         waited = time.monotonic() + 600  # a client whose warming failed whole never counts
         while warm[0] < clients and time.monotonic() < waited:
             await anyio.sleep(0.05)
-        deadline[0] = time.monotonic() + seconds
+        began[0] = time.monotonic()
         ready.set()
 
     async with anyio.create_task_group() as tasks:
@@ -297,6 +347,7 @@ async def run_load(
         for number in range(clients):
             tasks.start_soon(client, number)
     tally.seconds += seconds
+    tally.span += time.monotonic() - began[0]
 
 
 def call_for(op: str, rng: random.Random, queries: list[str]) -> tuple[str, dict[str, Any]]:
@@ -339,8 +390,9 @@ def present_disk(home: Path, tally: Tally) -> tuple[int, int]:
 
 
 def p95(samples: list[float]) -> float:
+    """The nearest-rank 95th percentile (of 2 samples, the larger)."""
     ordered = sorted(samples)
-    return ordered[max(int(len(ordered) * 0.95) - 1, 0)]
+    return ordered[max(math.ceil(len(ordered) * 0.95) - 1, 0)]
 
 
 def index_probe(
@@ -455,7 +507,7 @@ def database_figures(url: str, calls: int) -> dict[str, Any]:
     }
 
 
-def report(tallies: dict[str, Tally], checks: dict[str, tuple[int, int]]) -> None:
+def report(tallies: dict[str, Tally]) -> None:
     print("| backend | op | calls | p50 ms | p95 ms | failed |")
     print("|---|---|---:|---:|---:|---:|")
     for name, tally in tallies.items():
@@ -470,11 +522,8 @@ def report(tallies: dict[str, Tally], checks: dict[str, tuple[int, int]]) -> Non
     print()
     for name, tally in tallies.items():
         calls = sum(len(s) for s in tally.samples.values())
-        acked, present = checks[name]
         print(
-            f"{name}: {calls} calls in {tally.seconds:.1f} s = "
-            f"{calls / tally.seconds:.1f} calls/s; "
-            f"saves acknowledged {acked}, present exactly once {present}, lost {acked - present}"
+            f"{name}: {calls} calls in {tally.seconds:.1f} s = {calls / tally.seconds:.1f} calls/s"
         )
     pg, disk = tallies.get("postgres"), tallies.get("disk")
     if pg and disk:
@@ -494,6 +543,58 @@ def report(tallies: dict[str, Tally], checks: dict[str, tuple[int, int]]) -> Non
                 )
 
 
+def report_paced(runs: dict[float, dict[str, Tally]]) -> None:
+    """The open-loop runs: per rate, backend and operation, p50/p95 from when each call
+    was due, against the targets; then the highest rate tried at which both hold."""
+    print("| rate /s | backend | op | calls | p50 ms | p95 ms | target | failed |")
+    print("|---:|---|---|---:|---:|---:|---|---:|")
+    held: dict[str, list[float]] = {}
+    for rate, tallies in runs.items():
+        for name, tally in tallies.items():
+            met = True
+            for op, _ in OPS:
+                samples = tally.samples.get(op, [])
+                if not samples:
+                    continue
+                target = TARGETS.get(op)
+                said = ""
+                if target is not None:
+                    ok = p95(samples) <= target
+                    met = met and ok
+                    said = f"<= {target:.0f}: {'met' if ok else 'missed'}"
+                print(
+                    f"| {rate:g} | {name} | {op} | {len(samples)} | "
+                    f"{statistics.median(samples):.1f} | {p95(samples):.1f} | {said} | "
+                    f"{tally.failed.get(op, 0)} |"
+                )
+            if met and all(op in tally.samples for op in TARGETS):
+                held.setdefault(name, []).append(rate)
+    print()
+    for rate, tallies in runs.items():
+        for name, tally in tallies.items():
+            calls = sum(len(s) for s in tally.samples.values())
+            late = p95(tally.late) if tally.late else 0.0
+            print(
+                f"rate {rate:g}/s {name}: {calls} calls answered in {tally.span:.1f} s "
+                f"({calls / tally.seconds:.1f} calls/s over the {tally.seconds:g} s scheduled); "
+                f"sent late by the load itself p95 {late:.1f} ms"
+            )
+    print()
+    names = {name for tallies in runs.values() for name in tallies}
+    for name in sorted(names):
+        rates = held.get(name, [])
+        tried = ", ".join(f"{r:g}" for r in runs)
+        best = f"{max(rates):g} calls/s" if rates else "none of the rates tried"
+        print(f"{name}: both p95 targets hold up to {best} (tried {tried})")
+
+
+def _rates(text: str) -> list[float]:
+    rates = [float(part) for part in text.split(",") if part.strip()]
+    if not rates or any(rate <= 0 for rate in rates):
+        raise argparse.ArgumentTypeError("--rate takes calls a second, > 0, comma-separated")
+    return rates
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="20 agents, 5k items, 2x8 s")
@@ -509,14 +610,27 @@ def main() -> None:
         "--index-items", type=int, default=0,
         help="then index this many items into PostgreSQL and time the search primitives",
     )  # fmt: skip
+    parser.add_argument(
+        "--rate", type=_rates, default=None,
+        help="open loop: calls a second in all, comma-separated for several "
+        "(default 4,8,16,24,32; --quick 4,8,16)",
+    )  # fmt: skip
+    parser.add_argument("--paced-seconds", type=float, help="per backend and rate (20)")
+    parser.add_argument("--no-closed", action="store_true", help="the open loop only")
+    parser.add_argument("--no-open", action="store_true", help="the closed loop only")
     parser.add_argument("--serve-local", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve_local is not None:
         serve_local(args.serve_local, args.port)
         return
-    defaults = (20, 5_000, 16.0, 2) if args.quick else (100, 100_000, 60.0, 3)
-    for name, value in zip(("agents", "items", "seconds", "slices"), defaults, strict=True):
+    defaults = (
+        (20, 5_000, 16.0, 2, [4.0, 8.0, 16.0], 8.0)
+        if args.quick
+        else (100, 100_000, 60.0, 3, [4.0, 8.0, 16.0, 24.0, 32.0], 20.0)
+    )
+    chosen = ("agents", "items", "seconds", "slices", "rate", "paced_seconds")
+    for name, value in zip(chosen, defaults, strict=True):
         if getattr(args, name) is None:
             setattr(args, name, value)
     work = args.keep or Path(tempfile.mkdtemp(prefix="memdir-bench-team-"))
@@ -547,7 +661,7 @@ def main() -> None:
         fleets[-1].token = LOCAL_TOKEN
         tallies = {fleet.name: Tally() for fleet in fleets}
         per_slice = args.seconds / args.slices
-        for n in range(args.slices):
+        for n in range(0 if args.no_closed else args.slices):
             for fleet in fleets if n % 2 == 0 else reversed(fleets):
                 log(f"load on {fleet.name}, slice {n + 1}/{args.slices} ({per_slice:.0f} s) ...")
                 anyio.run(
@@ -559,18 +673,57 @@ def main() -> None:
                     args.seed + n,
                     tallies[fleet.name],
                 )
+        paced: dict[float, dict[str, Tally]] = {}
+        for n, rate in enumerate([] if args.no_open else args.rate):
+            paced[rate] = {fleet.name: Tally() for fleet in fleets}
+            for fleet in fleets if n % 2 == 0 else reversed(fleets):
+                log(f"open loop on {fleet.name}, {rate:g} calls/s ({args.paced_seconds:g} s) ...")
+                anyio.run(
+                    partial(run_load, rate=rate),
+                    fleet,
+                    agents,
+                    args.clients,
+                    args.paced_seconds,
+                    args.seed + 100 + n,
+                    paced[rate][fleet.name],
+                )
         for fleet in fleets:
             fleet.stop()
-        checks = {"postgres": present_pg(url, tallies["postgres"]),
-                  "disk": present_disk(home, tallies["disk"])}  # fmt: skip
+        every = {name: Tally() for name in tallies}  # each save of both loops, looked for
+        for name in every:
+            for each in [tallies[name], *(run[name] for run in paced.values())]:
+                for agent, saved in each.saved.items():
+                    every[name].saved.setdefault(agent, []).extend(saved)
+        checks = {"postgres": present_pg(url, every["postgres"]),
+                  "disk": present_disk(home, every["disk"])}  # fmt: skip
         print(
             f"bench/team.py: {args.servers} servers per backend, {args.clients} clients, "
             f"{args.agents} agents, {args.items:,} items, {args.seconds:g} s per backend in "
             f"{args.slices} alternating slices"
         )
         print("fill: " + ", ".join(f"{k} {v:.1f} s" for k, v in spent.items()))
-        report(tallies, checks)
-        calls = sum(len(s) for s in tallies["postgres"].samples.values())
+        if not args.no_closed:
+            print()
+            print("closed loop (each client sends its next call when the last is answered):")
+            report(tallies)
+        if paced:
+            print()
+            print(
+                f"open loop ({args.clients} clients, each a call every clients/rate s, "
+                "timed from when it was due):"
+            )
+            report_paced(paced)
+        print()
+        for name, (acked, present) in checks.items():
+            print(
+                f"{name}, both loops: saves acknowledged {acked}, present exactly once "
+                f"{present}, lost {acked - present}"
+            )
+        calls = sum(
+            len(s)
+            for tally in [tallies["postgres"], *(run["postgres"] for run in paced.values())]
+            for s in tally.samples.values()
+        )
         print()
         print("postgres after the load: " + json.dumps(database_figures(url, calls)))
         if args.index_items:
