@@ -9,8 +9,9 @@ call by call so the machine's load falls on both alike:
 
 - in-process (no server): ``Memory.search`` over ``open_agent`` (PostgreSQL) and over
   the folder on disk, p50 each and their ratio, and the PostgreSQL round trips a
-  search makes (statements sent one at a time, plus one per pipeline: a pipeline
-  sends its statements together and waits once);
+  search makes (each statement or transaction command sent on its own, plus one per
+  pipeline: a pipeline sends its statements together and waits once); and the round
+  trips of each operation as the team server runs it (the tool and its log rows);
 - through one server of each backend (``memdir serve --http --database-url`` and the
   same ``TeamApp`` over the folders on disk), one client, a warm agent: search, save,
   get, notebook p50 at the client, and their ratio.
@@ -41,6 +42,7 @@ from team import (
     fill,
     log,
     session,
+    settle,
     start_fleet,
     start_postgres,
 )
@@ -49,50 +51,45 @@ import memdir
 
 
 class RoundTrips:
-    """Counts what psycopg sends: each statement outside a pipeline waits for its
-    answer (a round trip); a pipeline's statements wait once, at its end."""
+    """Counts the times psycopg waits for PostgreSQL: each statement or transaction
+    command (BEGIN, SAVEPOINT, COMMIT) sent on its own waits for its answer; a pipeline
+    (``Connection.pipeline``, and ``executemany``'s own) sends what it holds together
+    and counts once."""
 
     def __init__(self) -> None:
         self.count = 0
-        self._in_pipeline = 0
 
     @contextmanager
     def watching(self) -> Iterator[None]:
-        conn_execute = psycopg.Connection.execute
-        cur_execute = psycopg.Cursor.execute
-        cur_many = psycopg.Cursor.executemany
+        wait = psycopg.Connection.wait
         pipeline = psycopg.Connection.pipeline
+        nolock = psycopg.Connection._pipeline_nolock
         counter = self
 
-        def counted(original: Callable[..., Any]) -> Callable[..., Any]:
-            def wrapper(*args: Any, **kwargs: Any) -> Any:
-                if not counter._in_pipeline:
+        def waited(conn: Any, *args: Any, **kwargs: Any) -> Any:
+            if conn._pipeline is None:
+                counter.count += 1
+            return wait(conn, *args, **kwargs)
+
+        def piped(original: Callable[..., Any]) -> Callable[..., Any]:
+            @contextmanager
+            def wrapper(conn: Any) -> Iterator[Any]:
+                if conn._pipeline is None:
                     counter.count += 1
-                return original(*args, **kwargs)
+                with original(conn) as p:
+                    yield p
 
             return wrapper
 
-        @contextmanager
-        def piped(conn: Any) -> Iterator[Any]:
-            counter.count += 0 if counter._in_pipeline else 1
-            counter._in_pipeline += 1
-            try:
-                with pipeline(conn) as p:
-                    yield p
-            finally:
-                counter._in_pipeline -= 1
-
-        # Connection.execute calls Cursor.execute: count the cursor's only
-        psycopg.Cursor.execute = counted(cur_execute)  # type: ignore[method-assign]
-        psycopg.Cursor.executemany = counted(cur_many)  # type: ignore[method-assign]
-        psycopg.Connection.pipeline = piped  # type: ignore[assignment,method-assign]
+        psycopg.Connection.wait = waited  # type: ignore[method-assign]
+        psycopg.Connection.pipeline = piped(pipeline)  # type: ignore[method-assign]
+        psycopg.Connection._pipeline_nolock = piped(nolock)  # type: ignore[method-assign]
         try:
             yield
         finally:
-            psycopg.Connection.execute = conn_execute  # type: ignore[method-assign]
-            psycopg.Cursor.execute = cur_execute  # type: ignore[method-assign]
-            psycopg.Cursor.executemany = cur_many  # type: ignore[method-assign]
+            psycopg.Connection.wait = wait  # type: ignore[method-assign]
             psycopg.Connection.pipeline = pipeline  # type: ignore[method-assign]
+            psycopg.Connection._pipeline_nolock = nolock  # type: ignore[method-assign]
 
 
 def in_process(url: str, home: Path, agents: list[str], runs: int, seed: int) -> dict[str, Any]:
@@ -131,6 +128,34 @@ def in_process(url: str, home: Path, agents: list[str], runs: int, seed: int) ->
         "round trips per search (postgres, median)": statistics.median(trips),
         "round trips per search (max)": max(trips),
     }
+
+
+def call_trips(url: str, agent: str, runs: int, seed: int) -> dict[str, float]:
+    """Round trips of one tool call as the team server runs it (``TeamMCP.call_now``:
+    the tool and the session's log rows; no HTTP), median per operation."""
+    from memdir.server.team import PgAgents, TeamMCP
+
+    queries = Corpus(seed).queries(200, seed)
+    rng = random.Random(seed)
+    source = PgAgents(url)
+    memory = source.open(agent, read_only=False)
+    mcp = TeamMCP(memory, read_only=False, run=lambda call: call())
+    counter = RoundTrips()
+    trips: dict[str, list[int]] = {}
+    try:
+        for op in ("search", "save", "get", "notebook", "journal"):
+            mcp.call_now(*call_for(op, rng, queries), None)  # the session's activity made
+        for _ in range(runs):
+            for op in ("search", "save", "get", "notebook", "journal"):
+                tool, args = call_for(op, rng, queries)
+                before = counter.count
+                with counter.watching():
+                    mcp.call_now(tool, args, None)
+                trips.setdefault(op, []).append(counter.count - before)
+    finally:
+        mcp.sessions.close()
+        memory.close()
+    return {op: statistics.median(found) for op, found in trips.items()}
 
 
 async def through_servers(
@@ -190,7 +215,17 @@ def main() -> None:
         fill(url, home, agents, args.items, args.seed)
         log("in-process searches ...")
         found = in_process(url, home, agents, args.runs, args.seed)
-        print("in-process: " + ", ".join(f"{k} {v}" for k, v in found.items()))
+        print("in-process, as filled: " + ", ".join(f"{k} {v}" for k, v in found.items()))
+        settle(url)
+        found = in_process(url, home, agents, args.runs, args.seed)
+        print(
+            "in-process, after VACUUM ANALYZE: " + ", ".join(f"{k} {v}" for k, v in found.items())
+        )
+        trips = call_trips(url, agents[-1], max(args.runs // 4, 5), args.seed)
+        print(
+            "round trips of one call (TeamMCP.call_now: the tool and its log rows, median): "
+            + ", ".join(f"{op} {n:g}" for op, n in trips.items())
+        )
         from memdir.storage.agents import database
         from memdir.storage.postgres.tokens import Tokens
 
