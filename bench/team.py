@@ -535,10 +535,13 @@ def report(tallies: dict[str, Tally]) -> None:
         print(
             f"{name}: {calls} calls in {tally.seconds:.1f} s = {calls / tally.seconds:.1f} calls/s"
         )
-    pg, disk = tallies.get("postgres"), tallies.get("disk")
-    if pg and disk:
+    disk = tallies.get("disk")
+    for name in ("postgres", "postgres-baseline"):
+        pg = tallies.get(name)
+        if not (pg and disk):
+            continue
         print()
-        print("| op | p50 postgres / disk | p95 postgres / disk | p95 target (postgres) |")
+        print(f"| op | p50 {name} / disk | p95 {name} / disk | p95 target ({name}) |")
         print("|---|---:|---:|---|")
         for op, _ in OPS:
             a, b = pg.samples.get(op), disk.samples.get(op)
@@ -628,6 +631,11 @@ def main() -> None:
     parser.add_argument("--paced-seconds", type=float, help="per backend and rate (20)")
     parser.add_argument("--no-closed", action="store_true", help="the open loop only")
     parser.add_argument("--no-open", action="store_true", help="the closed loop only")
+    parser.add_argument(
+        "--baseline-src", type=Path,
+        help="also serve PostgreSQL from this source tree (its src/ folder), in the same "
+        "slices: a before/after of a change on one fill and one machine load",
+    )  # fmt: skip
     parser.add_argument("--serve-local", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -672,6 +680,10 @@ def main() -> None:
         fleets[-1].token = token
         fleets.append(start_fleet("disk", [local] * args.servers, env, logs))
         fleets[-1].token = LOCAL_TOKEN
+        if args.baseline_src is not None:  # the same servers from another tree: before/after
+            older = dict(env, PYTHONPATH=str(args.baseline_src.resolve()))
+            fleets.append(start_fleet("postgres-baseline", [serve] * args.servers, older, logs))
+            fleets[-1].token = token
         tallies = {fleet.name: Tally() for fleet in fleets}
         per_slice = args.seconds / args.slices
         for n in range(0 if args.no_closed else args.slices):
@@ -707,8 +719,10 @@ def main() -> None:
             for each in [tallies[name], *(run[name] for run in paced.values())]:
                 for agent, saved in each.saved.items():
                     every[name].saved.setdefault(agent, []).extend(saved)
-        checks = {"postgres": present_pg(url, every["postgres"]),
-                  "disk": present_disk(home, every["disk"])}  # fmt: skip
+        checks = {
+            name: present_disk(home, found) if name == "disk" else present_pg(url, found)
+            for name, found in every.items()
+        }
         print(
             f"bench/team.py: {args.servers} servers per backend, {args.clients} clients, "
             f"{args.agents} agents, {args.items:,} items, {args.seconds:g} s per backend in "
