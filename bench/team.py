@@ -632,9 +632,9 @@ def main() -> None:
     parser.add_argument("--no-closed", action="store_true", help="the open loop only")
     parser.add_argument("--no-open", action="store_true", help="the closed loop only")
     parser.add_argument(
-        "--baseline-src", type=Path,
+        "--baseline-src", type=Path, action="append",
         help="also serve PostgreSQL from this source tree (its src/ folder), in the same "
-        "slices: a before/after of a change on one fill and one machine load",
+        "slices: a before/after of a change on one fill and one machine load (repeatable)",
     )  # fmt: skip
     parser.add_argument("--serve-local", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
@@ -680,10 +680,12 @@ def main() -> None:
         fleets[-1].token = token
         fleets.append(start_fleet("disk", [local] * args.servers, env, logs))
         fleets[-1].token = LOCAL_TOKEN
-        if args.baseline_src is not None:  # the same servers from another tree: before/after
-            older = dict(env, PYTHONPATH=str(args.baseline_src.resolve()))
-            fleets.append(start_fleet("postgres-baseline", [serve] * args.servers, older, logs))
+        for n, tree in enumerate(args.baseline_src or []):  # other trees: before/after
+            older = dict(env, PYTHONPATH=str(tree.resolve()))
+            name = "postgres-baseline" + (f"-{n + 1}" if n else "")
+            fleets.append(start_fleet(name, [serve] * args.servers, older, logs))
             fleets[-1].token = token
+            log(f"{name}: {tree}")
         tallies = {fleet.name: Tally() for fleet in fleets}
         per_slice = args.seconds / args.slices
         for n in range(0 if args.no_closed else args.slices):
