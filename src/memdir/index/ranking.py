@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import Any, NamedTuple
 
 from memdir.config import Decay
+from memdir.index.feedback import add_feedback
 from memdir.index.when import time_windows
 from memdir.index.words import WORD_RE
 from memdir.tiers import days_since, relevance, tier_ceiling
@@ -57,6 +58,13 @@ class Ranking:
     date_boost: float = 1.3
     """an item dated in a time the query names ("in May 2023", "last week") is
     weighted up by this (``memdir.index.when``)"""
+    day_boost: float = 1.3
+    """an item dated within days of a day the query names to the day ("on 9 February,
+    2023") is weighted up by this again, beyond ``date_boost`` for its month"""
+    feedback: float = 0.0
+    """pseudo-relevance feedback from the first hits (``memdir.index.feedback``)"""
+    feedback_gate: str = "coherence"
+    feedback_distinct: bool = True
 
 
 DEFAULT = Ranking()
@@ -106,6 +114,9 @@ def rank(
     fused = fuse(keyword, semantic, floor, ranking.semantic_weight)
     add_neighbours(rows, fused, ranking.neighbour_share)
     add_session(rows, fused, ranking.session_share, ranking.session_items)
+    if ranking.feedback > 0:
+        add_feedback(rows, fused, ranking.feedback, set(words),
+                     gate=ranking.feedback_gate, distinct=ranking.feedback_distinct)
     tokens = WORD_RE.findall(query.lower())
     phrase = " " + " ".join(tokens) + " "
     longest = max(tokens, key=len, default="")
@@ -123,6 +134,8 @@ def rank(
             moment = parse_ts(row["date"])
             if moment is not None and any(window.holds(moment) for window in windows):
                 score *= ranking.date_boost
+                if any(window.day and window.holds(moment) for window in windows):
+                    score *= ranking.day_boost
         exact = False
         text = ""
         could_be_exact = item_id in kw_scores and bool(longest)
