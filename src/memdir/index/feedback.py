@@ -63,10 +63,9 @@ LAST: dict[str, float] = {}
 """probe only: the last query's signals"""
 
 
-def add_feedback(
+def plan(
     rows: dict[int, dict[str, Any]],
-    fused: dict[int, float],
-    weight: float,
+    order: list[int],
     query: set[str],
     *,
     hits: int = 3,
@@ -74,40 +73,50 @@ def add_feedback(
     pool: int = 100,
     gate: str = "coherence",
     distinct: bool = True,
-) -> None:
-    """Each of the ``pool`` best candidates gains up to ``weight`` x trust of the best
-    score, by the feedback words it holds (their idf summed, over the most any holds)."""
-    if weight <= 0 or not fused:
-        return
-    order = sorted(fused, key=lambda i: (-fused[i], i))[:pool]
-    sets = {i: item_words(rows[i]) for i in order}
-    if distinct:
-        first: list[int] = []
-        files: set[str] = set()
-        for i in order:
-            if rows[i]["path"] not in files:
-                files.add(rows[i]["path"])
-                first.append(i)
-            if len(first) == hits:
-                break
+    select: str = "shared",
+) -> tuple[list[str], float]:
+    """The feedback words for a second pass, and how far to trust it (0 to 1), from the
+    first pass's ranking ``order`` (best first): the words of the best hit of each of
+    the ``hits`` best files, rarest among the ``pool`` best candidates."""
+    top = order[:pool]
+    sets = {i: item_words(rows[i]) for i in top}
+    first: list[int] = []
+    files: set[str] = set()
+    for i in top:
+        if rows[i]["path"] not in files or not distinct:
+            files.add(rows[i]["path"])
+            first.append(i)
+        if len(first) == hits:
+            break
+    if select == "rare":
+        df0 = Counter(word for words_ in sets.values() for word in words_)
+        held = {w for i in first for w in sets[i] if w not in query and not w.isdigit()}
+        words = dict.fromkeys(sorted(held, key=lambda w: (df0[w], -len(w), w))[:count], 1.0)
     else:
-        first = order[:hits]
-    words = feedback_words([sets[i] for i in first], [sets[i] for i in order], query, count)
+        words = feedback_words([sets[i] for i in first], [sets[i] for i in top], query, count)
     agree = pair_agreement([sets[i] for i in first])
-    rest = [sets[i] for i in order[hits:]]
+    rest = [sets[i] for i in top if i not in first]
     base = sum(_jaccard(a, b) for a, b in zip(rest[::2], rest[1::2], strict=False))
     base /= max(len(rest) // 2, 1)
+    # clarity: KL of the first hits' words against the pool's (items as bags of sets)
+    df = Counter(word for words_ in sets.values() for word in words_)
+    tf = Counter(word for i in order[:10] for word in sets[i])
+    total_df, total_tf = sum(df.values()) or 1, sum(tf.values()) or 1
+    clarity = sum(
+        (n / total_tf) * math.log((n / total_tf) / (df[w] / total_df)) for w, n in tf.items()
+    )
     LAST.clear()
-    LAST.update(agree=agree, base=base, files=len({rows[i]["path"] for i in order[:10]}))
+    LAST.update(
+        agree=agree, base=base, clarity=clarity, words=len(query),
+        files10=len({rows[i]["path"] for i in order[:10]}),
+        poolfiles=len({rows[i]["path"] for i in top}),
+        fwshare=sum(1 for i in top if sets[i] & set(words)) / max(len(top), 1),
+    )  # fmt: skip
     if gate == "coherence":
         trust = max(0.0, 1.0 - base / agree) if agree > 0 else 0.0
+    elif gate == "agree":
+        trust = 1.0 if agree > base else 0.0
     else:
         trust = 1.0
     LAST["trust"] = trust
-    if not words or trust <= 0:
-        return
-    raw = {i: sum(idf for word, idf in words.items() if word in sets[i]) for i in order}
-    most = max(raw.values()) or 1.0
-    best = fused[order[0]]
-    for i in order:
-        fused[i] += weight * trust * best * raw[i] / most
+    return list(words), trust

@@ -14,7 +14,6 @@ from datetime import datetime
 from typing import Any, NamedTuple
 
 from memdir.config import Decay
-from memdir.index.feedback import add_feedback
 from memdir.index.when import time_windows
 from memdir.index.words import WORD_RE
 from memdir.tiers import days_since, relevance, tier_ceiling
@@ -64,7 +63,10 @@ class Ranking:
     feedback: float = 0.0
     """pseudo-relevance feedback from the first hits (``memdir.index.feedback``)"""
     feedback_gate: str = "coherence"
+    feedback_depth: int = 300
     feedback_distinct: bool = True
+    feedback_select: str = "shared"
+    feedback_pool: int = 100
 
 
 DEFAULT = Ranking()
@@ -109,14 +111,16 @@ def rank(
     floor: float,
     decay: Decay,
     now: datetime,
+    extra: Pairs | None = None,
+    extra_weight: float = 0.0,
 ) -> list[Ranked]:
     """Every candidate's score, best first. ``rows`` holds each candidate's row."""
     fused = fuse(keyword, semantic, floor, ranking.semantic_weight)
+    if extra:  # a second pass's BM25, scaled by its best
+        for item_id, score in extra:
+            fused[item_id] += extra_weight * score / (extra[0][1] or 1.0)
     add_neighbours(rows, fused, ranking.neighbour_share)
     add_session(rows, fused, ranking.session_share, ranking.session_items)
-    if ranking.feedback > 0:
-        add_feedback(rows, fused, ranking.feedback, set(words),
-                     gate=ranking.feedback_gate, distinct=ranking.feedback_distinct)
     tokens = WORD_RE.findall(query.lower())
     phrase = " " + " ".join(tokens) + " "
     longest = max(tokens, key=len, default="")
