@@ -60,13 +60,6 @@ class Ranking:
     day_boost: float = 1.3
     """an item dated within days of a day the query names to the day ("on 9 February,
     2023") is weighted up by this again, beyond ``date_boost`` for its month"""
-    feedback: float = 0.0
-    """pseudo-relevance feedback from the first hits (``memdir.index.feedback``)"""
-    feedback_gate: str = "coherence"
-    feedback_depth: int = 300
-    feedback_distinct: bool = True
-    feedback_select: str = "shared"
-    feedback_pool: int = 100
 
 
 DEFAULT = Ranking()
@@ -111,14 +104,9 @@ def rank(
     floor: float,
     decay: Decay,
     now: datetime,
-    extra: Pairs | None = None,
-    extra_weight: float = 0.0,
 ) -> list[Ranked]:
     """Every candidate's score, best first. ``rows`` holds each candidate's row."""
     fused = fuse(keyword, semantic, floor, ranking.semantic_weight)
-    if extra:  # a second pass's BM25, scaled by its best
-        for item_id, score in extra:
-            fused[item_id] += extra_weight * score / (extra[0][1] or 1.0)
     add_neighbours(rows, fused, ranking.neighbour_share)
     add_session(rows, fused, ranking.session_share, ranking.session_items)
     tokens = WORD_RE.findall(query.lower())

@@ -20,7 +20,8 @@ each part's weight):
 5. Subject: an item whose heading names a word of the query (a speaker, a
    card's entity, a section's topic) is weighted up by ``subject_boost``.
 6. Time words: an item dated in a time the query names ("in May 2023", "last
-   week", ``memdir.index.when``) is weighted up by ``date_boost``.
+   week", ``memdir.index.when``) is weighted up by ``date_boost``, and by
+   ``day_boost`` again when the query names its day ("on 9 February, 2023").
 7. Another value: when the query names a weekday or a month, an item naming
    another one and not the query's keeps ``other_value_share`` of its score.
 8. Exact: an item holding the query's words in order, as written, ranks above
@@ -58,7 +59,6 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from memdir.config import Decay
-from memdir.index import feedback
 from memdir.index.embedders import EmbedderUnavailable, Vectors
 from memdir.index.hits import Hit as Hit
 from memdir.index.hits import Hits as Hits
@@ -178,19 +178,6 @@ def search(
         radius |= _allowed(index, more, scope)  # in the radius, past its depth
     rows = _rows(index, list(dict(keyword) | dict(semantic)))
     ranked = rank(index.ranking, rows, query, words, keyword, semantic, _floor(index), decay, now)
-    if index.ranking.feedback > 0 and ranked:
-        order = [entry.item_id for entry in ranked]
-        told, trust = feedback.plan(
-            rows, order, set(words), gate=index.ranking.feedback_gate,
-            distinct=index.ranking.feedback_distinct, select=index.ranking.feedback_select,
-            pool=index.ranking.feedback_pool,
-        )  # fmt: skip
-        if told and trust > 0:
-            extra = _keyword(index, told, scope, index.ranking.feedback_depth)
-            rows |= _rows(index, [item_id for item_id, _ in extra if item_id not in rows])
-            radius |= {item_id for item_id, _ in extra}
-            ranked = rank(index.ranking, rows, query, words, keyword, semantic, _floor(index),
-                          decay, now, extra, index.ranking.feedback * trust)  # fmt: skip
     if ranked:
         least = FLOOR_SHARE * max(entry.match for entry in ranked)
         ranked = [entry for entry in ranked if entry.exact or entry.match >= least]
