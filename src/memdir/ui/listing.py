@@ -4,11 +4,13 @@ Each layer's files come from the index's own file list (``IndexRows.file_states`
 path, mtime, size and owning layer as last indexed), brought up to date first by the
 index's due rescan (``Memory._fresh_index``: every ``[index] rescan_seconds``, the same
 rule search and the boot context follow). Every write memdir makes, in this process
-or another, updates that list in the same call, so the page sees it at the next load;
-a file edited by hand is seen once the index has rescanned it. On SQLite the list is
-read again only when the database changed (``PRAGMA data_version``), so a load over an
-unchanged 10k-card vault stats no file. Layers the index leaves out (sessions, the
-history) are few files: listed through the storage seam.
+or another, updates that list in the same call, so the page sees it at the next load.
+On disk, a file added, removed or renamed by hand is seen at the next load too: the
+folders' mtimes tell (``Survey.names_moved``: a stat per folder), and the index
+rescans at once; a file edited in place by hand is seen at the next due rescan. On
+SQLite the list is read again only when the database changed (``PRAGMA
+data_version``), so a load over an unchanged 10k-card vault stats no file. Layers the
+index leaves out (sessions, the history) are few files: listed through the seam.
 
 A file belongs to one layer, the first whose paths match it (as the index says), so a
 catch-all layer (``notes``: ``**/*.md``) does not count the vault's cards again.
@@ -46,6 +48,9 @@ def survey(memory: Memory) -> Survey:
     found: Survey = {name: {} for name in memory.manifest.layers}
     if any(indexed(layer) for layer in memory.manifest.layers.values()):
         index = memory._fresh_index()
+        if index.files is None and index.survey.names_moved():  # by hand: scan now
+            index.scanned_at = None
+            index = memory._fresh_index()
 
         def states() -> dict[str, tuple[int, int, str]]:
             with index.lock:
