@@ -193,14 +193,14 @@ class TeamPages:
 
     def _pages(self, served: _Served, prefix: str) -> Starlette:
         """The agent's pages over its memory as the server keeps it open."""
-        mcp, source, agent = served.mcp, self.team.source, served.agent
+        mcp, source, agent, read_only = served.mcp, self.team.source, served.agent, served.read_only
 
         async def in_turn(call: Any) -> Any:  # with the agent's MCP calls, on its worker
             async with mcp._lock():
                 return await mcp.amemory.run(call)
 
         def reopen() -> Memory:  # doctor runs beside the page, on the agent opened anew
-            return source.open(agent, read_only=True)
+            return source.open(agent, read_only=read_only)
 
         ui = UI(
             mcp.memory,
@@ -209,7 +209,7 @@ class TeamPages:
             amemory=mcp.amemory,
             run=in_turn,
             reopen=reopen,
-            read_only=READ_ONLY if served.read_only else None,
+            read_only=READ_ONLY if read_only else None,
         )
         return app_of(ui)
 
