@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Collection
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from memdir.config import STATE_DIR, static_prefix
@@ -31,14 +30,9 @@ if TYPE_CHECKING:
     from memdir.memory import Memory
 
 
-@dataclass(frozen=True)
-class Listed:
-    """One file as the page counts it: its size and what changes when it does."""
-
-    size: int
-    stamp: tuple[int, ...]
-
-
+Listed = tuple[int, ...]
+"""one file as the page counts it: its size first, then what changes when it does
+(its mtime; its inode too, or its version in the database)"""
 Survey = dict[str, dict[str, Listed]]
 """layer name -> memory-folder path -> ``Listed``"""
 
@@ -58,7 +52,7 @@ def survey(memory: Memory) -> Survey:
 
         for path, (mtime_ns, size, owner) in index.guard(states).items():
             if owner in found:
-                found[owner][path] = Listed(size, (mtime_ns, size))
+                found[owner][path] = (size, mtime_ns)
     for name, layer in memory.manifest.layers.items():
         if not indexed(layer):
             found[name] = _unindexed(memory, name, layer)
@@ -68,7 +62,7 @@ def survey(memory: Memory) -> Survey:
 def _unindexed(memory: Memory, name: str, layer: Layer) -> dict[str, Listed]:
     if memory.backend == "local":
         return {
-            path: Listed(stat.st_size, (stat.st_mtime_ns, stat.st_size, stat.st_ino))
+            path: (stat.st_size, stat.st_mtime_ns, stat.st_ino)
             for path, stat in memory.space.stats(name, layer).items()
         }
     base = f"{name}/" if layer.mount is not None else ""
@@ -76,7 +70,7 @@ def _unindexed(memory: Memory, name: str, layer: Layer) -> dict[str, Listed]:
     for prefix in sorted({base + static_prefix(pattern) for pattern in layer.paths}):
         for stat in memory.files.list(prefix):
             if stat.path not in listed and memory.space.matches(name, layer, stat.path):
-                listed[stat.path] = Listed(stat.size, (stat.version, stat.size))
+                listed[stat.path] = (stat.size, stat.version)
     return listed
 
 
@@ -84,10 +78,10 @@ def fingerprint(memory: Memory, files: Survey, stores: Collection[str] | None = 
     """What the files of the layers backed by ``stores`` (all: None) are now, and with
     all, today and which memdir databases there are (their inode: a search or a write
     moves their size and mtime; a rebuilt or moved-aside one is another file)."""
-    parts: list[frozenset[tuple[str, tuple[int, ...]]]] = []
+    parts: list[frozenset[tuple[str, Listed]]] = []
     for name, layer in memory.manifest.layers.items():
         if stores is None or layer.store in stores:
-            parts.append(frozenset((path, got.stamp) for path, got in files[name].items()))
+            parts.append(frozenset(files[name].items()))
     extra: tuple[object, ...] = ()
     if stores is None:
         extra = (memory.clock().date(), _databases(memory))

@@ -69,7 +69,7 @@ def layer_rows(ui: UI) -> list[LayerRow]:
                 layer.memory or "",
                 layer.boot,
                 len(listed),
-                sum(got.size for got in listed.values()),
+                sum(got[0] for got in listed.values()),
                 gauges,
                 link,
             )
