@@ -3,8 +3,9 @@
 One server and one browser for the whole session (``ui_site``, ``chromium``); each
 test opens its own page. The team server's pages (``team_site``: one ``TeamApp`` over
 a database of its own in the session's PostgreSQL) are opened the way a person would:
-``/agents/ID/ui/?token=`` once, then by the cookie it leaves. With ``MEMDIR_UI_SCREENSHOTS=1`` the tests save what they
-see to docs/ui/ (shown in docs/ui.md); otherwise they write nothing outside tmp.
+``/agents/ID/ui/?token=`` once, then by the cookie it leaves. With
+``MEMDIR_UI_SCREENSHOTS=1`` the tests save what they see to docs/ui/ (shown in
+docs/ui.md); otherwise they write nothing outside tmp.
 """
 
 from __future__ import annotations

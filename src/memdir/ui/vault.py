@@ -97,19 +97,26 @@ def neighbourhood(graph: Graph, focus: str | None) -> tuple[list[Node], list[tup
     return nodes, edges
 
 
+def _ordered(graph: Graph) -> tuple[list[CardInfo], dict[str, int], list[str]]:
+    """The cards by tier and relevance, how many in each tier, and their types: once
+    per graph (sorting 10k cards is most of a page's time)."""
+    infos = list(graph.cards.values())
+    spread: dict[str, int] = {tier: 0 for tier in TIERS}
+    for info in infos:
+        spread[info.tier] = spread.get(info.tier, 0) + 1
+    order: dict[str, int] = {name: n for n, name in enumerate(TIERS)}
+    infos.sort(key=lambda i: (order.get(i.tier, 9), -i.relevance, i.path))
+    return infos, spread, sorted({i.type for i in infos})
+
+
 def page(ui: UI, request: Request, form: FormData | None) -> Response:
     if not ui.memory.has("vault"):
         return ui.page(request, "vault.html", view="vault", title="Vault", cards=None, refusal=None)
     params = request.query_params
     graph, cards = _graph(ui)
-    infos = list(graph.cards.values())
-    spread: dict[str, int] = {tier: 0 for tier in TIERS}
-    for info in infos:
-        spread[info.tier] = spread.get(info.tier, 0) + 1
+    infos, spread, types = ui.cached("vault-cards", cards, lambda: _ordered(graph))
     tier, kind = params.get("tier", ""), params.get("type", "")
     shown = [i for i in infos if (not tier or i.tier == tier) and (not kind or i.type == kind)]
-    order: dict[str, int] = {name: n for n, name in enumerate(TIERS)}
-    shown.sort(key=lambda i: (order.get(i.tier, 9), -i.relevance, i.path))
     try:
         at = max(int(params.get("page", "1")), 1)
     except ValueError:
@@ -129,7 +136,7 @@ def page(ui: UI, request: Request, form: FormData | None) -> Response:
         total=len(infos),
         matching=len(shown),
         spread=spread,
-        types=sorted({i.type for i in infos}),
+        types=types,
         tiers=TIERS,
         tier=tier,
         kind=kind,
