@@ -11,6 +11,7 @@ lifespan) for the module; each test its own client (its own cookies).
 
 from __future__ import annotations
 
+import logging
 import re
 import secrets
 import subprocess
@@ -132,9 +133,16 @@ def test_no_token_or_a_bad_one_is_refused_before_any_work(site: Site) -> None:
     assert set(site.app._open) == opened  # nothing was opened for any of them
 
 
-def test_the_token_becomes_a_cookie_for_that_agents_pages_only(site: Site) -> None:
+def test_the_token_becomes_a_cookie_for_that_agents_pages_only(
+    site: Site, caplog: pytest.LogCaptureFixture
+) -> None:
     client = site.client()
-    given = client.get(f"{PAGE}/search?q=payments&token={site.write}")
+    with caplog.at_level(logging.INFO, logger="memdir.team"):
+        given = client.get(f"{PAGE}/search?q=payments&token={site.write}")
+    [line] = [r.getMessage() for r in caplog.records if "tool=ui" in r.getMessage()]
+    token_id = site.write.split("_")[1]
+    assert re.fullmatch(rf"agent=alice token={token_id} tool=ui outcome=ok status=303 ms=\S+", line)
+    assert site.write not in caplog.text
     assert given.status_code == 303
     assert given.headers["location"] == f"{PAGE}/search?q=payments"  # the token leaves
     cookie = given.headers["set-cookie"]
@@ -170,7 +178,7 @@ VIEWS = {
     "/file?path=knowledge.md": ["Invoices are sent on the 1st."],
     "/episodes": ["Journal", "migrate billing", "Sessions", "payments API over a patch"],
     "/consolidation": ["offline planner", "Restore"],
-    "/history": ["History"],
+    "/history": ["kept in postgres", "memdir export"],
 }
 
 
