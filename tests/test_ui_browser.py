@@ -164,7 +164,17 @@ def test_follow_a_link_in_the_graph(page: Any, ui_site: Site) -> None:
 def test_drag_moves_a_card_in_the_graph(page: Any, ui_site: Site) -> None:
     page.goto(f"{ui_site.url}/ui/vault")
     node = page.locator("#graph a.node[data-path='vault/carla-diaz.md']")
-    page.wait_for_timeout(300)  # let the layout settle a little
+    # let the layout settle (its pace is the machine's: under load it takes seconds),
+    # then bring the card into the viewport, where a pointer can reach it
+    box, settled = node.bounding_box(), 0
+    for _ in range(100):
+        page.wait_for_timeout(100)
+        now = node.bounding_box()
+        settled = settled + 1 if now == box else 0
+        box = now
+        if settled >= 3:
+            break
+    node.scroll_into_view_if_needed()
     box = node.bounding_box()
     assert box is not None
     x, y = box["x"] + 8, box["y"] + box["height"] / 2
