@@ -45,7 +45,8 @@ if TYPE_CHECKING:
     from memdir.maintain.graph import Graph
     from memdir.maintain.jobs import MaintainReport
     from memdir.results import Notice, Progress, WriteResult
-    from memdir.stores.history import Activity, ActivityDetail, ActivityRun, T
+    from memdir.stores.activities import Activity, ActivityDetail, ActivityRun
+    from memdir.stores.history_file import T
     from memdir.stores.history_schema import Restart
     from memdir.stores.intel import PreviousWeek, RotationReport
     from memdir.stores.journal import CompressionReport, DaySummariser
