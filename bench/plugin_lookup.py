@@ -1,7 +1,8 @@
 """What resolving a plugin name costs a fresh process: memdir's own, a third party's
 read from its dist-info (``plugins._installed_value``), and the same name found through
-``importlib.metadata`` (what every third-party name cost before), each over the floor
-of importing the modules, interleaved round by round.
+``importlib.metadata`` (what every third-party name cost before): each lookup timed
+inside a fresh process that has imported the modules, and the whole process, the
+three interleaved round by round.
 
     .venv/bin/python bench/plugin_lookup.py [--rounds 9]
 
@@ -21,23 +22,26 @@ import tempfile
 import time
 from pathlib import Path
 
-READY = "import memdir.plugins, memdir.index.embedders"  # what a search imports anyway
-PATHS = {
-    "floor": READY,
-    "own": f"{READY}; memdir.plugins.resolve('embedders', 'hashing')",
-    "third party": f"{READY}; memdir.plugins.resolve('embedders', 'outside')",
+READY = "import time, memdir.plugins, memdir.index.embedders"  # what a search imports anyway
+LOOKUPS = {
+    "own": "memdir.plugins.resolve('embedders', 'hashing')",
+    "third party": "memdir.plugins.resolve('embedders', 'outside')",
     "through importlib.metadata": (
-        f"{READY}; from importlib import metadata; "
-        "[e.load() for e in metadata.entry_points(group='memdir.embedders') "
-        "if e.name == 'outside']"
+        "[e.load() for e in __import__('importlib.metadata').metadata.entry_points("
+        "group='memdir.embedders') if e.name == 'outside']"
     ),
 }
 
 
-def fresh(code: str, env: dict[str, str]) -> float:
+def fresh(lookup: str, env: dict[str, str]) -> tuple[float, float]:
+    """(the whole process, the lookup inside it) in seconds: a new interpreter that
+    imports the modules, then times ``lookup`` (its first use of anything it imports)."""
+    code = f"{READY}\nbegan = time.perf_counter()\n{lookup}\nprint(time.perf_counter() - began)"
     began = time.perf_counter()
-    subprocess.run([sys.executable, "-c", code], check=True, env=env)
-    return time.perf_counter() - began
+    done = subprocess.run(
+        [sys.executable, "-c", code], check=True, env=env, capture_output=True, text=True
+    )
+    return time.perf_counter() - began, float(done.stdout.split()[-1])
 
 
 def main() -> None:
@@ -55,27 +59,25 @@ def main() -> None:
         )
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join([tmp, env.get("PYTHONPATH", "")])
-        times: dict[str, list[float]] = {name: [] for name in PATHS}
-        for code in PATHS.values():  # warm-up: the files in the page cache
-            fresh(code, env)
+        whole: dict[str, list[float]] = {name: [] for name in LOOKUPS}
+        inside: dict[str, list[float]] = {name: [] for name in LOOKUPS}
+        for lookup in LOOKUPS.values():  # warm-up: the files in the page cache
+            fresh(lookup, env)
         for _ in range(args.rounds):
-            for name, code in PATHS.items():
-                times[name].append(fresh(code, env))
-    floor = times["floor"]
-    print(f"rounds: {args.rounds}; floor (importing the modules): "
-          f"{statistics.median(floor) * 1e3:.0f} ms")  # fmt: skip
-    over = {
-        name: [(t - f) * 1e3 for t, f in zip(found, floor, strict=True)]
-        for name, found in times.items()
-        if name != "floor"
-    }
-    for name, extra in over.items():
-        print(f"{name}: {statistics.median(extra):+.1f} ms over the floor")
-    ratio = statistics.median(
-        t / m
-        for t, m in zip(times["third party"], times["through importlib.metadata"], strict=True)
-    )
-    print(f"third party / through importlib.metadata, whole process, round by round: {ratio:.2f}")
+            for name, lookup in LOOKUPS.items():
+                process, call = fresh(lookup, env)
+                whole[name].append(process)
+                inside[name].append(call)
+    print(f"rounds: {args.rounds}, each lookup in a fresh process after importing the modules")
+    for name in LOOKUPS:
+        print(
+            f"{name}: the lookup {statistics.median(inside[name]) * 1e3:.2f} ms, "
+            f"the whole process {statistics.median(whole[name]) * 1e3:.0f} ms"
+        )
+    for name in ("own", "third party"):
+        pairs = zip(whole[name], whole["through importlib.metadata"], strict=True)
+        ratio = statistics.median(mine / old for mine, old in pairs)
+        print(f"{name} / through importlib.metadata, whole process, round by round: {ratio:.2f}")
 
 
 if __name__ == "__main__":
