@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from memdir.maintain.jobs import MaintainReport
     from memdir.results import Notice, Progress, WriteResult
     from memdir.stores.activities import Activity, ActivityDetail, ActivityRun
+    from memdir.stores.history import LogEntry
     from memdir.stores.history_file import T
     from memdir.stores.history_schema import Restart
     from memdir.stores.intel import PreviousWeek, RotationReport
@@ -610,6 +611,12 @@ class AsyncHistory(AsyncStore[History]):
     ) -> int:
         """Append one event to an activity's log; returns its sequence number."""
         return await self._call(lambda sync_: sync_.log(activity_id, type, content, metadata))
+
+    async def log_many(self, activity_id: str, events: Sequence[LogEntry]) -> list[int]:
+        """Append events, each ``(type, content, metadata)``, to an activity's log in one
+        transaction, in order; their sequence numbers.
+        """
+        return await self._call(lambda sync_: sync_.log_many(activity_id, events))
 
     async def end_activity(
         self,
