@@ -119,7 +119,7 @@ class LocalStorage:
             read_only=memory.read_only,
         )
 
-    def index_rows(self) -> IndexRows | None:
+    def index_rows(self, embedder: Embedder | None = None) -> IndexRows | None:
         return None
 
     def close(self) -> None:
@@ -237,12 +237,13 @@ class Memory:
         date with the files for this process and removed at ``close``."""
         from memdir.index.sync import INDEX_FILE, Index
 
-        rows = self.storage.index_rows()
+        embedder = self._embedder()
+        rows = self.storage.index_rows(embedder)
         if rows is not None:  # kept beside the files (PostgreSQL): read through the seam
             return Index(
                 self.root,
                 self.manifest,
-                embedder=self._embedder(),
+                embedder=embedder,
                 clock=self.clock,
                 lock=self.lock,
                 on_notice=self.notices.append,
@@ -255,7 +256,7 @@ class Memory:
         return Index(
             self.root,
             self.manifest,
-            embedder=self._embedder(),
+            embedder=embedder,
             clock=self.clock,
             path=path,
             # a damaged index.db is moved aside under the folder lock, then rebuilt

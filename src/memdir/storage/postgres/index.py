@@ -50,8 +50,9 @@ from memdir.index.sqlite_rows import COLUMNS as _COLUMNS
 from memdir.index.sync import Index
 from memdir.index.words import STOPWORDS
 from memdir.results import Notice, Progress
+from memdir.storage.postgres import bulk
 from memdir.storage.postgres.db import Connection, Database, Folder
-from memdir.storage.postgres.schema import COLUMN_WEIGHTS, TS_CONFIG, vector_index
+from memdir.storage.postgres.schema import COLUMN_WEIGHTS, TS_CONFIG
 from memdir.storage.seam import Extracted, Files, Pairs, Scope
 from memdir.timeutil import Clock, format_ts
 
@@ -65,11 +66,6 @@ _K1, _B = 1.2, 0.75
 # FTS5's, scaled by the largest (the order they give is the same).
 _TS_WEIGHTS = (
     "{" + ", ".join(str(COLUMN_WEIGHTS[i] / max(COLUMN_WEIGHTS)) for i in (3, 1, 2, 0)) + "}"
-)
-_TSV = (
-    f"setweight(to_tsvector('{TS_CONFIG}', %s), 'A') || setweight(to_tsvector('{TS_CONFIG}', "
-    f"%s), 'B') || setweight(to_tsvector('{TS_CONFIG}', %s), 'C') || "
-    f"setweight(to_tsvector('{TS_CONFIG}', %s), 'D')"
 )
 
 
@@ -105,9 +101,25 @@ def where_sql(scope: Scope) -> tuple[str, list[object]]:
 class PgIndex:
     """One agent's index rows in the database (``IndexRows``)."""
 
-    def __init__(self, db: Database, agent: str, *, folder: Folder | None = None) -> None:
+    def __init__(
+        self,
+        db: Database,
+        agent: str,
+        *,
+        folder: Folder | None = None,
+        embedder: Embedder | None = None,
+    ) -> None:
         self.folder = folder or Folder(db, agent)
         self.agent = agent
+        self.embedder = embedder
+        """the folder's embedder: ``reindex`` embeds each new text before it inserts it"""
+        # a bulk job's inserts, held until FLUSH_ROWS or its end (``bulk``); only the
+        # thread holding the folder lock touches them
+        self._depth = 0
+        self._embedding: Embedder | None = None
+        self._pending: list[tuple[object, ...]] = []
+        self._pending_paths: set[str] = set()
+        self._carried: dict[str, tuple[object, str]] = {}
 
     def _conn(self) -> Connection:
         return self.folder.conn()
@@ -143,11 +155,71 @@ class PgIndex:
         )
         return "unchanged"
 
+    def batch(self) -> AbstractContextManager[None]:
+        """The folder lock: its transaction holds every write inside, and the new rows
+        are sent a batch at a time (``bulk``, with no embedding)."""
+        return self.bulk()
+
     @contextlib.contextmanager
-    def batch(self) -> Iterator[None]:
-        """The folder lock: its transaction holds every write inside."""
+    def bulk(self, embedder: Embedder | None = None) -> Iterator[None]:
+        """Many files' rows written in the folder lock's transaction, their inserts sent
+        ``bulk.FLUSH_ROWS`` at a time (and at the end), each row with its vector where
+        one is known. With ``embedder``, every new text without a vector from it is
+        embedded before its row is inserted (a push, a reindex: the row is written once,
+        not inserted and then updated). An exception out of it drops what it held (the
+        lock's savepoint rolls back what it sent)."""
         with self.folder.lock:
-            yield
+            # what an enclosing block holds goes first: an exception in here then drops
+            # only this block's rows, as its savepoint rolls back only its writes
+            self._flush()
+            previous = self._embedding
+            self._depth += 1
+            if embedder is not None:
+                self._embedding = embedder
+            try:
+                yield
+                self._flush()
+            except BaseException:
+                self._drop_pending()
+                raise
+            finally:
+                self._depth -= 1
+                self._embedding = previous
+
+    def _drop_pending(self) -> None:
+        self._pending = []
+        self._pending_paths = set()
+        self._carried = {}
+
+    def _flush(self) -> None:
+        """Insert the rows held, with the vectors known or made for them."""
+        if not self._pending:
+            return
+        rows, carried = self._pending, self._carried
+        self._drop_pending()
+        conn = self.folder.lock.connection()
+        embedder = self._embedding
+        vectors = {key: found for key, found in carried.items()}
+        if embedder is not None:
+            texts: dict[str, str] = {}
+            for row in rows:
+                key = str(row[11])
+                found = vectors.get(key)
+                if key not in texts and (found is None or found[1] != embedder.id):
+                    # heading, meta, body: the text ``ensure_vectors`` embeds
+                    texts[key] = "\n".join(str(p) for p in (row[5], row[7], row[6]) if p)
+            for key in bulk.keys_with_vectors(conn, self.agent, list(texts), embedder.id):
+                texts.pop(key)
+                vectors.pop(key, None)  # the agent's own vector from this embedder
+            keys = list(texts)
+            for start in range(0, len(keys), EMBED_BATCH):
+                chunk = keys[start : start + EMBED_BATCH]
+                matrix = embedder.embed([texts[key] for key in chunk])
+                for key, vector in zip(chunk, matrix, strict=True):
+                    vectors[key] = (vector, embedder.id)
+        chosen = embedder or self.embedder
+        prefer = chosen.id if chosen is not None else None
+        bulk.insert_items(conn, self.agent, rows, vectors, prefer)
 
     def refill(
         self,
@@ -160,8 +232,10 @@ class PgIndex:
         """Every file's rows diffed afresh (even where its digest is the same: the
         extractor may have changed), the rows of files not among them dropped, in one
         transaction. An item whose text is kept keeps its vector (vectors live on the
-        rows, one model each: ``ensure_vectors`` replaces another model's)."""
-        with self.folder.lock:
+        rows, one model each: ``ensure_vectors`` replaces another model's). A reindex
+        (``prune_vectors``) embeds each new text with the folder's embedder before its row
+        is inserted (``bulk``); a first scan leaves that to ``ensure_vectors``."""
+        with self.bulk(self.embedder if prune_vectors else None):
             conn = self.folder.lock.connection()
             seen: set[str] = set()
             done = 0
@@ -175,6 +249,7 @@ class PgIndex:
                     progress(done, total)
             for path in set(self.file_states()) - seen:
                 self.remove_file(path)
+            self._flush()
             if prune_vectors:
                 conn.execute("ANALYZE items")
             if progress is not None:
@@ -213,6 +288,8 @@ class PgIndex:
             same = row is not None and row[0] == digest and row[1] == layer_name
             if same and not force:
                 return self._touch(conn, path, mtime_ns, size)
+            if path in self._pending_paths or len(self._pending) >= bulk.FLUSH_ROWS:
+                self._flush()  # (a path written twice in a batch is diffed with its rows)
             self._diff(conn, path, items)
             conn.execute(
                 "INSERT INTO index_files (agent, path, layer, store, mtime_ns, size, hash) "
@@ -248,12 +325,21 @@ class PgIndex:
             added_tokens += count
         stale = [item_id for rows in existing.values() for item_id, _ in rows]
         removed_tokens = 0
+        carried: dict[str, tuple[object, str]] = {}
         if stale:
             gone = conn.execute(
-                "DELETE FROM items WHERE agent = %s AND id = ANY(%s) RETURNING ntokens",
+                "DELETE FROM items WHERE agent = %s AND id = ANY(%s) "
+                "RETURNING ntokens, vector_key, embedding, model",
                 (self.agent, stale),
             ).fetchall()
-            removed_tokens = sum(int(n) for (n,) in gone)
+            removed_tokens = sum(int(n) for n, *_ in gone)
+            # a text moved or rewritten in place keeps its vector (inserted with it)
+            wanted = {str(row[11]) for row in inserts}
+            carried = {
+                str(key): (vector, str(model))
+                for _, key, vector, model in gone
+                if vector is not None and str(key) in wanted
+            }
         if updates:
             with conn.cursor() as cur:
                 cur.executemany(
@@ -262,22 +348,11 @@ class PgIndex:
                     updates,
                 )
         if inserts:
-            with conn.cursor() as cur:
-                cur.executemany(
-                    "INSERT INTO items (agent, path, anchor, kind, title, heading, body, meta, "
-                    "tags, date, content_hash, vector_key, ordinal, line_start, line_end, layer, "
-                    "tier, decay_from, relevance, ntokens, tsv) VALUES (%s, %s, %s, %s, %s, %s, "
-                    f"%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, {_TSV})",
-                    inserts,
-                )
-            # a text already embedded (an item moved, a file rewritten) keeps its vector
-            conn.execute(
-                "UPDATE items AS n SET embedding = o.embedding, model = o.model FROM items AS o "
-                "WHERE n.agent = %s AND n.path = %s AND n.embedding IS NULL "
-                "AND o.agent = n.agent AND o.vector_key = n.vector_key "
-                "AND o.embedding IS NOT NULL",
-                (self.agent, path),
-            )
+            self._pending.extend(inserts)
+            self._pending_paths.add(path)
+            self._carried.update(carried)
+            if self._depth == 0:  # one file's write: its rows now
+                self._flush()
         if inserts or stale:
             self._count(conn, len(inserts) - len(stale), added_tokens - removed_tokens)
 
@@ -304,6 +379,8 @@ class PgIndex:
 
     def remove_file(self, path: str) -> None:
         with self.folder.lock:
+            if path in self._pending_paths:
+                self._flush()
             conn = self.folder.lock.connection()
             gone = conn.execute(
                 "DELETE FROM items WHERE agent = %s AND path = %s RETURNING ntokens",
@@ -317,6 +394,7 @@ class PgIndex:
 
     def clear(self) -> None:
         with self.folder.lock:
+            self._drop_pending()
             conn = self.folder.lock.connection()
             for table in ("items", "index_files", "index_stats"):
                 conn.execute(
@@ -327,14 +405,11 @@ class PgIndex:
     # -- vectors ---------------------------------------------------------------
 
     def store_vectors(self, model: str, dim: int, vectors: Sequence[tuple[str, Vectors]]) -> None:
-        """Give every item whose text has ``vector_key`` its vector from ``model``."""
+        """Give every item whose text has ``vector_key`` its vector from ``model``: one
+        statement (``dim`` is the vectors' size; no index is built on it, see ``bulk``)."""
         conn = self.folder.db.reader() if not self.folder.lock.is_held else self._conn()
-        with conn.transaction(), conn.cursor() as cur:
-            cur.executemany(
-                "UPDATE items SET embedding = %s, model = %s WHERE agent = %s AND vector_key = %s",
-                [(np.asarray(v, dtype=np.float32), model, self.agent, k) for k, v in vectors],
-            )
-        vector_index(conn, model, dim)
+        with conn.transaction():
+            bulk.store_vectors(conn, self.agent, model, vectors)
 
     def ensure_vectors(
         self,
@@ -351,15 +426,18 @@ class PgIndex:
         done = 0
         began = time.monotonic()
         size = EMBED_BATCH if seconds is None else BUDGET_BATCH
+        after = ""  # the texts in key order, from where the last batch ended
         while limit is None or done < limit:
             batch = size if limit is None else min(size, limit - done)
             rows = conn.execute(
                 "SELECT DISTINCT ON (vector_key) vector_key, heading, meta, body FROM items "
-                "WHERE agent = %s AND model IS DISTINCT FROM %s ORDER BY vector_key, id LIMIT %s",
-                (self.agent, embedder.id, batch),
+                "WHERE agent = %s AND vector_key > %s AND model IS DISTINCT FROM %s "
+                "ORDER BY vector_key, id LIMIT %s",
+                (self.agent, after, embedder.id, batch),
             ).fetchall()
             if not rows:
                 break
+            after = str(rows[-1][0])
             texts = ["\n".join(part for part in row[1:] if part) for row in rows]
             matrix = embedder.embed(texts)
             self.store_vectors(
@@ -567,7 +645,7 @@ def postgres_index(
     """The real ``Index`` (sync, and through it ``index.search``) over the folder at
     ``root`` (or over ``files``, a ``PgFiles``: then nothing is read from disk), its rows
     in ``db`` as agent ``agent`` (the manifest's unless given)."""
-    rows = PgIndex(db, agent or manifest.agent)
+    rows = PgIndex(db, agent or manifest.agent, embedder=embedder)
     return Index(
         root, manifest, embedder=embedder, clock=clock, lock=lock, on_notice=on_notice,
         rows=rows, files=files,
