@@ -39,7 +39,8 @@ ROW_COLUMNS = (
 )  # fmt: skip
 _TOKENS = ("t_heading", "t_tags", "t_body", "t_meta")
 _NAMES = [name for name, _ in ROW_COLUMNS]
-_UNNEST = ", ".join(f"%s::{kind}[]" for _, kind in ROW_COLUMNS)
+# every array in binary (``%b``): psycopg quotes each element of a text array in Python
+_UNNEST = ", ".join(f"%b::{kind}[]" for _, kind in ROW_COLUMNS)
 _TSV = " || ".join(
     f"setweight(to_tsvector('{TS_CONFIG}', u.{column}), '{weight}')"
     for column, weight in zip(_TOKENS, "ABCD", strict=True)
@@ -49,7 +50,7 @@ _INSERT = (
     f"SELECT %s, {', '.join('u.' + n for n in _NAMES)}, {_TSV}, "
     "coalesce(u.embedding, k.embedding), "
     "CASE WHEN u.embedding IS NOT NULL THEN u.model ELSE k.model END "
-    f"FROM unnest({_UNNEST}, {', '.join(['%s::text[]'] * 4)}, %s::vector[], %s::text[]) "
+    f"FROM unnest({_UNNEST}, {', '.join(['%b::text[]'] * 4)}, %b::vector[], %b::text[]) "
     f"WITH ORDINALITY AS u({', '.join(_NAMES)}, {', '.join(_TOKENS)}, embedding, model, n) "
     # a text the agent already has a vector for keeps it (this embedder's first)
     "LEFT JOIN LATERAL (SELECT o.embedding, o.model FROM items AS o WHERE o.agent = %s "
@@ -92,7 +93,7 @@ def store_vectors(
         return
     conn.execute(
         "UPDATE items AS i SET embedding = u.embedding, model = %s "
-        "FROM unnest(%s::text[], %s::vector[]) AS u(key, embedding) "
+        "FROM unnest(%b::text[], %b::vector[]) AS u(key, embedding) "
         "WHERE i.agent = %s AND i.vector_key = u.key",
         (model, [k for k, _ in vectors], [_vector(v) for _, v in vectors], agent),
     )

@@ -120,6 +120,7 @@ class PgIndex:
         self._pending: list[tuple[object, ...]] = []
         self._pending_paths: set[str] = set()
         self._carried: dict[str, tuple[object, str]] = {}
+        self._delta = (0, 0)  # a bulk job's change to index_stats, not yet written
 
     def _conn(self) -> Connection:
         return self.folder.conn()
@@ -134,19 +135,30 @@ class PgIndex:
         needed: extraction reads the text) and diffed with its rows (``apply``)."""
         text = state.text
         digest = file_hash(text).hexdigest()
-        with self.folder.lock:
+        with self._held():
             conn = self.folder.lock.connection()
-            row = conn.execute(
-                "SELECT hash, layer FROM index_files WHERE agent = %s AND path = %s",
-                (self.agent, state.relpath),
-            ).fetchone()
+            row = self._indexed(conn, state.relpath)
             if row is not None and row[0] == digest and row[1] == state.layer_name:
                 return self._touch(conn, state.relpath, state.mtime_ns, state.size)
             placed = _placed(state.relpath, state.layer_name, state.layer, text)
-            return self.apply(
-                state.relpath, state.layer_name, state.layer.store, placed,
-                mtime_ns=state.mtime_ns, size=state.size, digest=digest,
+            return self._apply(
+                conn, row, state.relpath, state.layer_name, state.layer.store, placed,
+                mtime_ns=state.mtime_ns, size=state.size, digest=digest, force=False,
             )  # fmt: skip
+
+    def _held(self) -> AbstractContextManager[object]:
+        """The folder lock, or nothing more inside a ``bulk`` this thread holds it for: a
+        file's write there needs no savepoint of its own (an exception ends the bulk)."""
+        if self._depth > 0 and self.folder.lock.is_held:
+            return contextlib.nullcontext()
+        return self.folder.lock
+
+    def _indexed(self, conn: Connection, path: str) -> tuple[Any, ...] | None:
+        """(hash, layer) of ``path`` as last indexed, or None."""
+        return conn.execute(
+            "SELECT hash, layer FROM index_files WHERE agent = %s AND path = %s",
+            (self.agent, path),
+        ).fetchone()
 
     def _touch(self, conn: Connection, path: str, mtime_ns: int, size: int) -> str:
         conn.execute(
@@ -190,14 +202,24 @@ class PgIndex:
         self._pending = []
         self._pending_paths = set()
         self._carried = {}
+        self._delta = (0, 0)
 
     def _flush(self) -> None:
-        """Insert the rows held, with the vectors known or made for them."""
-        if not self._pending:
+        """Insert the rows held, with the vectors known or made for them, and write the
+        counts held."""
+        if not self._pending and self._delta == (0, 0):
             return
-        rows, carried = self._pending, self._carried
+        rows, carried, delta = self._pending, self._carried, self._delta
         self._drop_pending()
         conn = self.folder.lock.connection()
+        if delta != (0, 0):
+            depth, self._depth = self._depth, 0
+            try:
+                self._count(conn, *delta)
+            finally:
+                self._depth = depth
+        if not rows:
+            return
         embedder = self._embedding
         vectors = {key: found for key, found in carried.items()}
         if embedder is not None:
@@ -279,26 +301,42 @@ class PgIndex:
         """The file's rows replaced by ``items`` (each with its placement), diffed by
         (anchor, content hash); 'unchanged' when the digest and layer are the same
         (unless ``force``)."""
-        with self.folder.lock:
+        with self._held():
             conn = self.folder.lock.connection()
-            row = conn.execute(
-                "SELECT hash, layer FROM index_files WHERE agent = %s AND path = %s",
-                (self.agent, path),
-            ).fetchone()
-            same = row is not None and row[0] == digest and row[1] == layer_name
-            if same and not force:
-                return self._touch(conn, path, mtime_ns, size)
-            if path in self._pending_paths or len(self._pending) >= bulk.FLUSH_ROWS:
-                self._flush()  # (a path written twice in a batch is diffed with its rows)
-            self._diff(conn, path, items)
-            conn.execute(
-                "INSERT INTO index_files (agent, path, layer, store, mtime_ns, size, hash) "
-                "VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT (agent, path) DO UPDATE SET "
-                "layer = excluded.layer, store = excluded.store, mtime_ns = excluded.mtime_ns, "
-                "size = excluded.size, hash = excluded.hash",
-                (self.agent, path, layer_name, store, mtime_ns, size, digest),
-            )
-            return "added" if row is None else "unchanged" if same else "updated"
+            return self._apply(
+                conn, self._indexed(conn, path), path, layer_name, store, items,
+                mtime_ns=mtime_ns, size=size, digest=digest, force=force,
+            )  # fmt: skip
+
+    def _apply(
+        self,
+        conn: Connection,
+        row: tuple[Any, ...] | None,
+        path: str,
+        layer_name: str,
+        store: str,
+        items: Sequence[tuple[Item, tuple[object, ...]]],
+        *,
+        mtime_ns: int,
+        size: int,
+        digest: str,
+        force: bool,
+    ) -> str:
+        """``apply`` with the file's index row (``row``) read."""
+        same = row is not None and row[0] == digest and row[1] == layer_name
+        if same and not force:
+            return self._touch(conn, path, mtime_ns, size)
+        if path in self._pending_paths or len(self._pending) >= bulk.FLUSH_ROWS:
+            self._flush()  # (a path written twice in a batch is diffed with its rows)
+        self._diff(conn, path, items)
+        conn.execute(
+            "INSERT INTO index_files (agent, path, layer, store, mtime_ns, size, hash) "
+            "VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT (agent, path) DO UPDATE SET "
+            "layer = excluded.layer, store = excluded.store, mtime_ns = excluded.mtime_ns, "
+            "size = excluded.size, hash = excluded.hash",
+            (self.agent, path, layer_name, store, mtime_ns, size, digest),
+        )
+        return "added" if row is None else "unchanged" if same else "updated"
 
     def _diff(
         self, conn: Connection, path: str, items: Sequence[tuple[Item, tuple[object, ...]]]
@@ -357,6 +395,9 @@ class PgIndex:
             self._count(conn, len(inserts) - len(stale), added_tokens - removed_tokens)
 
     def _count(self, conn: Connection, items: int, tokens: int) -> None:
+        if self._depth > 0:  # a bulk job's counts are written once, with its rows
+            self._delta = (self._delta[0] + items, self._delta[1] + tokens)
+            return
         conn.execute(
             "INSERT INTO index_stats AS s (agent, items, tokens) VALUES (%s, %s, %s) "
             "ON CONFLICT (agent) DO UPDATE SET items = s.items + excluded.items, "
