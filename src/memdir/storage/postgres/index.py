@@ -197,6 +197,8 @@ class PgIndex:
             finally:
                 self._depth -= 1
                 self._embedding = previous
+                if self._depth == 0:
+                    self._carried = {}
 
     def _drop_pending(self) -> None:
         self._pending = []
@@ -210,7 +212,7 @@ class PgIndex:
         if not self._pending and self._delta == (0, 0):
             return
         rows, carried, delta = self._pending, self._carried, self._delta
-        self._drop_pending()
+        self._pending, self._pending_paths, self._delta = [], set(), (0, 0)
         conn = self.folder.lock.connection()
         if delta != (0, 0):
             depth, self._depth = self._depth, 0
@@ -371,12 +373,13 @@ class PgIndex:
                 (self.agent, stale),
             ).fetchall()
             removed_tokens = sum(int(n) for n, *_ in gone)
-            # a text moved or rewritten in place keeps its vector (inserted with it)
+            # a text moved or rewritten keeps its vector (inserted with it); in a bulk
+            # job, also one moved to a file written later in it
             wanted = {str(row[11]) for row in inserts}
             carried = {
                 str(key): (vector, str(model))
                 for _, key, vector, model in gone
-                if vector is not None and str(key) in wanted
+                if vector is not None and (self._depth > 0 or str(key) in wanted)
             }
         if updates:
             with conn.cursor() as cur:
@@ -385,12 +388,13 @@ class PgIndex:
                     "tier = %s, decay_from = %s, relevance = %s WHERE id = %s",
                     updates,
                 )
+        self._carried.update(carried)
         if inserts:
             self._pending.extend(inserts)
             self._pending_paths.add(path)
-            self._carried.update(carried)
-            if self._depth == 0:  # one file's write: its rows now
-                self._flush()
+        if self._depth == 0:  # one file's write: its rows now
+            self._flush()
+            self._carried = {}
         if inserts or stale:
             self._count(conn, len(inserts) - len(stale), added_tokens - removed_tokens)
 
