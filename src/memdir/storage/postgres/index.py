@@ -180,10 +180,11 @@ class PgIndex:
         embedded before its row is inserted (a push, a reindex: the row is written once,
         not inserted and then updated). An exception out of it drops what it held (the
         lock's savepoint rolls back what it sent)."""
+        # what an enclosing bulk holds goes first, outside this block's savepoint: an
+        # exception in here then drops only this block's rows, as the savepoint rolls
+        # back only its writes
+        self._flush()
         with self.folder.lock:
-            # what an enclosing block holds goes first: an exception in here then drops
-            # only this block's rows, as its savepoint rolls back only its writes
-            self._flush()
             previous = self._embedding
             self._depth += 1
             if embedder is not None:
@@ -423,9 +424,9 @@ class PgIndex:
         return row, sum(len(c) for c in columns)
 
     def remove_file(self, path: str) -> None:
-        with self.folder.lock:
-            if path in self._pending_paths:
-                self._flush()
+        if path in self._pending_paths:
+            self._flush()
+        with self._held():
             conn = self.folder.lock.connection()
             gone = conn.execute(
                 "DELETE FROM items WHERE agent = %s AND path = %s RETURNING ntokens",
