@@ -31,15 +31,14 @@ The baselines need the bench extras: ``pip install -e '.[bench]'``.
 from __future__ import annotations
 
 import os
-import re
 import sys
-import tempfile
 from datetime import datetime
 from functools import partial
 from pathlib import Path
 from typing import Any
 
-from bench_folders import BACKEND, backend, both_backends, built_folder, on_backend, p50_ratio
+from bench_folders import backend, built_folder, on_backend, p50_ratio
+from retrieval import FolderRetriever, anchors, run_scorer, scorer_args
 
 import memdir
 from memdir.files.sections import Section, SectionDocument
@@ -47,7 +46,6 @@ from memdir.files.sections import Section, SectionDocument
 HERE = Path(__file__).resolve().parent
 SHARED = Path(os.environ.get("MEMDIR_SHARED_BENCH", HERE.parent.parent / "shared" / "bench"))
 EMBEDDER = os.environ.get("MEMDIR_BENCH_EMBEDDER", "minilm")
-KEEP = os.environ.get("MEMDIR_BENCH_KEEP", "")
 SCHEMA = "bench_locomo"
 RETRIEVERS: list[MemdirRetriever] = []
 """every retriever made in this process (``--backend postgres`` reads their sizes)"""
@@ -74,24 +72,18 @@ def render_session(number: int, date_text: str, turns: list[dict[str, Any]]) -> 
     return doc.render()
 
 
-class MemdirRetriever:
+class MemdirRetriever(FolderRetriever):
     """A locomo_bench plugin: one memdir folder per conversation."""
 
     name = f"memdir({EMBEDDER})" if backend() == "sqlite" else f"memdir({EMBEDDER}, postgres)"
+    prefix = "memdir-locomo-"
 
     def __init__(self) -> None:
+        super().__init__()
         RETRIEVERS.append(self)
-        if KEEP:
-            self.root = Path(KEEP)
-            self.root.mkdir(parents=True, exist_ok=True)
-        else:
-            self.tmp = tempfile.TemporaryDirectory(prefix="memdir-locomo-")
-            self.root = Path(self.tmp.name)
-        self.memories: dict[str, memdir.Memory] = {}
-        self.dia_ids: dict[str, dict[tuple[str, str], str]] = {}
 
     def index(self, conv_id: str, docs: list[dict[str, Any]]) -> None:
-        folder = self.root / re.sub(r"\W", "_", conv_id)
+        folder = self.folder(conv_id)
         sessions: dict[int, list[dict[str, Any]]] = {}
         for doc in docs:
             sessions.setdefault(doc["session"], []).append(doc)
@@ -102,35 +94,14 @@ class MemdirRetriever:
             day = moment.strftime("%Y-%m-%d") if moment else "undated"
             relpath = f"journal/{day}-s{number:02d}.md"
             files[relpath] = render_session(number, turns[0]["date"], turns)
-            seen: dict[str, int] = {}
-            for turn in turns:
-                count = seen.get(turn["speaker"], 0) + 1
-                seen[turn["speaker"]] = count
-                anchor = turn["speaker"] if count == 1 else f"{turn['speaker']} ({count})"
+            for turn, anchor in zip(turns, anchors(t["speaker"] for t in turns), strict=True):
                 mapping[(relpath, anchor)] = turn["dia_id"]
         memory = built_folder(folder, files, EMBEDDER, lambda f: memdir.open(f, embedder=EMBEDDER))
         self.memories[conv_id] = on_backend(memory, folder.name, SCHEMA)
-        self.dia_ids[conv_id] = mapping
+        self.ids[conv_id] = mapping
 
     def search(self, conv_id: str, query: str, k: int) -> list[str]:
-        hits = self.memories[conv_id].search(query, k=k, mode="deep")
-        mapping = self.dia_ids[conv_id]
-        places = [(hit.path, hit.anchor) for hit in hits]
-        return [mapping[place] for place in places if place in mapping]
-
-
-def _run_pass(locomo_bench: Any, args: list[str]) -> dict[str, Any]:
-    """One pass of the shared scorer; the plugin's summary (from its result file)."""
-    import json
-    import time
-
-    out = Path(args[args.index("--out") + 1])
-    sys.argv = ["locomo_bench.py", *args]
-    locomo_bench.main()
-    newest = max(out.glob("locomo_*.json"), key=lambda path: path.stat().st_mtime)
-    time.sleep(1.1)  # the next pass's result file gets a later stamp
-    summary: dict[str, Any] = json.loads(newest.read_text())["summaries"][-1]
-    return summary
+        return self.found(conv_id, self.memories[conv_id].search(query, k=k, mode="deep"))
 
 
 def _interleaved(locomo_bench: Any, sqlite: MemdirRetriever, postgres: MemdirRetriever) -> float:
@@ -150,33 +121,27 @@ def main() -> None:
     sys.path.insert(0, str(HERE))
     import locomo_bench  # type: ignore[import-not-found]
 
-    args = sys.argv[1:]
-    for flag, variable in (
-        ("--embedder", "MEMDIR_BENCH_EMBEDDER"),
-        ("--keep", "MEMDIR_BENCH_KEEP"),
-        ("--backend", "MEMDIR_BENCH_BACKEND"),
-    ):
-        if flag in args:
-            at = args.index(flag)
-            os.environ[variable] = args[at + 1]
-            del args[at : at + 2]
+    flags = {
+        "--embedder": "MEMDIR_BENCH_EMBEDDER",
+        "--keep": "MEMDIR_BENCH_KEEP",
+        "--backend": "MEMDIR_BENCH_BACKEND",
+    }
     defaults = {
         "--methods": "fts5_porter,dense,hybrid_porter,plugin",
         "--plugin": "locomo:MemdirRetriever",
         "--split": "dev",
         "--out": str(HERE.parent / "bench-results"),
     }
-    for flag, value in defaults.items():
-        if flag not in args:
-            args += [flag, value]
-    if os.environ.get(BACKEND, "sqlite") == "postgres":
-        both_backends(
-            partial(_run_pass, locomo_bench, args), "locomo", SCHEMA,
-            lambda summary: summary["overall_cat1_4"], partial(_interleaved, locomo_bench),
-        )  # fmt: skip
-        return
-    sys.argv = ["locomo_bench.py", *args]
-    locomo_bench.main()
+    run_scorer(
+        locomo_bench,
+        scorer_args(sys.argv[1:], flags, defaults),
+        plugin_module="locomo",
+        schema=SCHEMA,
+        results="locomo_*.json",
+        summary_of=lambda found: found["summaries"][-1],
+        overall=lambda summary: summary["overall_cat1_4"],
+        interleaved=partial(_interleaved, locomo_bench),
+    )
 
 
 if __name__ == "__main__":

@@ -150,7 +150,7 @@ def main() -> None:
         memory = retriever.memories[question["conv"]]
         index = memory.index
         pg = pgs[question["conv"]]
-        mapping = retriever.dia_ids[question["conv"]]
+        mapping = retriever.ids[question["conv"]]
         embedder = index.embedder
         assert embedder is not None and index.vectors is not None
         index.vectors.refresh(index.db)

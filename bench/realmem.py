@@ -30,15 +30,14 @@ PostgreSQL (bench/locomo.py's docstring says how), and prints both.
 from __future__ import annotations
 
 import os
-import re
 import sys
-import tempfile
 from datetime import UTC, datetime, timedelta
 from functools import partial
 from pathlib import Path
 from typing import Any
 
-from bench_folders import BACKEND, backend, both_backends, built_folder, on_backend, p50_ratio
+from bench_folders import backend, built_folder, on_backend, p50_ratio
+from retrieval import FolderRetriever, anchors, run_scorer, scorer_args
 
 import memdir
 from memdir.files.sections import Section, SectionDocument
@@ -48,7 +47,6 @@ HERE = Path(__file__).resolve().parent
 SHARED = Path(os.environ.get("MEMDIR_SHARED_BENCH", HERE.parent.parent / "shared" / "bench"))
 EMBEDDER = os.environ.get("MEMDIR_BENCH_EMBEDDER", "minilm")
 MODE = os.environ.get("MEMDIR_BENCH_MODE", "deep")
-KEEP = os.environ.get("MEMDIR_BENCH_KEEP", "")
 SCHEMA = "bench_realmem"
 RETRIEVERS: list[MemdirRetriever] = []
 """every retriever made in this process (``--backend postgres`` reads their sizes)"""
@@ -72,21 +70,15 @@ def session_path(session: dict[str, Any]) -> str:
     return f"journal/{session['day']}-s{session['index']:03d}.md"
 
 
-class MemdirRetriever:
+class MemdirRetriever(FolderRetriever):
     """A realmem_bench plugin: one memdir folder per persona, its sessions as journals."""
 
     name = f"memdir({EMBEDDER}, {MODE})" + ("" if backend() == "sqlite" else ", postgres")
+    prefix = "memdir-realmem-"
 
     def __init__(self) -> None:
+        super().__init__()
         RETRIEVERS.append(self)
-        if KEEP:
-            self.root = Path(KEEP)
-            self.root.mkdir(parents=True, exist_ok=True)
-        else:
-            self.tmp = tempfile.TemporaryDirectory(prefix="memdir-realmem-")
-            self.root = Path(self.tmp.name)
-        self.memories: dict[str, memdir.Memory] = {}
-        self.turn_ids: dict[str, dict[tuple[str, str], str]] = {}
         self.now = datetime(2000, 1, 1, tzinfo=UTC)
 
     def clock(self) -> datetime:
@@ -94,44 +86,26 @@ class MemdirRetriever:
         return self.now
 
     def index(self, hid: str, docs: list[dict[str, Any]], sessions: list[dict[str, Any]]) -> None:
-        folder = self.root / re.sub(r"\W", "_", hid)
+        folder = self.folder(hid)
         files = {session_path(s): render_session(s) for s in sessions}
         mapping: dict[tuple[str, str], str] = {}
         for session in sessions:
-            seen: dict[str, int] = {}
-            for turn in session["turns"]:
-                if not turn["text"].strip():
-                    continue  # a section with nothing under it is not an item
-                count = seen.get(turn["speaker"], 0) + 1
-                seen[turn["speaker"]] = count
-                anchor = turn["speaker"] if count == 1 else f"{turn['speaker']} ({count})"
+            # a section with nothing under it is not an item
+            turns = [turn for turn in session["turns"] if turn["text"].strip()]
+            for turn, anchor in zip(turns, anchors(t["speaker"] for t in turns), strict=True):
                 mapping[(session_path(session), anchor)] = turn["id"]
         memory = built_folder(
             folder, files, EMBEDDER, lambda f: memdir.open(f, embedder=EMBEDDER, clock=self.clock)
         )
         self.memories[hid] = on_backend(memory, folder.name, SCHEMA)
-        self.turn_ids[hid] = mapping
+        self.ids[hid] = mapping
 
     def search(self, hid: str, question: dict[str, Any], depth: int) -> list[str]:
         asked = moment_of(question["before_moment"])
         self.now = asked
         until = asked - timedelta(seconds=1)
         hits = self.memories[hid].search(question["question"], k=depth, mode=MODE, until=until)
-        mapping = self.turn_ids[hid]
-        places = [(hit.path, hit.anchor) for hit in hits]
-        return [mapping[place] for place in places if place in mapping]
-
-
-def _run_pass(realmem_bench: Any, args: list[str]) -> dict[str, Any]:
-    """One pass of the shared scorer; the plugin's summary (from its result file)."""
-    import json
-
-    out = Path(args[args.index("--out") + 1])
-    sys.argv = ["realmem_bench.py", *args]
-    realmem_bench.main()
-    newest = max(out.glob("results_*.json"), key=lambda path: path.stat().st_mtime)
-    summary: dict[str, Any] = json.loads(newest.read_text())[-1]
-    return summary
+        return self.found(hid, hits)
 
 
 def _interleaved(data: str, sqlite: MemdirRetriever, postgres: MemdirRetriever) -> float:
@@ -153,35 +127,29 @@ def main() -> None:
     sys.path.insert(0, str(HERE))
     import realmem_bench  # type: ignore[import-not-found]
 
-    args = sys.argv[1:]
-    for flag, variable in (
-        ("--embedder", "MEMDIR_BENCH_EMBEDDER"),
-        ("--mode", "MEMDIR_BENCH_MODE"),
-        ("--keep", "MEMDIR_BENCH_KEEP"),
-        ("--backend", "MEMDIR_BENCH_BACKEND"),
-    ):
-        if flag in args:
-            at = args.index(flag)
-            os.environ[variable] = args[at + 1]
-            del args[at : at + 2]
+    flags = {
+        "--embedder": "MEMDIR_BENCH_EMBEDDER",
+        "--mode": "MEMDIR_BENCH_MODE",
+        "--keep": "MEMDIR_BENCH_KEEP",
+        "--backend": "MEMDIR_BENCH_BACKEND",
+    }
     defaults = {
         "--data": str(SHARED / "realmem-dev.json"),
         "--methods": "fts5_porter,fts5_porter_session,plugin",
         "--plugin": "realmem:MemdirRetriever",
         "--out": str(HERE.parent / "bench-results"),
     }
-    for flag, value in defaults.items():
-        if flag not in args:
-            args += [flag, value]
-    if os.environ.get(BACKEND, "sqlite") == "postgres":
-        data = args[args.index("--data") + 1]
-        both_backends(
-            partial(_run_pass, realmem_bench, args), "realmem", SCHEMA,
-            lambda summary: summary["overall"], partial(_interleaved, data),
-        )  # fmt: skip
-        return
-    sys.argv = ["realmem_bench.py", *args]
-    realmem_bench.main()
+    args = scorer_args(sys.argv[1:], flags, defaults)
+    run_scorer(
+        realmem_bench,
+        args,
+        plugin_module="realmem",
+        schema=SCHEMA,
+        results="results_*.json",
+        summary_of=lambda found: found[-1],
+        overall=lambda summary: summary["overall"],
+        interleaved=partial(_interleaved, args[args.index("--data") + 1]),
+    )
 
 
 if __name__ == "__main__":

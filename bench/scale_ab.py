@@ -73,6 +73,8 @@ def phase(name: str, folder: Path) -> dict[str, float]:
             handle.readinto(memoryview(floor).cast("B"))
         return {"ms": ms, "rss": rise, "floor": (time.perf_counter() - start) * 1000}
     if name == "rescan":
+        from scale import walk_floor
+
         memory = memdir.open(folder, embedder="none")
         memory.scan()
         memory.context()
@@ -83,7 +85,7 @@ def phase(name: str, folder: Path) -> dict[str, float]:
             memory.context()
             due.append((time.perf_counter() - start) * 1000)
             start = time.perf_counter()
-            walk(folder)
+            walk_floor(folder)
             floor.append((time.perf_counter() - start) * 1000)
         return {"ms": statistics.median(due), "floor": statistics.median(floor)}
     if name == "decay":
@@ -105,19 +107,6 @@ def phase(name: str, folder: Path) -> dict[str, float]:
         shutil.rmtree(work, ignore_errors=True)
         return {"s": seconds, "floor": floor}
     raise ValueError(name)
-
-
-def walk(root: Path) -> None:
-    folders = [str(root)]
-    while folders:
-        with os.scandir(folders.pop()) as entries:
-            for entry in entries:
-                if entry.name.startswith("."):
-                    continue
-                if entry.is_dir(follow_symlinks=False):
-                    folders.append(entry.path)
-                else:
-                    entry.stat()
 
 
 def build(base: Path) -> dict[str, Path]:

@@ -61,7 +61,7 @@ def run(
     rows: list[Row] = []
     for q in questions:
         hits = memories[q["conv"]].search(q["question"], k=k, mode=mode)
-        mapping = retriever.dia_ids[q["conv"]]
+        mapping = retriever.ids[q["conv"]]
         ranked = [mapping[(h.path, h.anchor)] for h in hits if (h.path, h.anchor) in mapping]
         rows.append((q, ranked, hits))
     return rows

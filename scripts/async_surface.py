@@ -25,6 +25,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from generated import write_or_check
+
 ROOT = Path(__file__).resolve().parent.parent
 TARGET = ROOT / "src" / "memdir" / "aio" / "surface.py"
 
@@ -321,15 +323,7 @@ def formatted(text: str) -> str:
 def main(argv: list[str]) -> int:
     text = formatted(Writer().render())
     current = TARGET.read_text(encoding="utf-8") if TARGET.is_file() else ""
-    if text == current:
-        print(f"{TARGET} is up to date.")
-        return 0
-    if "--check" in argv:
-        print(f"{TARGET} is out of date: run `make docs`", file=sys.stderr)
-        return 1
-    TARGET.write_text(text, encoding="utf-8")
-    print(f"Wrote {TARGET}.")
-    return 0
+    return write_or_check(TARGET, current, text, argv, f"Wrote {TARGET}.")
 
 
 if __name__ == "__main__":

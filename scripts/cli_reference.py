@@ -18,27 +18,17 @@ os.environ.update({"COLUMNS": "88", "NO_COLOR": "1", "TERM": "dumb"})
 for name in ("FORCE_COLOR", "PY_COLORS", "CLICOLOR_FORCE", "GITHUB_ACTIONS"):
     os.environ.pop(name, None)
 
-from memdir.cli.reference import committed_reference, render, replace_reference  # noqa: E402
+from generated import write_or_check  # noqa: E402
+
+from memdir.cli.reference import render, replace_reference  # noqa: E402
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "cli.md"
 
 
 def main(argv: list[str]) -> int:
     document = DOCS.read_text(encoding="utf-8")
-    reference = render()
-    if "--check" in argv:
-        if committed_reference(document) != reference:
-            print(f"{DOCS} is out of date: run `make docs`", file=sys.stderr)
-            return 1
-        print(f"{DOCS} is up to date.")
-        return 0
-    updated = replace_reference(document, reference)
-    if updated != document:
-        DOCS.write_text(updated, encoding="utf-8")
-        print(f"Wrote the command reference to {DOCS}.")
-    else:
-        print(f"{DOCS} is up to date.")
-    return 0
+    updated = replace_reference(document, render())
+    return write_or_check(DOCS, document, updated, argv, f"Wrote the command reference to {DOCS}.")
 
 
 if __name__ == "__main__":

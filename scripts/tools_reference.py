@@ -9,6 +9,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from generated import write_or_check
+
 from memdir.tools.catalog import TOOLS
 from memdir.tools.reference import reference, splice
 
@@ -18,15 +20,7 @@ DOCS = Path(__file__).resolve().parent.parent / "docs" / "tools.md"
 def main(argv: list[str]) -> int:
     document = DOCS.read_text(encoding="utf-8")
     updated = splice(document, reference(TOOLS))
-    if updated == document:
-        print(f"{DOCS} is up to date.")
-        return 0
-    if "--check" in argv:
-        print(f"{DOCS} is out of date: run `make docs`", file=sys.stderr)
-        return 1
-    DOCS.write_text(updated, encoding="utf-8")
-    print(f"Wrote the tools reference to {DOCS}.")
-    return 0
+    return write_or_check(DOCS, document, updated, argv, f"Wrote the tools reference to {DOCS}.")
 
 
 if __name__ == "__main__":

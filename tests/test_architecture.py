@@ -52,6 +52,8 @@ LAYERS: dict[str, int] = {
     "memdir.storage.postgres": 7,
     # 8: the facade
     "memdir.memory": 8,
+    "memdir.opening": 8,
+    "memdir.folder_index": 8,
     # 9: what is built on a Memory
     "memdir.tools": 9,
     "memdir.scaffold": 9,

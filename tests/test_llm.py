@@ -295,3 +295,18 @@ def test_chat_server_takes_more_replies() -> None:
         server.add("first", ChatReply(content="second"))
         chat = OpenAIChat(server.base_url, "m")
         assert [chat.complete(HI), chat.complete(HI)] == ["first", "second"]
+
+
+def test_chat_server_keeps_its_script_for_completions() -> None:
+    # A client that lists the models first (as SDKs do), or strays to another route,
+    # leaves the scripted replies to the completions they were written for.
+    with ChatServer(["first", "second"]) as server:
+        with urllib.request.urlopen(server.base_url + "/models") as response:
+            assert json.load(response)["data"][0]["id"] == "fake-model"
+        with pytest.raises(LLMError, match="HTTP 404"):
+            OpenAIChat(server.base_url.replace("/v1", "/v1/nope"), "m")._post({})
+        chat = OpenAIChat(server.base_url, "m")
+        assert chat.complete(HI) == "first"
+        with urllib.request.urlopen(server.base_url + "/models") as response:
+            assert response.status == 200
+        assert chat.complete(HI) == "second"

@@ -191,3 +191,54 @@ def test_entry_points_txt_is_read_as_ini() -> None:
     text = "# c\n[a.b]\nx = m:f\n y=m.n:C.d \n\n[empty]\n; c\n"
     assert parse_entry_points(text) == {"a.b": {"x": "m:f", "y": "m.n:C.d"}, "empty": {}}
     assert parse_entry_points(ENTRY_POINTS)["memdir.llms"] == {"echo": "memdir_tiny:EchoChat"}
+
+
+def test_a_third_partys_name_is_found_without_importing_importlib_metadata(
+    site: Path, tmp_path: Path
+) -> None:
+    # memdir save with a third party's embedder: its entry point is read from its
+    # dist-info, as memdir's own are; importlib.metadata (every distribution scanned)
+    # is left for listing them all.
+    folder = tmp_path / "mem"
+    memdir.init(folder)
+    manifest = folder / "memdir.toml"
+    manifest.write_text(manifest.read_text() + '\n[index]\nembedder = "tiny:2"\n')
+    out = run(
+        site,
+        f"""
+        import json, sys, memdir
+        from memdir.plugins import resolve
+        with memdir.open({str(folder)!r}) as m:
+            m.knowledge.save("Deploys happen on Tuesdays.")
+            print(json.dumps({{
+                "embedder": m.index.embedder.id,
+                "echo": resolve("llms", "echo").__name__,
+                "metadata": "importlib.metadata" in sys.modules,
+            }}))
+        """,
+        tmp_path,
+    )
+    assert json.loads(out.splitlines()[-1]) == {
+        "embedder": "tiny-v1",
+        "echo": "EchoChat",
+        "metadata": False,
+    }
+
+
+def test_a_name_no_dist_info_holds_is_still_asked_of_importlib_metadata(
+    site: Path, tmp_path: Path
+) -> None:
+    out = run(
+        site,
+        """
+        import sys
+        from memdir.plugins import PluginError, resolve
+        try:
+            resolve("embedders", "nowhere")
+        except PluginError as exc:
+            print("importlib.metadata" in sys.modules, exc)
+        """,
+        tmp_path,
+    )
+    assert out.startswith("True no embedder named 'nowhere'; known: ")
+    assert "tiny" in out

@@ -341,6 +341,27 @@ def test_healthz(team: Team, pg_url: str) -> None:
         server.stop()
 
 
+def test_the_server_serves_each_agents_web_page_under_its_tokens(team: Team) -> None:
+    one, two = team.servers
+    assert f"{one.base}/agents/ID/ui/?token=<token>" in one.log()  # the announcement says
+    alice, bob = _token(team, "alice"), _token(team, "bob")
+    page = f"{one.base}/agents/alice/ui"
+    assert httpx2.get(f"{page}/", timeout=30).status_code == 401
+    assert httpx2.get(f"{page}/?token={bob}", timeout=30).status_code == 403
+    entered = httpx2.get(f"{page}/memory?token={alice}", timeout=30)
+    assert entered.status_code == 303 and entered.headers["location"] == "/agents/alice/ui/memory"
+    cookie = entered.cookies["memdir_team_ui"]
+    # the cookie is the token, checked against the database: the other server takes it too
+    for server in (one, two):
+        shown = httpx2.get(
+            f"{server.base}/agents/alice/ui/memory", cookies={"memdir_team_ui": cookie}, timeout=30
+        )
+        assert shown.status_code == 200 and "Working and semantic memory" in shown.text
+    token_id = alice.split("_")[1]
+    assert one.said(f"agent=alice token={token_id} tool=ui outcome=ok status=200")
+    assert alice not in one.log() + two.log()
+
+
 # -- two servers, four clients: nothing lost -----------------------------------------------
 
 WORDS = [

@@ -1,14 +1,18 @@
 """The page in a real Chromium, as a person uses it (issue 17).
 
 One server and one browser for the whole session (``ui_site``, ``chromium``); each
-test opens its own page. With ``MEMDIR_UI_SCREENSHOTS=1`` the tests save what they
-see to docs/ui/ (shown in docs/ui.md); otherwise they write nothing outside tmp.
+test opens its own page. The team server's pages (``team_site``: one ``TeamApp`` over
+a database of its own in the session's PostgreSQL) are opened the way a person would:
+``/agents/ID/ui/?token=`` once, then by the cookie it leaves. With
+``MEMDIR_UI_SCREENSHOTS=1`` the tests save what they see to docs/ui/ (shown in
+docs/ui.md); otherwise they write nothing outside tmp.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import secrets
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,7 +24,7 @@ import memdir
 from memdir.memory import Memory
 from memdir.ui import build_app
 from ui_browser import LiveServer, launch_chromium, require_browser
-from ui_content import fill
+from ui_content import fill, fill_memory
 
 chromium = pytest.fixture(scope="session", name="chromium")(launch_chromium)
 
@@ -51,10 +55,11 @@ def ui_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
 def page(chromium: Any, ui_site: Site) -> Iterator[Any]:
     opened = chromium.new_page()
     errors: list[str] = []
-    refusal = "status of 422"  # a refused edit answers 422: the browser logs it, as it should
+    # a refused edit answers 422 (403 for a read-only token): the browser logs it, as it should
+    refusals = ("status of 422", "status of 403")
 
     def console(message: Any) -> None:
-        if message.type == "error" and refusal not in message.text:
+        if message.type == "error" and not any(r in message.text for r in refusals):
             errors.append(message.text)
 
     opened.on("console", console)
@@ -159,7 +164,17 @@ def test_follow_a_link_in_the_graph(page: Any, ui_site: Site) -> None:
 def test_drag_moves_a_card_in_the_graph(page: Any, ui_site: Site) -> None:
     page.goto(f"{ui_site.url}/ui/vault")
     node = page.locator("#graph a.node[data-path='vault/carla-diaz.md']")
-    page.wait_for_timeout(300)  # let the layout settle a little
+    # let the layout settle (its pace is the machine's: under load it takes seconds),
+    # then bring the card into the viewport, where a pointer can reach it
+    box, settled = node.bounding_box(), 0
+    for _ in range(100):
+        page.wait_for_timeout(100)
+        now = node.bounding_box()
+        settled = settled + 1 if now == box else 0
+        box = now
+        if settled >= 3:
+            break
+    node.scroll_into_view_if_needed()
     box = node.bounding_box()
     assert box is not None
     x, y = box["x"] + 8, box["y"] + box["height"] / 2
@@ -199,3 +214,99 @@ def test_phone_width_and_keyboard(chromium: Any, ui_site: Site) -> None:
         assert page.evaluate("document.activeElement.textContent") == "Skip to content"
     finally:
         page.close()
+
+
+@dataclass
+class TeamSite:
+    url: str
+    database: str
+    write: str
+    read: str
+
+
+@pytest.fixture(scope="session")
+def team_site(pg_url: str) -> Iterator[TeamSite]:
+    """``memdir serve --http --database-url``'s app, served for real, over a database of
+    its own: agent alice with content in every layer, a write and a read-only token."""
+    require_browser()
+    import psycopg
+    from psycopg.conninfo import make_conninfo
+
+    from memdir.memory import open_agent
+    from memdir.server.team import PgAgents, TeamApp
+    from memdir.storage.agents import close_databases, init_agent
+    from memdir.storage.postgres.tokens import Tokens
+    from memdir.testing import FakeClock
+
+    name = f"t_teambrowser_{secrets.token_hex(4)}"
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    url = make_conninfo(pg_url, dbname=name)
+    try:
+        init_agent(url, "alice")
+        clock = FakeClock("2026-11-30T10:00:00Z")
+        with open_agent(url, "alice", clock=clock, embedder="hashing") as memory:
+            fill_memory(memory, clock)
+        source = PgAgents(url)
+        tokens = Tokens(source.db)
+        write, _ = tokens.create(["alice"])
+        read, _ = tokens.create(["alice"], read_only=True)
+        with LiveServer(TeamApp(source, tokens), lifespan="on") as base:
+            yield TeamSite(base, url, write, read)
+    finally:
+        close_databases()
+        with psycopg.connect(pg_url, autocommit=True) as conn:
+            conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+def knowledge_in(site: TeamSite) -> str:
+    import psycopg
+
+    with psycopg.connect(site.database) as conn:
+        row = conn.execute(
+            "SELECT data FROM memdir.files WHERE agent = 'alice' AND path = 'knowledge.md'"
+        ).fetchone()
+    assert row is not None
+    return bytes(row[0]).decode("utf-8")
+
+
+def test_team_server_overview_search_and_an_edit(page: Any, team_site: TeamSite) -> None:
+    home = f"{team_site.url}/agents/alice/ui"
+    page.goto(f"{home}/?token={team_site.write}")
+    assert page.url == f"{home}/"  # the token left the address; the cookie carries it
+    body = page.inner_text("main")
+    for text in ("Boot context", "Layers against their caps", "Doctor"):
+        assert text in body
+    assert "agent alice" in page.inner_text("header")
+    shot(page, "team-overview")
+    page.click("nav >> text=Search")
+    page.fill("#q", "currency field")
+    page.click("button:has-text('Search')")
+    first = page.locator("ol.hits li").first
+    assert "currency" in first.inner_text().lower()
+    first.locator("h3 a").click()
+    page.wait_for_url(re.compile(r"/agents/alice/ui/file\?path="))
+    assert "currency" in " ".join(page.locator("tr.hl").all_inner_texts()).lower()
+    page.goto(f"{home}/memory")
+    box = page.locator("#section-billing textarea")
+    box.fill("Invoices are sent on the 1st; reminders go out on the 20th.")
+    page.locator("#section-billing button:has-text('Save section')").click()
+    page.wait_for_url(re.compile(r"done="))
+    assert "Done:" in page.inner_text("main")
+    assert "reminders go out on the 20th" in knowledge_in(team_site)
+
+
+def test_team_server_read_only_token_sees_the_refusal(page: Any, team_site: TeamSite) -> None:
+    home = f"{team_site.url}/agents/alice/ui"
+    page.goto(f"{home}/memory?token={team_site.read}")
+    assert page.url == f"{home}/memory"
+    assert "Read-only:" in page.inner_text("main")
+    before = knowledge_in(team_site)
+    page.locator("#section-conventions textarea").fill("- Deploys happen on Fridays.")
+    page.locator("#section-conventions button:has-text('Save section')").click()
+    alert = page.locator("[role=alert]")
+    assert "this token is read-only" in alert.inner_text()
+    assert knowledge_in(team_site) == before
+    shot(page, "team-read-only")
+    page.goto(f"{home}/vault")  # every view is there to see
+    assert "Cards over tiers" in page.inner_text("main")

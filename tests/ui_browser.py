@@ -57,9 +57,9 @@ def require_browser() -> None:
 class LiveServer:
     """An ASGI app served by uvicorn in a thread on a free loopback port."""
 
-    def __init__(self, app: Any) -> None:
+    def __init__(self, app: Any, *, lifespan: str = "off") -> None:
         config = uvicorn.Config(
-            app, host="127.0.0.1", port=0, log_level="warning", lifespan="off", ws="none"
+            app, host="127.0.0.1", port=0, log_level="warning", lifespan=lifespan, ws="none"
         )
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)

@@ -1,10 +1,15 @@
 """``Memory``: one agent's memory folder, opened.
 
-``open_memory(path)`` reads the manifest, takes the folder lock once to tidy up
-(temp files left by a killed writer, the one-time legacy migration), and hands
-back a ``Memory`` whose stores (``notebook``, ``knowledge``, ``state``) are
-built on first use from the layers the manifest declares. Asking for a store
-the manifest does not declare raises ``LayerNotConfigured``.
+``open_memory(path)`` (in ``memdir.opening``, re-exported here) reads the manifest,
+takes the folder lock once to tidy up (temp files left by a killed writer, the
+one-time legacy migration), and hands back a ``Memory`` whose stores
+(``notebook``, ``knowledge``, ``state``) are built on first use from the layers the
+manifest declares. Asking for a store the manifest does not declare raises
+``LayerNotConfigured``.
+
+``Memory`` is the facade: each public method says what it does and hands the work
+to the module that holds it (the index and search: ``memdir.folder_index``; the
+features: ``dream``, ``maintain``, ``context``, ``ingest``), imported when first used.
 
 Every store writes through immediately under the folder lock and holds no open
 file, so there is nothing to flush: ``close`` (and leaving a ``with`` block)
@@ -13,10 +18,6 @@ has nothing to lose.
 
 from __future__ import annotations
 
-import os
-import random
-import sqlite3
-import time
 from collections.abc import Sequence
 from datetime import datetime
 from functools import cached_property
@@ -25,33 +26,27 @@ from types import TracebackType
 from typing import TYPE_CHECKING, cast
 
 from memdir.config import (
-    LEGACY_MEMORIES_JSON,
-    LEGACY_MEMORY_MD,
     MANIFEST_NAME,
-    STATE_DIR,
     Layer,
     Manifest,
     file_template,
-    load_manifest,
     static_prefix,
 )
-from memdir.errors import (
-    LayerNotConfigured,
-    LocalOnly,
-    MemdirError,
-    NotAMemoryFolder,
-    StorageError,
-)
+from memdir.errors import LayerNotConfigured, LocalOnly
 from memdir.files.atomic import FolderLock
+from memdir.opening import READ_ONLY_REASON as READ_ONLY_REASON
+from memdir.opening import find_root as find_root
+from memdir.opening import open_agent as open_agent
+from memdir.opening import open_memory as open_memory
 from memdir.paths import FileSpace
-from memdir.readonly import private_index, remove_private_index
+from memdir.readonly import remove_private_index
 from memdir.results import Notice, Progress, WriteResult
-from memdir.sqlite import disk_refused
+from memdir.storage.local import LOCK_FILE as LOCK_FILE
 from memdir.storage.local import LocalFiles
 from memdir.storage.mounts import MountedFiles
 from memdir.storage.seam import Files, HistoryStore, IndexRows, Storage, WriteLock
 from memdir.stores.base import Archive, StoreContext
-from memdir.timeutil import Clock, moment_argument, utc_now
+from memdir.timeutil import Clock, utc_now
 
 # Each feature is imported where it is first used (a method, a store's property), so
 # opening a folder to save or search loads none of the others (tests/test_startup.py).
@@ -74,7 +69,6 @@ if TYPE_CHECKING:
     from memdir.maintain.graph import Graph
     from memdir.maintain.jobs import MaintainReport
     from memdir.maintain.migrate import MigrationReport
-    from memdir.storage.postgres.db import Database
     from memdir.stores.history import Activity, History
     from memdir.stores.intel import IntelStore
     from memdir.stores.journal import CompressionReport, JournalStore
@@ -85,8 +79,6 @@ if TYPE_CHECKING:
     from memdir.stores.state import StateStore
     from memdir.stores.vault import VaultStore
     from memdir.stores.workstate import WorkState
-
-LOCK_FILE = "lock"
 
 
 class LocalStorage:
@@ -235,34 +227,9 @@ class Memory:
         """The derived search index (``.memdir/index.db``), opened on first use. In a
         read-only folder it is a private copy (``readonly.private_index``), kept up to
         date with the files for this process and removed at ``close``."""
-        from memdir.index.sync import INDEX_FILE, Index
+        from memdir.folder_index import open_index
 
-        embedder = self._embedder()
-        rows = self.storage.index_rows(embedder)
-        if rows is not None:  # kept beside the files (PostgreSQL): read through the seam
-            return Index(
-                self.root,
-                self.manifest,
-                embedder=embedder,
-                clock=self.clock,
-                lock=self.lock,
-                on_notice=self.notices.append,
-                rows=rows,
-                files=self.files,
-            )
-        path = None
-        if self.read_only is not None:
-            path = private_index(self.root / STATE_DIR / INDEX_FILE)
-        return Index(
-            self.root,
-            self.manifest,
-            embedder=embedder,
-            clock=self.clock,
-            path=path,
-            # a damaged index.db is moved aside under the folder lock, then rebuilt
-            lock=self.lock if path is None else None,
-            on_notice=self.notices.append,
-        )
+        return open_index(self)
 
     def layer_files(self, name: str, layer: Layer) -> list[str]:
         """The files of layer ``name`` (memory-folder paths, in pattern order), on any
@@ -272,42 +239,25 @@ class Memory:
         return layer_files(self.files, name, layer)
 
     def _embedder(self) -> Embedder | None:
-        from memdir.index.embedders import EmbedderUnavailable, load_embedder
+        from memdir.folder_index import choose_embedder
 
-        choice = self._embedder_choice
-        if choice is not None and not isinstance(choice, str):
-            return choice
-        try:
-            settings = self.manifest.index
-            name = choice or os.environ.get("MEMDIR_EMBEDDER") or settings.embedder
-            # the options are the manifest's embedder's: not for another one chosen here
-            options = settings.embedder_options if name == settings.embedder else None
-            return load_embedder(name, options)
-        except EmbedderUnavailable as exc:
-            self.notices.append(Notice("index", f"keyword search only: {exc}"))
-            return None
+        return choose_embedder(self)
 
     def _on_write(self, relpath: str, text: str, parsed: Parsed | None = None) -> None:
         """Every store write lands here: the index follows in the same call (from the
         store's parse of the text, when it has one)."""
-        try:
-            self.index.update_file(relpath, text, parsed=parsed)
-        except Exception as exc:  # the file is written; the index catches up on the next scan
-            self.notices.append(Notice("index", f"could not index {relpath}: {exc}"))
-            if "index" in self.__dict__:
-                self.index.scanned_at = None
+        from memdir.folder_index import follow_writes
+
+        follow_writes(self, relpath, lambda index: index.update_file(relpath, text, parsed=parsed))
 
     def files_changed(self, changes: Sequence[tuple[str, str]]) -> None:
         """Tell memdir about files written beside its stores (``(relpath, text)`` pairs;
         a removed file's relpath with any text): the index follows at once, in one
         transaction, instead of at the next scan. Paths outside indexed layers are
         skipped. Call it under ``memory.lock`` after the files are on disk."""
-        try:
-            self.index.update_files(changes)
-        except Exception as exc:  # as in _on_write: the files are written, a scan catches up
-            self.notices.append(Notice("index", f"could not index {len(changes)} files: {exc}"))
-            if "index" in self.__dict__:
-                self.index.scanned_at = None
+        from memdir.folder_index import follow_writes
+
+        follow_writes(self, f"{len(changes)} files", lambda index: index.update_files(changes))
 
     def scan(self) -> ScanReport:
         """Pick up files added, edited or removed by hand since the index last saw them."""
@@ -327,22 +277,9 @@ class Memory:
         return report
 
     def _fresh_index(self) -> Index:
-        index = self.index
-        interval = self.manifest.index.rescan_seconds
-        if index.scanned_at is None or time.monotonic() - index.scanned_at >= interval:
-            try:
-                self.scan()
-            except (StorageError, sqlite3.OperationalError) as exc:
-                if isinstance(exc, sqlite3.OperationalError) and not disk_refused(exc):
-                    raise
-                # a full or read-only disk: answer from the index as it is, and say so
-                self.notices.append(
-                    Notice(
-                        "index", f"searching the index as it was: it could not be updated ({exc})"
-                    )
-                )
-                index.scanned_at = time.monotonic()
-        return index
+        from memdir.folder_index import fresh_index
+
+        return fresh_index(self)
 
     def search(
         self,
@@ -364,28 +301,9 @@ class Memory:
         lists the most recent observations (``hits.listing``). The result is a
         ``list[Hit]``, best first. Raises ValueError on a bad mode, k or date.
         """
-        from memdir.index.search import Filters
-        from memdir.index.search import search as run_search
-        from memdir.tiers import MODE_TIERS
+        from memdir.folder_index import search
 
-        if mode not in MODE_TIERS:
-            raise ValueError(f"mode must be one of {', '.join(MODE_TIERS)}, not {mode!r}")
-        if k < 1:
-            raise ValueError("k must be at least 1")
-        filters = Filters(
-            mode=mode,
-            layers=tuple(layers or ()),
-            kinds=tuple(kinds or ()),
-            tags=tuple(tags or ()),
-            since=moment_argument(since, "since"),
-            until=moment_argument(until, "until"),
-        )
-        index = self._fresh_index()
-        return index.guard(  # a damaged index is rebuilt and the search run again
-            lambda: run_search(
-                index, query, filters, k=k, decay=self.manifest.decay, now=self.clock()
-            )
-        )
+        return search(self, query, k, mode, layers, kinds, tags, since, until)
 
     def get(self, path: str, from_line: int | None = None, to_line: int | None = None) -> GetResult:
         """Exact lines of a memory file (``memory_get``): open what a hit points at."""
@@ -396,16 +314,9 @@ class Memory:
     def creative(self, n: int = 5, *, seed: int | None = None) -> list[Hit]:
         """A random sample of cold and archived items, not ranked by any query
         (the vault specification's creative mode: surface forgotten associations)."""
-        from memdir.index.search import creative as run_creative
+        from memdir.folder_index import creative
 
-        if n < 1:
-            raise ValueError("n must be at least 1")
-        index = self._fresh_index()
-        return index.guard(
-            lambda: run_creative(
-                index, n, decay=self.manifest.decay, now=self.clock(), rng=random.Random(seed)
-            )
-        )
+        return creative(self, n, seed)
 
     # -- the vault -------------------------------------------------------------
 
@@ -618,23 +529,9 @@ class Memory:
     def maybe_memory_flush(self, session_id: str) -> FlushRequest | None:
         """Before a turn: if the last one filled the context past the threshold, open a
         ``sys_`` session holding the flush instruction and return it (once per session)."""
-        from memdir.context.flush import (
-            FlushRequest,
-            FlushSession,
-            flush_instruction,
-            should_memory_flush,
-        )
+        from memdir.context.flush import open_flush
 
-        usage, flushed = self.history.usage(session_id)
-        threshold = self.manifest.context.flush_threshold
-        if not should_memory_flush(usage, threshold, FlushSession(session_id, flushed)):
-            return None
-        if usage is None or not self.history.claim_flush(session_id):
-            return None  # another process flushed this session first
-        instruction = flush_instruction(usage)
-        flush_id = self.sessions.create("sys")
-        self.sessions.append_message(flush_id, {"role": "system", "content": instruction})
-        return FlushRequest(flush_id, session_id, usage, instruction)
+        return open_flush(self, session_id)
 
     def doctor(self) -> list[Finding]:
         """The specifications' audits (``memdir doctor``); reads only, touches nothing."""
@@ -655,30 +552,6 @@ class Memory:
         return self.manifest.layer_for(store) is not None
 
     # -- lifecycle -------------------------------------------------------------
-
-    def _startup(self) -> None:
-        from memdir.files.temps import sweep_after_crash
-
-        mounts = set(self.space.mounts.values())
-        with self.lock:
-            # Temp files a killed writer left: swept only when a writer died (files.temps).
-            sweep_after_crash(self.root / STATE_DIR, self._write_folders(), skip=mounts)
-            if self.has("knowledge") and self._legacy_files():  # else no store is loaded
-                from memdir.maintain.migrate import migrate_legacy
-
-                state = self.state if self.has("state") else None
-                self.migration = migrate_legacy(self.knowledge, state, self.clock)
-        for mount in mounts:  # each under its own lock, taken after ours is released
-            try:  # briefly: another agent may hold it for a long decay; a later open sweeps
-                with FolderLock(mount / STATE_DIR / LOCK_FILE, timeout=1.0):
-                    sweep_after_crash(mount / STATE_DIR, {mount: True})
-            except MemdirError:  # busy, or a mount this agent cannot write
-                continue
-
-    def _legacy_files(self) -> bool:
-        """A MEMORY.md or memories.json beside knowledge.md: the one-time migration is due."""
-        folder = (self.root / self._path("knowledge")).parent
-        return any((folder / name).is_file() for name in (LEGACY_MEMORY_MD, LEGACY_MEMORIES_JSON))
 
     def _write_folders(self) -> dict[Path, bool]:
         """Every folder memdir writes here, mounts aside (``FileSpace.write_folders``)."""
@@ -717,90 +590,3 @@ class Memory:
         tb: TracebackType | None,
     ) -> None:
         self.close()
-
-
-def find_root(path: str | Path) -> Path:
-    root = Path(path).expanduser().resolve()
-    if not (root / MANIFEST_NAME).is_file():
-        raise NotAMemoryFolder(
-            f"{root} has no {MANIFEST_NAME}; run `memdir init {root}` to make it a memory folder "
-            f"(`memdir init {root} --adopt` maps files already there without moving them)"
-        )
-    return root
-
-
-READ_ONLY_REASON = "opened read-only (writes are refused)"
-
-
-def open_agent(
-    url: str,
-    agent_id: str,
-    *,
-    read_only: bool = False,
-    clock: Clock | None = None,
-    embedder: Embedder | str | None = None,
-    schema: str = "memdir",
-    db: Database | None = None,
-) -> Memory:
-    """The memory of agent ``agent_id`` in the database at ``url`` (PostgreSQL).
-
-    ``read_only``: every write is refused (``ReadOnlyFolder``; the tools answer
-    ``{ok: false}``), reads, search and recall work. ``db``: a ``Database`` of the
-    caller's own instead of the one this process shares per URL. Raises
-    ``NotAMemoryFolder`` when the database has no such agent (``memdir init --agent
-    ID --database-url URL`` creates one). Close it (or use ``with``) when done.
-    """
-    from memdir.config import parse_manifest
-    from memdir.storage.postgres.backend import PgStorage
-    from memdir.storage.postgres.db import shared_database
-
-    storage = PgStorage(db or shared_database(url, schema), agent_id)
-    try:
-        data = storage.files().read(MANIFEST_NAME)
-        if data is None:
-            raise NotAMemoryFolder(
-                f"the database has no agent {agent_id!r} ({storage.where}); create it with "
-                f"`memdir init --agent {agent_id} --database-url URL`, or `memdir push DIR "
-                f"--agent {agent_id}` to move a folder there"
-            )
-        manifest = parse_manifest(
-            data.decode("utf-8", "replace"), Path(f"{agent_id}/{MANIFEST_NAME}")
-        )
-        if read_only:
-            storage.folder.lock.read_only = READ_ONLY_REASON
-        memory = Memory(storage.scratch, manifest, clock=clock, embedder=embedder, storage=storage)
-    except BaseException:
-        storage.close()
-        raise
-    if read_only:
-        memory.read_only = READ_ONLY_REASON
-        memory.notices.append(Notice("folder", READ_ONLY_REASON))
-    return memory
-
-
-def open_memory(
-    path: str | Path,
-    *,
-    clock: Clock | None = None,
-    embedder: Embedder | str | None = None,
-    database_url: str | None = None,
-) -> Memory:
-    """Open the memory folder at ``path`` (it must hold a memdir.toml).
-
-    ``embedder``: an ``Embedder``, or the name of one (``minilm``, ``hashing``,
-    ``none``); by default the manifest's ``[index] embedder``. ``database_url``
-    (``postgresql://...``): the folder is kept in that database and ``path`` is its
-    agent id (``open_agent``).
-    """
-    if database_url:
-        return open_agent(database_url, str(path), clock=clock, embedder=embedder)
-    root = find_root(path)
-    memory = Memory(root, load_manifest(root / MANIFEST_NAME), clock=clock, embedder=embedder)
-    assert isinstance(memory.lock, FolderLock)  # on disk
-    why = memory.lock.writable()
-    if why is not None:
-        memory.read_only = why
-        memory.notices.append(Notice("folder", f"opened read-only: {why}"))
-        return memory
-    memory._startup()
-    return memory

@@ -15,8 +15,11 @@ Invariants:
   ``entry_points.txt`` of its dist-info, found on ``sys.path`` as
   ``importlib.metadata`` finds it, without importing that module: importing it
   costs 40-170 ms on a loaded machine, more than a whole ``memdir save``); a name
-  that is not memdir's own is looked up in every installed distribution, through
-  ``importlib.metadata``.
+  that is not memdir's own is looked up the same way in the other distributions'
+  ``entry_points.txt`` on ``sys.path`` (``_installed_value``), read only when such a
+  name is asked for. ``importlib.metadata`` is imported only to list every plugin
+  (``names``, ``installed``: ``memdir plugins``, an unknown name's error) or to find
+  one where no dist-info folder holds it (a zipped or custom-found distribution).
 - memdir's own names cannot be taken: a third party's entry point of the same
   name is listed (``memdir plugins``) as shadowed, never loaded.
 - Every failure is a ``PluginError`` saying which name, which group, and what is
@@ -25,9 +28,12 @@ Invariants:
 
 from __future__ import annotations
 
+import functools
 import importlib
 import os
+import re
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -107,16 +113,20 @@ def resolve(seam: str, name: str) -> Any:
     value = own_entry_points().get(group, {}).get(name)
     if value is not None:
         return _load_value(value, name, group)
-    from importlib import metadata
+    value = _installed_value(group, name)
+    load: Callable[[], Any] | None = None
+    if value is not None:
+        load = functools.partial(_import_value, value)
+    else:  # not in a dist-info folder on sys.path: ask importlib.metadata
+        from importlib import metadata
 
-    for entry in metadata.entry_points(group=group):
-        if entry.name == name:
-            try:
-                return entry.load()
-            except Exception as exc:  # a broken plugin: say which
-                raise PluginError(
-                    f"the {group} plugin {name!r} could not be loaded: {exc!r}"
-                ) from exc
+        found = (entry for entry in metadata.entry_points(group=group) if entry.name == name)
+        load = next((entry.load for entry in found), None)
+    if load is not None:
+        try:
+            return load()
+        except Exception as exc:  # a broken plugin: say which
+            raise PluginError(f"the {group} plugin {name!r} could not be loaded: {exc!r}") from exc
     raise PluginError(f"no {seam[:-1]} named {name!r}; known: {', '.join(names(seam))}")
 
 
@@ -192,14 +202,57 @@ def _own_metadata() -> Path | None:
 
 
 _PREFIX = f"{DISTRIBUTION}-"
+_INFO = (".dist-info", ".egg-info")
+
+
+def _installed_value(group: str, name: str) -> str | None:
+    """The ``module:attr`` of entry point ``name`` in ``group``, from the first
+    distribution on ``sys.path`` whose ``entry_points.txt`` declares it; each
+    distribution counted once, where ``sys.path`` first has it (as
+    ``importlib.metadata`` sees them)."""
+    seen: set[str] = set()
+    for entry in sys.path:
+        folder = entry or os.curdir
+        try:
+            with os.scandir(folder) as listing:
+                infos = sorted(e.name for e in listing if e.name.endswith(_INFO))
+        except OSError:  # not a folder (a zip), or gone
+            continue
+        for info in infos:
+            distribution = _normalized(info.partition("-")[0].rsplit(".", 1)[0])
+            if distribution in seen:
+                continue
+            seen.add(distribution)
+            try:
+                text = (Path(folder) / info / "entry_points.txt").read_text(encoding="utf-8")
+            except OSError:  # no entry points
+                continue
+            value = parse_entry_points(text).get(group, {}).get(name)
+            if value is not None:
+                return value
+    return None
+
+
+def _normalized(distribution: str) -> str:
+    """A distribution's name as PEP 503 compares them (``My.Plugin`` is ``my_plugin``)."""
+    return "_".join(part for part in _SEPARATORS.split(distribution.lower()) if part)
+
+
+_SEPARATORS = re.compile(r"[-_.]+")
+
+
+def _import_value(value: str) -> Any:
+    """The object an entry point's ``module:attr.attr [extras]`` names, imported."""
+    module_name, _, attribute = value.partition("[")[0].partition(":")
+    found: Any = importlib.import_module(module_name.strip())
+    for part in attribute.strip().split(".") if attribute.strip() else []:
+        found = getattr(found, part)
+    return found
 
 
 def _load_value(value: str, name: str, group: str) -> Any:
-    module_name, _, attribute = value.partition(":")
     try:
-        found: Any = importlib.import_module(module_name.strip())
-        for part in attribute.strip().split(".") if attribute.strip() else []:
-            found = getattr(found, part)
+        found: Any = _import_value(value)
     except (ImportError, AttributeError) as exc:
         message = f"memdir's own {group} plugin {name!r} ({value}) is missing: {exc}"
         raise PluginError(message) from None

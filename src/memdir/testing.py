@@ -297,18 +297,18 @@ class ChatServer:
         with self._lock:
             self.requests.append(request)
             number = len(self.requests)
-            reply: ServerReply | None = None
-            if self._every is None and self._script:
-                reply = self._script.pop(0)
         if request.method == "GET" and request.path.rstrip("/") == "/v1/models":
             return _json(200, {"object": "list", "data": [{"id": self.model, "object": "model"}]})
         if request.method == "POST" and request.path.rstrip("/") == "/v1/embeddings":
-            if reply is not None:  # a chat reply is not this request's: put it back
-                with self._lock:
-                    self._script.insert(0, reply)
             return self._embeddings(request)
         if request.method != "POST" or request.path.rstrip("/") != "/v1/chat/completions":
             return _error(404, f"no route {request.method} {request.path}")
+        # only a chat completion takes the script's next reply: a model listing, an
+        # embeddings request or a wrong route leaves it for the completion it was for
+        reply: ServerReply | None = None
+        with self._lock:
+            if self._every is None and self._script:
+                reply = self._script.pop(0)
         if self._every is not None:
             try:
                 reply = self._every(request)

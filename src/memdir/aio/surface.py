@@ -45,14 +45,17 @@ if TYPE_CHECKING:
     from memdir.maintain.graph import Graph
     from memdir.maintain.jobs import MaintainReport
     from memdir.results import Notice, Progress, WriteResult
-    from memdir.stores.history import Activity, ActivityDetail, ActivityRun, T
+    from memdir.stores.activities import Activity, ActivityDetail, ActivityRun
+    from memdir.stores.history_file import T
     from memdir.stores.history_schema import Restart
     from memdir.stores.intel import PreviousWeek, RotationReport
     from memdir.stores.journal import CompressionReport, DaySummariser
-    from memdir.stores.knowledge import KnowledgeSection, KnowledgeUsage, Observation
+    from memdir.stores.knowledge import KnowledgeSection
+    from memdir.stores.knowledge_caps import KnowledgeUsage
     from memdir.stores.knowledge_edit import KnowledgeEdit
     from memdir.stores.lessons import Lesson
     from memdir.stores.notebook import NotebookEntry
+    from memdir.stores.observations import Observation
     from memdir.stores.sessions import SessionInfo
     from memdir.stores.state import StateEntry
     from memdir.stores.vault import CardInfo, CardRead

@@ -286,6 +286,28 @@ def report_write(result: WriteResult, as_json: bool, lines: list[str] | None = N
         raise typer.Exit(1)
 
 
+def with_warnings(result: WriteResult, lines: list[str] | None = None) -> list[str]:
+    """A write's lines (``describe``'s unless given), then its warnings (text that reads
+    as instructions)."""
+    shown = describe(result) if lines is None else lines
+    return shown + [f"  warning: {warning}" for warning in result.warnings]
+
+
+def write_once(
+    folder: Path | None,
+    agent: str | None,
+    as_json: bool,
+    write: Callable[[Memory], WriteResult],
+    lines: Callable[[WriteResult], list[str]] | None = None,
+) -> None:
+    """A command that is one store write: open the folder, ``write(memory)``, close it,
+    then print the result with its warnings (``lines(result)``, else ``describe``'s);
+    a refusal prints its reason and exits 1 (``report_write``)."""
+    with opened(folder, agent) as memory:
+        result = write(memory)
+    report_write(result, as_json, with_warnings(result, lines(result) if lines else None))
+
+
 def print_hits(hits: list[Hit]) -> None:
     """Numbered hits, each with its kind, tier and score (a listing: its date), and
     what the search did: widened to the colder tiers, or how many hits wait there."""

@@ -27,14 +27,14 @@ from memdir.cli._common import (
     opened,
     print_json,
     read_text,
-    report_write,
     reports_errors,
+    write_once,
 )
 from memdir.files.cards import CARD_TYPES
 from memdir.tiers import TIERS
 
 if TYPE_CHECKING:
-    from memdir.stores.vault import CardInfo, VaultStore
+    from memdir.stores.vault import CardInfo, CardRead, VaultStore
 
 card_app = typer.Typer(
     help="Vault cards, one per person, project, company or idea: write, show, list, links, "
@@ -77,6 +77,15 @@ def _found(vault: VaultStore, ref: str) -> str:
         fail(f"no card {ref!r} in the vault; memdir card list shows the cards there are")
     assert path is not None
     return path
+
+
+def _read(vault: VaultStore, ref: str, *, touch: bool) -> CardRead:
+    """The card ``ref`` names, read (and touched, if ``touch``), or exit with the reason."""
+    read = vault.read(_found(vault, ref), touch=touch)
+    if read is None:  # removed between resolving and reading
+        fail(f"no card {ref!r} in the vault")
+    assert read is not None
+    return read
 
 
 def _info(info: CardInfo) -> dict[str, Any]:
@@ -163,12 +172,15 @@ def card_write(
     the old ones; its ## History is always kept."""
     fields = _fields(field)
     body = read_text(text) if text is not None else None  # stdin before the folder lock
-    with opened(folder, agent) as memory:
-        result = memory.vault.write(
+    write_once(
+        folder,
+        agent,
+        as_json,
+        lambda memory: memory.vault.write(
             title, body, type=kind, tags=tag, links=link, folder=card_folder, fields=fields
-        )
-    lines = [f"{result.action.capitalize()} card {result.key}.", *result.notes]
-    report_write(result, as_json, lines + [f"  warning: {w}" for w in result.warnings])
+        ),
+        lambda result: [f"{result.action.capitalize()} card {result.key}.", *result.notes],
+    )
 
 
 @card_app.command("show")
@@ -187,10 +199,7 @@ def card_show(
     from memdir.tools.schema import json_safe
 
     with opened(folder, agent) as memory:
-        read = memory.vault.read(_found(memory.vault, card), touch=not no_touch)
-    if read is None:  # removed between resolving and reading
-        fail(f"no card {card!r} in the vault")
-    assert read is not None
+        read = _read(memory.vault, card, touch=not no_touch)
     if as_json:
         meta = json_safe(read.meta)
         print_json({"path": read.path, "meta": meta, "body": read.body, "touched": read.touched})
@@ -302,16 +311,16 @@ def card_history(
 
     if text is not None:
         line = read_text(text)
-        with opened(folder, agent) as memory:
-            result = memory.vault.append_history(card, line)
-        lines = [f"Added to the history of {result.key}.", *result.notes]
-        report_write(result, as_json, lines + [f"  warning: {w}" for w in result.warnings])
+        write_once(
+            folder,
+            agent,
+            as_json,
+            lambda memory: memory.vault.append_history(card, line),
+            lambda result: [f"Added to the history of {result.key}.", *result.notes],
+        )
         return
     with opened(folder, agent) as memory:
-        read = memory.vault.read(_found(memory.vault, card), touch=False)
-    if read is None:
-        fail(f"no card {card!r} in the vault")
-    assert read is not None
+        read = _read(memory.vault, card, touch=False)
     section = SectionDocument.parse(Card.parse(read.text).body).get(HISTORY)
     history = [line for line in (section.body if section else "").splitlines() if line.strip()]
     if as_json:

@@ -32,13 +32,12 @@ from memdir.cli._common import (
     TextArgument,
     app,
     console,
-    describe,
     fail,
     opened,
     print_json,
     read_text,
-    report_write,
     reports_errors,
+    write_once,
 )
 
 if TYPE_CHECKING:
@@ -51,11 +50,6 @@ class JournalSection(enum.StrEnum):
     learning = "learning"
     milestone = "milestone"
     context = "context"
-
-
-def _lines(result: WriteResult) -> list[str]:
-    """A write's lines, its warnings included (text that reads as instructions)."""
-    return describe(result) + [f"  warning: {warning}" for warning in result.warnings]
 
 
 # -- journal -------------------------------------------------------------------------
@@ -88,9 +82,9 @@ def journal_append(
     """Add a line to today's journal (journal_append); a milestone is stamped with the time,
     a decision without its reason is marked "(why: not recorded)"."""
     line = read_text(text)
-    with opened(folder, agent) as memory:
-        result = memory.journal.append(section.value, line, why=why)
-    report_write(result, as_json, _lines(result))
+    write_once(
+        folder, agent, as_json, lambda memory: memory.journal.append(section.value, line, why=why)
+    )
 
 
 def _day(value: str | None, today: date) -> date:
@@ -161,9 +155,7 @@ def work_start(
 ) -> None:
     """Put a task at the top of Right Now (working_state_start): update BEFORE the work."""
     line = read_text(task)
-    with opened(folder, agent) as memory:
-        result = memory.workstate.start(line)
-    report_write(result, as_json, _lines(result))
+    write_once(folder, agent, as_json, lambda memory: memory.workstate.start(line))
 
 
 @work_app.command("finish")
@@ -183,9 +175,7 @@ def work_finish(
 ) -> None:
     """Move a task from Right Now to the Done list, stamped (working_state_finish)."""
     line = read_text(task) if task is not None else None
-    with opened(folder, agent) as memory:
-        result = memory.workstate.finish(line)
-    report_write(result, as_json, _lines(result))
+    write_once(folder, agent, as_json, lambda memory: memory.workstate.finish(line))
 
 
 @work_app.command("spawn")
@@ -200,9 +190,7 @@ def work_spawn(
     """Record a sub-agent under Pending, with the moment it was spawned (working_state_spawn);
     the journal gains a milestone."""
     line = read_text(task)
-    with opened(folder, agent) as memory:
-        result = memory.workstate.spawn(label, line)
-    report_write(result, as_json, _lines(result))
+    write_once(folder, agent, as_json, lambda memory: memory.workstate.spawn(label, line))
 
 
 def _output_path(path: Path, root: Path) -> str:
@@ -244,10 +232,12 @@ def work_result(
     """Record a sub-agent's result in Done (working_state_result): verified only when every
     --file passes its checks, else marked UNVERIFIED with what failed."""
     text = read_text(summary)
-    with opened(folder, agent) as memory:
+
+    def record(memory: Memory) -> WriteResult:
         files = [_output_path(path, memory.root) for path in file or []]
-        result = memory.workstate.result(label, text, verified=verified, files=files or None)
-    report_write(result, as_json, _lines(result))
+        return memory.workstate.result(label, text, verified=verified, files=files or None)
+
+    write_once(folder, agent, as_json, record)
 
 
 def _view(memory: Memory) -> dict[str, Any]:
@@ -314,9 +304,7 @@ def intel_add(
 ) -> None:
     """Add a finding to this week's intel on a project (memdir rotate compresses past weeks)."""
     line = read_text(text)
-    with opened(folder, agent) as memory:
-        result = memory.intel.add(project, line, topic)
-    report_write(result, as_json, _lines(result))
+    write_once(folder, agent, as_json, lambda memory: memory.intel.add(project, line, topic))
 
 
 @intel_app.command("show")

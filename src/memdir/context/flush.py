@@ -9,6 +9,10 @@ one, so it can never trigger another flush); never without a recorded usage.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from memdir.memory import Memory
 
 FLUSH_THRESHOLD = 0.75
 
@@ -52,3 +56,19 @@ def flush_instruction(usage: float) -> str:
         "what is done, and what comes next. Do not continue the task in this session; "
         "answer DONE when everything is saved."
     )
+
+
+def open_flush(memory: Memory, session_id: str) -> FlushRequest | None:
+    """``Memory.maybe_memory_flush``: if the session's last turn filled its context past
+    ``[context] flush_threshold``, claim the flush (once per session, across processes),
+    open a ``sys_`` session holding the instruction and return it; else None."""
+    usage, flushed = memory.history.usage(session_id)
+    threshold = memory.manifest.context.flush_threshold
+    if not should_memory_flush(usage, threshold, FlushSession(session_id, flushed)):
+        return None
+    if usage is None or not memory.history.claim_flush(session_id):
+        return None  # another process flushed this session first
+    instruction = flush_instruction(usage)
+    flush_id = memory.sessions.create("sys")
+    memory.sessions.append_message(flush_id, {"role": "system", "content": instruction})
+    return FlushRequest(flush_id, session_id, usage, instruction)

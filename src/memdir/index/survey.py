@@ -138,6 +138,13 @@ class Survey:
             plan = self._plan = self._classify(listing)
         return listing, plan
 
+    def names_moved(self) -> bool:
+        """Whether a file was added, removed or renamed since the last scan listed the
+        folders: a stat per folder (``paths.Listings``) and none per file, so a file
+        edited in place is not seen here (a scan's stat of it is needed for that)."""
+        listing = _Listing(self.space, self.manifest, self._listings)
+        return self._plan is None or self._plan.key != listing.key
+
     def compare(
         self, known: Mapping[str, tuple[int, int, str]]
     ) -> tuple[list[tuple[str, Owner, os.stat_result]], int, Set[str]]:

@@ -18,12 +18,11 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
 from memdir.config import MANIFEST_NAME
-from memdir.files.atomic import atomic_write
 from memdir.files.encoding import encode
 from memdir.files.reader import resolve_inside
 from memdir.maintain.backup import BackupError, _git
 from memdir.results import WriteResult
-from memdir.stores.base import Refusal, read_text
+from memdir.stores.base import Refusal, decode
 from memdir.stores.validate import check_text
 from memdir.timeutil import format_ts
 
@@ -50,12 +49,13 @@ class Version:
 
 
 def dream_snapshots(memory: Memory) -> list[Snapshot]:
-    """knowledge.md as each dream found it, newest first."""
-    folder = memory.root / memory.manifest.archive_dir() / "dreams"
+    """knowledge.md as each dream found it, newest first (on any backend)."""
+    folder = f"{memory.manifest.archive_dir()}/dreams"
     found = []
-    for path in sorted(folder.glob(f"*{SNAPSHOT_SUFFIX}"), reverse=True):
-        stamp = path.name.removesuffix(SNAPSHOT_SUFFIX)
-        found.append(Snapshot(path.relative_to(memory.root).as_posix(), _stamp_time(stamp)))
+    for path in sorted(memory.files.paths(folder), reverse=True):
+        name = path.rpartition("/")[2]
+        if path.count("/") == folder.count("/") + 1 and name.endswith(SNAPSHOT_SUFFIX):
+            found.append(Snapshot(path, _stamp_time(name.removesuffix(SNAPSHOT_SUFFIX))))
     return found
 
 
@@ -73,7 +73,7 @@ def snapshot_text(memory: Memory, snapshot: str) -> str | None:
     """The text of a dream snapshot named by its path, or None if it is not one."""
     for known in dream_snapshots(memory):
         if known.path == snapshot:
-            return read_text(memory.root / known.path)
+            return decode(memory.files.read(known.path))
     return None
 
 
@@ -155,7 +155,7 @@ def restore_file(memory: Memory, relpath: str, text: str, *, source: str) -> Wri
     inside = resolve_inside(memory.space, relpath)
     if isinstance(inside, str):
         return WriteResult.refused(relpath, f"{inside}; nothing was written")
-    target, relpath = inside
+    _, relpath = inside
     if relpath == MANIFEST_NAME:
         return WriteResult.refused(
             relpath,
@@ -166,20 +166,25 @@ def restore_file(memory: Memory, relpath: str, text: str, *, source: str) -> Wri
         check_text(text, "the restored text")
     except Refusal as refusal:
         return WriteResult.refused(relpath, refusal.reason)
+    unwritable = memory.files.unwritable(relpath)
+    if unwritable is not None:
+        return WriteResult.refused(relpath, unwritable)
     with memory.lock:
-        current = read_text(target)
+        current = decode(memory.files.read(relpath))
         if current == text:
             return WriteResult.refused(
                 relpath, f"{relpath} already holds the text of {source}; nothing changed"
             )
         notes = [f"restored from {source}"]
         kept = None
+        writes = []
         if current:
             stamp = format_ts(memory.clock()).replace(":", "-")
             name = PurePosixPath(relpath).name
             kept = f"{memory.manifest.archive_dir()}/{RESTORED_DIR}/{stamp}.{name}.bak"
-            atomic_write(memory.root / kept, encode(current))
+            writes.append((kept, encode(current)))
             notes.append(f"what it held before is kept in {kept}")
-        atomic_write(target, encode(text))
+        writes.append((relpath, encode(text)))
+        memory.files.write_all(writes)  # the copy first: never the file without it
         memory.files_changed([(relpath, text)])
     return WriteResult(ok=True, store=relpath, action="updated", archive=kept, notes=tuple(notes))

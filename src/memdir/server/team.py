@@ -3,7 +3,8 @@
 ``memdir serve --http --database-url URL`` runs ``TeamApp``: the MCP endpoint of agent
 ID is ``/agents/ID/mcp`` (streamable HTTP, the single-folder server's ``MemdirMCP``
 over that agent's ``Memory``, so the same tools, resources and prompt), and
-``/healthz`` answers a load balancer (200 when the database answers, else 503).
+``/healthz`` answers a load balancer (200 when the database answers, else 503), and
+``/agents/ID/ui/`` is the agent's web page under the same tokens (``server.team_ui``).
 
 - Which agent a request acts for is its path, never guessed. Every request needs
   ``Authorization: Bearer <token>`` for THAT agent (``storage.postgres.tokens``): no
@@ -50,6 +51,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from memdir.config import AGENT_ID_RE
 from memdir.server.mcp import ASGIApp, MemdirMCP, Receive, Scope, Send, tool_result
 from memdir.server.mcp_sessions import IDLE_SECONDS
+from memdir.server.team_ui import TeamPages
 from memdir.storage.postgres.tokens import TokenRefused
 from memdir.tools.registry import error
 
@@ -203,6 +205,8 @@ class _Served:
     stop: anyio.Event = field(default_factory=anyio.Event)
     stopped: anyio.Event = field(default_factory=anyio.Event)
     in_flight: int = 0
+    pages: ASGIApp | None = None
+    """the agent's web page over this memory (``server.team_ui``), made when first asked"""
 
 
 class TeamApp:
@@ -227,6 +231,8 @@ class TeamApp:
         self._open: OrderedDict[tuple[str, bool], _Served] = OrderedDict()
         self._opening: dict[tuple[str, bool], anyio.Lock] = {}
         self._tasks: anyio.abc.TaskGroup | None = None
+        self.pages = TeamPages(self)
+        """``/agents/ID/ui``: the agent's web page, under the same tokens"""
 
     async def run(self, call: Callable[[], T]) -> T:
         """``call()`` in a worker thread of the pool, with this request's context."""
@@ -246,9 +252,16 @@ class TeamApp:
         if path == "/healthz":
             await self._healthz(send)
             return
+        paged = TeamPages.match(path)
+        if paged is not None:
+            await self.pages(paged, scope, receive, send)
+            return
         matched = AGENT_PATH.fullmatch(path)
         if matched is None:
-            await _answer(send, 404, "not found: the MCP endpoint of agent ID is /agents/ID/mcp")
+            await _answer(
+                send, 404, "not found: the MCP endpoint of agent ID is /agents/ID/mcp, its "
+                "web page /agents/ID/ui/"
+            )  # fmt: skip
             return
         await self._agent_request(matched.group(1), scope, receive, send)
 
@@ -513,7 +526,8 @@ def announcement(url: str, host: str, port: int) -> str:
     shown = f"[{host}]" if ":" in host else host
     return (
         f"memdir: serving every agent of the {where(url)} over MCP at "
-        f"http://{shown}:{port}/agents/ID/mcp (health: /healthz)\n"
+        f"http://{shown}:{port}/agents/ID/mcp (health: /healthz; each agent's web page: "
+        f"http://{shown}:{port}/agents/ID/ui/?token=<token>)\n"
         "memdir: each request needs 'Authorization: Bearer <token>' for its agent "
         "(memdir token create); Ctrl-C stops it"
     )

@@ -15,164 +15,56 @@ backup API while other processes write. Never deleted; it grows for years, so
 recall is indexed: by time, type and task, and FTS5 over label, summary and
 keywords. Schema changes are named migrations recorded in the database.
 
-A damaged file (truncated, overwritten, a bad page, a schema its migrations cannot
-read) must not stop the agent: every public method runs through ``History.guard``,
-which, when SQLite says so (``memdir.sqlite.damage_reason``), renames the file to
-``history.db.corrupt-<UTC stamp>`` under the folder lock, starts a fresh history,
-records the restart in its ``history_restarts`` table, sends a ``Notice`` and runs
-the call again. A process whose file another process set aside follows it to the
-fresh one and moves nothing (the inode at the path changed: checked before every
-write, since SQLite in WAL mode would write on to the old file, and before a read at
-most once a second). The rows
-of the damaged file are not lost with it: ``memdir doctor`` keeps reporting it and
-``memdir doctor --repair`` reads them back (``memdir.maintain.salvage``). An activity being
-run across the restart is not in the fresh file: logging to it raises ``HistoryError``.
+A damaged file must not stop the agent: every public method runs through
+``HistoryFile.guard`` (``memdir.stores.history_file``), which sets the file aside and
+starts a fresh one; the records (``Activity`` and its kin) are in
+``memdir.stores.activities``, the export in ``memdir.stores.history_export``, all
+re-exported here. An activity being run across a restart is not in the fresh file:
+logging to it raises ``HistoryError``.
 """
 
 from __future__ import annotations
 
-import contextlib
-import functools
 import json
-import os
 import re
 import secrets
 import sqlite3
 import tempfile
-import threading
-import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
-from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
+from typing import Any
 
-from memdir import sqlite
-from memdir.errors import MemdirError, ReadOnlyFolder
+from memdir.errors import MemdirError
 from memdir.results import Notice
 from memdir.sqlite import transaction
+from memdir.stores.activities import ACTIVITY_COLUMNS, activity_from_row
+from memdir.stores.activities import Activity as Activity
+from memdir.stores.activities import ActivityDetail as ActivityDetail
+from memdir.stores.activities import ActivityRun as ActivityRun
+from memdir.stores.activities import run_activity as run_activity
 from memdir.stores.history_digest import LogEvent, summarise
 from memdir.stores.history_digest import keywords as find_keywords
+from memdir.stores.history_export import sqlite_records
+from memdir.stores.history_export import write_jsonl as write_jsonl
+from memdir.stores.history_file import FOLLOW_SECONDS as FOLLOW_SECONDS
+from memdir.stores.history_file import HistoryFile, guarded, writing
 from memdir.stores.history_schema import ACTIVITY_TYPES as ACTIVITY_TYPES
 from memdir.stores.history_schema import LOG_TYPES as LOG_TYPES
 from memdir.stores.history_schema import MIGRATIONS as MIGRATIONS
 from memdir.stores.history_schema import Restart as Restart
-from memdir.stores.history_schema import read_only_history, restarts_in
 from memdir.stores.history_schema import read_restarts as read_restarts
-from memdir.timeutil import Clock, format_ts, parse_ts
-
-if TYPE_CHECKING:
-    from memdir.storage.seam import HistoryStore
+from memdir.timeutil import Clock, format_ts
 
 _WORD_RE = re.compile(r"\w+", re.UNICODE)
-FOLLOW_SECONDS = 1.0  # how stale a read may be after another process set the file aside
-P = ParamSpec("P")
-T = TypeVar("T")
 
 
 class HistoryError(MemdirError, ValueError):
     """A bad call on the history: unknown activity, bad type, an activity ended twice."""
 
 
-_ACTIVITY_COLUMNS = (
-    "id, agent_id, type, label, task_id, summary, keywords, started_at, ended_at, "
-    "total_tokens, total_tools, success"
-)
-
-
-@dataclass(frozen=True)
-class Activity:
-    id: str
-    agent_id: str
-    type: str
-    label: str
-    task_id: str | None
-    summary: str | None
-    keywords: tuple[str, ...]
-    started_at: datetime
-    ended_at: datetime | None
-    total_tokens: int
-    total_tools: int
-    success: bool | None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "agentId": self.agent_id,
-            "type": self.type,
-            "label": self.label,
-            "taskId": self.task_id,
-            "summary": self.summary,
-            "keywords": list(self.keywords),
-            "startedAt": format_ts(self.started_at),
-            "endedAt": format_ts(self.ended_at) if self.ended_at else None,
-            "totalTokens": self.total_tokens,
-            "totalTools": self.total_tools,
-            "success": self.success,
-        }
-
-
-@dataclass(frozen=True)
-class ActivityDetail:
-    activity: Activity
-    logs: tuple[LogEvent, ...] = field(default_factory=tuple)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            **self.activity.to_dict(),
-            "logs": [
-                {"seq": e.seq, "type": e.type, "content": e.content, "metadata": e.metadata}
-                for e in self.logs
-            ],
-        }
-
-
-def _activity(row: tuple[Any, ...]) -> Activity:
-    keys = tuple(k.strip() for k in (row[6] or "").split(",") if k.strip())
-    started = parse_ts(row[7])
-    assert started is not None
-    success = None if row[11] is None else bool(row[11])
-    return Activity(
-        row[0], row[1], row[2], row[3], row[4], row[5], keys, started, parse_ts(row[8]),
-        int(row[9]), int(row[10]), success,
-    )  # fmt: skip
-
-
-class ActivityRun:
-    """An activity being run inside ``History.activity(...)``."""
-
-    def __init__(self, history: HistoryStore, activity_id: str) -> None:
-        self.history = history
-        self.id = activity_id
-        self.summary: str | None = None
-        self.keywords: list[str] | None = None
-
-    def log(self, type: str, content: str, metadata: dict[str, Any] | None = None) -> int:
-        return self.history.log(self.id, type, content, metadata)
-
-
-def _guarded(method: Callable[Concatenate[History, P], T]) -> Callable[Concatenate[History, P], T]:
-    """``History.guard`` around a method that reads."""
-
-    @functools.wraps(method)
-    def wrapper(history: History, /, *args: P.args, **kwargs: P.kwargs) -> T:
-        return history.guard(lambda: method(history, *args, **kwargs))
-
-    return wrapper
-
-
-def _writing(method: Callable[Concatenate[History, P], T]) -> Callable[Concatenate[History, P], T]:
-    """``History.guard`` around a method that writes."""
-
-    @functools.wraps(method)
-    def wrapper(history: History, /, *args: P.args, **kwargs: P.kwargs) -> T:
-        return history.guard(lambda: method(history, *args, **kwargs), writes=True)
-
-    return wrapper
-
-
-class History:
+class History(HistoryFile):
     def __init__(
         self,
         path: Path,
@@ -188,130 +80,13 @@ class History:
         ``on_notice`` hears that it was. ``read_only`` (why the folder cannot be
         written) opens the file without writing it: reads work, writes raise
         ``ReadOnlyFolder``."""
-        self.read_only = read_only
-        self.path = path
         self.agent_id = agent_id
-        self.clock = clock
         self.on_end = on_end
-        self.folder_lock = lock
-        self.on_notice = on_notice
-        self._lock = threading.RLock()
-        self._guards = threading.local()  # how deep in ``guard`` each thread is
-        self._follow_at = time.monotonic() + FOLLOW_SECONDS
-        self._file_id = sqlite.file_id(path)
-        if read_only is not None:
-            self.db = read_only_history(path)
-            return
-        try:
-            self.db = sqlite.connect(path, MIGRATIONS)
-        except sqlite3.DatabaseError as exc:
-            if not self._recover(exc, opening=True):
-                raise
-        self._file_id = sqlite.file_id(path)
-
-    def close(self) -> None:
-        self.db.close()
-
-    # -- a damaged file ----------------------------------------------------------
-
-    def guard(self, operation: Callable[[], T], *, writes: bool = False) -> T:
-        """Run ``operation``; if it finds the file damaged, set it aside, start a fresh
-        history and run it once more. Every public method runs through here; only a
-        thread's outermost call mends. It first checks that the file is still the one it
-        opened (another process may have set it aside, and in WAL mode SQLite would go on
-        writing to the old file without a word): before every write, and before a read
-        at most once every ``FOLLOW_SECONDS``."""
-        if writes and self.read_only is not None:
-            raise ReadOnlyFolder(self.read_only)
-        if self.read_only is not None:
-            try:
-                return operation()
-            except sqlite3.DatabaseError as exc:
-                if not sqlite.is_damage(exc):
-                    raise
-                self._read_as_empty(str(exc))
-            return operation()
-        depth = getattr(self._guards, "depth", 0)
-        self._guards.depth = depth + 1
-        try:
-            if not depth and (writes or time.monotonic() >= self._follow_at):
-                self._follow_at = time.monotonic() + FOLLOW_SECONDS
-                if sqlite.file_id(self.path) != self._file_id:
-                    self._recover(sqlite3.DatabaseError(sqlite.MOVED))
-            return operation()
-        except sqlite3.DatabaseError as exc:
-            if depth or not self._recover(exc):
-                raise
-        finally:
-            self._guards.depth = depth
-        return operation()
-
-    def _read_as_empty(self, reason: str) -> None:
-        """A damaged file in a folder this process cannot write: it cannot be set aside,
-        so this process reads an empty history in memory instead."""
-        with self._lock:
-            with contextlib.suppress(sqlite3.Error):
-                self.db.close()
-            self.db = read_only_history(Path(os.devnull) / "none")
-        if self.on_notice is not None:
-            where = f"{self.path.parent.name}/{self.path.name}"
-            self.on_notice(
-                Notice(
-                    "history",
-                    f"{where} is damaged ({reason}) and the folder is read-only: it reads as "
-                    "empty here; `memdir doctor --repair` where the folder can be written",
-                )
-            )
-
-    def _recover(self, exc: sqlite3.DatabaseError, *, opening: bool = False) -> bool:
-        """True if ``exc`` came from a damaged (or moved) file and a sound one is open now."""
-        db = None if opening else self.db
-        reason = sqlite.damage_reason(exc, db, self.path, self._file_id, MIGRATIONS)
-        if reason is None:
-            return False
-        self._mend(reason, db)
-        return True
-
-    def mend(self, reason: str) -> Path | None:
-        """Set the file aside as damaged (``reason``: what ``memdir doctor`` found) and
-        start a fresh history; the moved file's path (``memdir doctor --repair``)."""
-        return self._mend(reason, self.db)
-
-    def _mend(self, reason: str, db: sqlite3.Connection | None) -> Path | None:
-        with self.folder_lock or contextlib.nullcontext(), self._lock:
-            if db is not None:
-                with contextlib.suppress(sqlite3.Error):
-                    db.close()
-            moved = sqlite.set_aside(self.path, reason, self._file_id, self.clock(), None)
-            self.db = sqlite.connect(self.path, MIGRATIONS)
-            self._file_id = sqlite.file_id(self.path)
-            if moved is not None:
-                self.db.execute(
-                    "INSERT OR IGNORE INTO history_restarts (moved_to, reason, restarted_at) "
-                    "VALUES (?, ?, ?)",
-                    (moved.name, reason, format_ts(self.clock())),
-                )
-        if moved is not None and self.on_notice is not None:
-            where = f"{self.path.parent.name}/{self.path.name}"
-            self.on_notice(
-                Notice(
-                    "history",
-                    f"{where} was damaged ({reason}); moved aside to "
-                    f"{self.path.parent.name}/{moved.name} and started a fresh one: "
-                    "`memdir doctor --repair` recovers what it can",
-                )
-            )
-        return moved
-
-    @_guarded
-    def restarts(self) -> list[Restart]:
-        """Every time a damaged history was set aside for this one, oldest first."""
-        with self._lock:
-            return restarts_in(self.db)
+        super().__init__(path, clock, lock=lock, on_notice=on_notice, read_only=read_only)
 
     # -- writing ---------------------------------------------------------------
 
-    @_writing
+    @writing
     def start_activity(self, type: str, label: str, task_id: str | None = None) -> str:
         if type not in ACTIVITY_TYPES:
             raise HistoryError(f"activity type must be one of {', '.join(ACTIVITY_TYPES)}")
@@ -336,7 +111,7 @@ class History:
                 return activity_id
         raise AssertionError("unreachable")
 
-    @_writing
+    @writing
     def log(
         self, activity_id: str, type: str, content: str, metadata: dict[str, Any] | None = None
     ) -> int:
@@ -369,7 +144,7 @@ class History:
             )
         return int(seq)
 
-    @_writing
+    @writing
     def end_activity(
         self,
         activity_id: str,
@@ -409,7 +184,7 @@ class History:
         with run_activity(self, type, label, task_id) as run:
             yield run
 
-    @_writing
+    @writing
     def receive(
         self,
         source: str,
@@ -429,7 +204,7 @@ class History:
             )  # fmt: skip
         return item_id
 
-    @_writing
+    @writing
     def decide(
         self, decision: str, reason: str | None = None, *, mailbox_item_id: str | None = None,
         activity_id: str | None = None, metadata: dict[str, Any] | None = None,
@@ -447,7 +222,7 @@ class History:
 
     # -- context usage (for the memory flush) ----------------------------------
 
-    @_writing
+    @writing
     def record_usage(self, session_id: str, used_tokens: int, window_tokens: int) -> None:
         """How full a session's context was on its last turn."""
         if window_tokens <= 0 or used_tokens < 0:
@@ -461,7 +236,7 @@ class History:
                 (session_id, used_tokens, window_tokens, format_ts(self.clock())),
             )
 
-    @_guarded
+    @guarded
     def usage(self, session_id: str) -> tuple[float | None, bool]:
         """The last recorded usage ratio (None if never recorded) and whether a flush ran."""
         with self._lock:
@@ -474,7 +249,7 @@ class History:
             return None, False
         return row[0] / row[1], row[2] is not None
 
-    @_writing
+    @writing
     def claim_flush(self, session_id: str) -> bool:
         """Mark the session flushed; False if it already was (one flush per session)."""
         with self._lock:
@@ -487,7 +262,7 @@ class History:
 
     # -- recall ----------------------------------------------------------------
 
-    @_guarded
+    @guarded
     def recent(
         self,
         limit: int = 20,
@@ -500,13 +275,13 @@ class History:
         """Recent activities, newest first (recall_activity list)."""
         clauses, params = self._filters(type, task_id, since, until)
         sql = (
-            f"SELECT {_ACTIVITY_COLUMNS} FROM agent_activities WHERE {clauses} "
+            f"SELECT {ACTIVITY_COLUMNS} FROM agent_activities WHERE {clauses} "
             "ORDER BY started_at DESC, rowid DESC LIMIT ?"
         )
         with self._lock:
-            return [_activity(row) for row in self.db.execute(sql, [*params, limit])]
+            return [activity_from_row(row) for row in self.db.execute(sql, [*params, limit])]
 
-    @_guarded
+    @guarded
     def search(
         self, query: str, limit: int = 10, *, type: str | None = None, since: datetime | None = None
     ) -> list[Activity]:
@@ -516,7 +291,7 @@ class History:
             return self.recent(limit, type=type, since=since)
         match = " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
         clauses, params = self._filters(type, None, since, None, alias="a")
-        columns = ", ".join("a." + c.strip() for c in _ACTIVITY_COLUMNS.split(","))
+        columns = ", ".join("a." + c.strip() for c in ACTIVITY_COLUMNS.split(","))
         # Rank inside FTS first (a join before the sort costs twice as much on common
         # words); with filters, rank a wider slice, and all of it if that is not enough.
         filtered = clauses != "1"
@@ -529,30 +304,31 @@ class History:
             )
             with self._lock:
                 found = [
-                    _activity(row) for row in self.db.execute(sql, [match, pool, *params, limit])
+                    activity_from_row(row)
+                    for row in self.db.execute(sql, [match, pool, *params, limit])
                 ]
             if len(found) >= limit or pool == -1:
                 break
         return found
 
-    @_guarded
+    @guarded
     def unended(self, type: str | None = None) -> list[Activity]:
         """Activities started and not ended, oldest first: running, or left open by a
         process that died (the MCP server ends its own at its next start)."""
         clauses, params = self._filters(type, None, None, None)
         sql = (
-            f"SELECT {_ACTIVITY_COLUMNS} FROM agent_activities WHERE ended_at IS NULL "
+            f"SELECT {ACTIVITY_COLUMNS} FROM agent_activities WHERE ended_at IS NULL "
             f"AND {clauses} ORDER BY started_at, rowid"
         )
         with self._lock:
-            return [_activity(row) for row in self.db.execute(sql, params)]
+            return [activity_from_row(row) for row in self.db.execute(sql, params)]
 
-    @_guarded
+    @guarded
     def get(self, activity_id: str) -> ActivityDetail | None:
         """One activity with its ordered event logs (recall_activity get)."""
         with self._lock:
             row = self.db.execute(
-                f"SELECT {_ACTIVITY_COLUMNS} FROM agent_activities WHERE id = ?", (activity_id,)
+                f"SELECT {ACTIVITY_COLUMNS} FROM agent_activities WHERE id = ?", (activity_id,)
             ).fetchone()
             if row is None:
                 return None
@@ -564,7 +340,7 @@ class History:
         events = tuple(
             LogEvent(seq, t, content, json.loads(meta)) for seq, t, content, meta in logs
         )
-        return ActivityDetail(_activity(row), events)
+        return ActivityDetail(activity_from_row(row), events)
 
     def _filters(
         self,
@@ -591,7 +367,7 @@ class History:
 
     # -- copies ----------------------------------------------------------------
 
-    @_guarded
+    @guarded
     def snapshot(self, destination: Path) -> None:
         """A consistent copy of the database while others write (SQLite backup API)."""
         destination.parent.mkdir(parents=True, exist_ok=True)
@@ -610,65 +386,6 @@ class History:
             self.snapshot(snap_path)
             snap = History(snap_path, self.agent_id, self.clock)
             try:
-                return _write_jsonl(snap, out)
+                return write_jsonl(snap, out, sqlite_records(snap))
             finally:
                 snap.close()
-
-
-@contextmanager
-def run_activity(
-    history: HistoryStore, type: str, label: str, task_id: str | None = None
-) -> Iterator[ActivityRun]:
-    """``HistoryStore.activity`` on either backend: start, yield the run, end it (as
-    failed, with the exception logged, if the block raised)."""
-    run = ActivityRun(history, history.start_activity(type, label, task_id))
-    try:
-        yield run
-    except BaseException as exc:
-        history.log(run.id, "error", f"{exc.__class__.__name__}: {exc}")
-        history.end_activity(run.id, run.summary, run.keywords, success=False)
-        raise
-    history.end_activity(run.id, run.summary, run.keywords, success=True)
-
-
-_TABLES = {"activities": "agent_activities", "mailbox_items": "mailbox_items",
-           "decisions": "agent_decisions"}  # fmt: skip
-
-
-def _records(history: History) -> Callable[[str], Iterator[dict[str, Any]]]:
-    """``write_jsonl``'s rows from ``history.db``, in the order they were written."""
-
-    def rows(table: str) -> Iterator[dict[str, Any]]:
-        cursor = history.db.execute(f"SELECT * FROM {_TABLES[table]} ORDER BY rowid")
-        names = [d[0] for d in cursor.description]
-        for row in cursor:
-            record = dict(zip(names, row, strict=True))
-            if "metadata" in record:
-                record["metadata"] = json.loads(record["metadata"])
-            yield record
-
-    return rows
-
-
-def _write_jsonl(history: History, out: Path) -> int:
-    return write_jsonl(history, out, _records(history))
-
-
-def write_jsonl(
-    history: HistoryStore, out: Path, records: Callable[[str], Iterable[dict[str, Any]]]
-) -> int:
-    """The export's lines, one copy for both backends: each activity of
-    ``records("activities")`` whole (``history.get``), then every mailbox item and
-    decision as its row (``records(table)``, metadata a dict); how many lines."""
-    count = 0
-    with out.open("w", encoding="utf-8") as handle:
-        for row in records("activities"):
-            detail = history.get(str(row["id"]))
-            assert detail is not None
-            handle.write(json.dumps({"kind": "activity", **detail.to_dict()}) + "\n")
-            count += 1
-        for table, kind in (("mailbox_items", "mailbox_item"), ("decisions", "decision")):
-            for record in records(table):
-                handle.write(json.dumps({"kind": kind, **record}) + "\n")
-                count += 1
-    return count

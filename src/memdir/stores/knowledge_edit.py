@@ -15,19 +15,19 @@ from typing import TYPE_CHECKING
 
 from memdir.files.sections import Section, sanitize_body, strip_think
 from memdir.stores.base import ArchivedText, Refusal, check_text, normalize_key
+from memdir.stores.knowledge_caps import fit
+from memdir.stores.observations import OBSERVATIONS_KEY, KnowledgeParts
 from memdir.stores.validate import flag
 
 if TYPE_CHECKING:
-    from memdir.stores.knowledge import KnowledgeStore, _Parts
-
-OBSERVATIONS_KEY = "_observations"
+    from memdir.stores.knowledge import KnowledgeStore
 
 
 class KnowledgeEdit:
     def __init__(
         self,
         store: KnowledgeStore,
-        parts: _Parts,
+        parts: KnowledgeParts,
         archived: list[ArchivedText],
         notes: list[str],
     ) -> None:
@@ -88,7 +88,7 @@ class KnowledgeEdit:
     def append(self, section: str, text: str, moment: datetime) -> tuple[str, str]:
         """Add ``text`` to a curated section (made if missing, above the buffer), within
         the section and file caps (compressed if need be), or raise Refusal."""
-        from memdir.stores.knowledge import _find_curated
+        from memdir.stores.knowledge import find_curated
         from memdir.timeutil import format_ts
 
         key = normalize_key(section, "section")
@@ -99,10 +99,10 @@ class KnowledgeEdit:
         if not body:
             raise Refusal(f"nothing to add to section {key!r}")
         doc = self.parts.doc
-        target = _find_curated(doc, key)
+        target = find_curated(doc, key)
         old = target.body.rstrip() if target is not None else ""
         new = f"{old}\n{body}" if old else body
-        new = self.store._fit(doc, target, key, new, self.notes)
+        new = fit(self.store.ctx.limits, self.store.store, doc, target, key, new, self.notes)
         action = "updated"
         if target is None:
             target = doc.new_section(key)

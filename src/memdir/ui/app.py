@@ -13,12 +13,11 @@ only lets the vault's graph be moved around.
 
 from __future__ import annotations
 
-import os
 import threading
-from collections.abc import Callable, Collection
+from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass
 from importlib import resources
-from typing import Any, Generic, TypeVar, cast
+from typing import Any, Generic, Protocol, TypeVar, cast
 from urllib.parse import urlencode
 
 from jinja2 import Environment, PackageLoader, select_autoescape
@@ -30,16 +29,27 @@ from starlette.responses import HTMLResponse, PlainTextResponse, RedirectRespons
 from starlette.routing import Mount, Route
 
 from memdir.aio import AsyncMemory
-from memdir.config import STATE_DIR
 from memdir.memory import Memory, open_memory
 from memdir.results import WriteResult
 from memdir.tools import Tools
 from memdir.ui import svg
 from memdir.ui.guard import COOKIE, Guard
+from memdir.ui.listing import Survey, fingerprint, survey
 
 PREFIX = "/ui"
 T = TypeVar("T")
 View = Callable[["UI", Request, FormData | None], Response]
+Run = Callable[[Callable[[], Response]], Awaitable[Response]]
+
+
+class Back(Protocol):
+    """The page a write returns to when it is refused before it runs."""
+
+    def __call__(
+        self, ui: UI, request: Request, form: FormData | None, *, refusal: str | None, status: int
+    ) -> Response: ...
+
+
 STATIC_TYPES = {".css": "text/css", ".js": "text/javascript", ".txt": "text/plain"}
 SECURITY_HEADERS = {
     "content-security-policy": (
@@ -80,16 +90,30 @@ class UI:
         token: str | None = None,
         hosts: tuple[str, ...] | None = None,
         prefix: str = PREFIX,
+        guard: Guard | None = None,
+        amemory: AsyncMemory | None = None,
+        run: Run | None = None,
+        reopen: Callable[[], Memory] | None = None,
+        read_only: str | None = None,
     ) -> None:
+        """``guard``: who may see and write (``Guard(token, hosts=)`` by default).
+        ``amemory``: the folder's worker, when a server has one already; ``run``: how a
+        view is run on it (``amemory.run`` by default; a server may run it in turn with
+        its own calls). ``reopen``: the folder opened anew, for work done beside the
+        page (doctor); ``open_memory(root)`` by default. ``read_only``: why every edit
+        is refused here (a read-only token), or None."""
         self.memory = memory
-        self.amemory = AsyncMemory(memory)  # the pages' work runs on the folder's worker
+        self.amemory = amemory or AsyncMemory(memory)  # the pages' work runs on its worker
+        self.run: Run = run or self.amemory.run
+        self.reopen = reopen
+        self.read_only = read_only
         self.tools = Tools(memory)
-        self.guard = Guard(token, hosts=hosts)
+        self.guard = guard or Guard(token, hosts=hosts)
         self.prefix = prefix.rstrip("/")
         self.lock = threading.Lock()
         self._cache: dict[str, tuple[int, object]] = {}
         self._soon_lock = threading.Lock()
-        self._stats: dict[str, dict[str, os.stat_result]] = {}
+        self._survey: Survey | None = None
         self._workers: dict[str, tuple[int, threading.Thread]] = {}
         self.env = Environment(
             loader=PackageLoader("memdir.ui", "templates"),
@@ -107,32 +131,21 @@ class UI:
         }
 
     def fingerprint(self, stores: Collection[str] | None = None) -> int:
-        """What the files of the layers backed by ``stores`` (all: None) are now: path,
-        inode, size and mtime of each, and with all, which memdir databases there are
-        (their inode: a search or a write moves their size and mtime)."""
-        memory = self.memory
-        parts: list[tuple[str, int, int, int]] = []
-        for name, layer in memory.manifest.layers.items():
-            if stores is None or layer.store in stores:
-                for relpath, stat in self.stats(name).items():
-                    parts.append((relpath, stat.st_ino, stat.st_size, stat.st_mtime_ns))
-        if stores is None:  # a database replaced (rebuilt, moved aside), not written to
-            for entry in sorted(os.scandir(memory.root / STATE_DIR), key=lambda e: e.name):
-                if entry.name.endswith(".db"):
-                    parts.append((entry.name, entry.inode(), 0, 0))
-        return hash((memory.clock().date(), tuple(parts)))
+        """What the files of the layers backed by ``stores`` (all: None) are now
+        (``listing.fingerprint``: from the index's file list, no walk of the files)."""
+        return fingerprint(self.memory, self.files(), stores)
 
-    def stats(self, layer: str) -> dict[str, os.stat_result]:
-        """A layer's files and their stat, walked once per request (``endpoint`` forgets
-        them when the request ends)."""
-        if layer not in self._stats:
-            self._stats[layer] = self.memory.space.stats(layer, self.memory.manifest.layers[layer])
-        return self._stats[layer]
+    def files(self) -> Survey:
+        """Each layer's files (``listing.survey``), found once per request
+        (``endpoint`` forgets them when the request ends)."""
+        if self._survey is None:
+            self._survey = survey(self.memory)
+        return self._survey
 
     def cached(self, key: str, fingerprint: int, compute: Callable[[], T]) -> T:
         """``compute()``, or what it gave last time if ``fingerprint`` has not moved: a
         view that reads every card (the graph, doctor) reads them again only when one
-        changed, which a walk of stats tells (a 10k-card vault: ~20 ms, not seconds)."""
+        changed, which the index's file list tells."""
         hit = self._cache.get(key)
         if hit is not None and hit[0] == fingerprint:
             return cast(T, hit[1])
@@ -169,9 +182,14 @@ class UI:
         root, clock = self.memory.root, self.memory.clock
         embedder = self.memory.index.embedder or "none"
 
+        def opened() -> Memory:
+            if self.reopen is not None:
+                return self.reopen()
+            return open_memory(root, clock=clock, embedder=embedder)
+
         def run() -> None:
             try:
-                with open_memory(root, clock=clock, embedder=embedder) as own:
+                with opened() as own:
                     done: Later[T] = Later(True, compute(own))
             except Exception as exc:  # the page says it failed; the next change tries again
                 done = Later(True, None, f"{type(exc).__name__}: {exc}")
@@ -190,11 +208,13 @@ class UI:
     def page(
         self, request: Request, template: str, *, status: int = 200, **context: Any
     ) -> HTMLResponse:
+        memory = self.memory
         html = self.env.get_template(template).render(
             request=request,
-            csrf=self.guard.csrf,
-            folder=self.memory.root,
-            has=self.memory.has,
+            csrf=self.guard.csrf_for(request),
+            folder=memory.root if memory.backend == "local" else memory.storage.where,
+            read_only=self.read_only,
+            has=memory.has,
             **context,
         )
         return HTMLResponse(html, status_code=status)
@@ -244,10 +264,13 @@ def _escape(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
-def endpoint(ui: UI, view: View, *, writes: bool = False) -> Callable[[Request], Any]:
-    """``view`` behind the guard: host, token (or its cookie), and on a write the CSRF
-    token; then run on the folder's worker (``AsyncMemory.run``: off the event loop, in
-    turn with the folder's other calls) under the page lock."""
+def endpoint(ui: UI, view: View, *, back: Back | None = None) -> Callable[[Request], Any]:
+    """``view`` behind the guard: host, token (or its cookie), and on a write (a view
+    with a ``back`` page) the CSRF token; then run on the folder's worker
+    (``AsyncMemory.run``: off the event loop, in turn with the folder's other calls)
+    under the page lock. With read-only access a write is refused before it runs: its
+    ``back`` page says why, and nothing is written."""
+    writes = back is not None
 
     async def handle(request: Request) -> Response:
         refusal = ui.guard.host_refusal(request)
@@ -279,13 +302,15 @@ def endpoint(ui: UI, view: View, *, writes: bool = False) -> Callable[[Request],
 
         def run() -> Response:
             with ui.lock:
-                ui._stats.clear()  # this request sees the files as they are now
+                ui._survey = None  # this request sees the files as they are now
                 try:
+                    if back is not None and ui.read_only:
+                        return back(ui, request, form, refusal=ui.read_only, status=403)
                     return view(ui, request, form)
                 finally:
-                    ui._stats.clear()
+                    ui._survey = None
 
-        return _secured(await ui.amemory.run(run))
+        return _secured(await ui.run(run))
 
     return handle
 
@@ -311,16 +336,16 @@ def routes(ui: UI) -> list[Route]:
     def get(path: str, view: View) -> Route:
         return Route(path, endpoint(ui, view), methods=["GET", "HEAD"])
 
-    def post(path: str, view: View) -> Route:
-        return Route(path, endpoint(ui, view, writes=True), methods=["POST"])
+    def post(path: str, view: View, back: Back) -> Route:
+        return Route(path, endpoint(ui, view, back=back), methods=["POST"])
 
     return [
         get("/", overview.page),
         get("/memory", working.page),
-        post("/memory/section", working.edit_section),
-        post("/memory/notebook", working.edit_notebook),
-        post("/memory/state", working.edit_state),
-        post("/memory/observation", working.edit_observation),
+        post("/memory/section", working.edit_section, working.page),
+        post("/memory/notebook", working.edit_notebook, working.page),
+        post("/memory/state", working.edit_state, working.page),
+        post("/memory/observation", working.edit_observation, working.page),
         get("/search", search.page),
         get("/file", files.page),
         get("/vault", vault.page),
@@ -329,9 +354,9 @@ def routes(ui: UI) -> list[Route]:
         get("/episodes/activity", episodes.activity),
         get("/episodes/session", episodes.session),
         get("/consolidation", consolidation.page),
-        post("/consolidation/restore", consolidation.restore),
+        post("/consolidation/restore", consolidation.restore, consolidation.page),
         get("/history", history.page),
-        post("/history/restore", history.restore),
+        post("/history/restore", history.restore, history.page),
         Route("/static/{name}", _static(ui), methods=["GET", "HEAD"]),
     ]
 
@@ -344,7 +369,11 @@ def build_app(
     prefix: str = PREFIX,
 ) -> Starlette:
     """The pages of ``memory`` at ``prefix`` (``/`` sends a browser there)."""
-    ui = UI(memory, token=token, hosts=hosts, prefix=prefix)
+    return app_of(UI(memory, token=token, hosts=hosts, prefix=prefix))
+
+
+def app_of(ui: UI) -> Starlette:
+    """The ASGI app of ``ui``'s pages, at its prefix."""
 
     async def home(request: Request) -> Response:
         return RedirectResponse(ui.url("/"), status_code=307)

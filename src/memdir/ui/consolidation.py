@@ -18,7 +18,7 @@ from starlette.responses import Response
 
 from memdir.maintain.restore import dream_snapshots, restore_snapshot, snapshot_text
 from memdir.safety.provenance import writing_as
-from memdir.stores.base import read_text
+from memdir.stores.base import decode
 from memdir.ui.diffs import DiffLine, diff
 
 if TYPE_CHECKING:
@@ -45,7 +45,7 @@ def dreams(ui: UI) -> list[Dream]:
         return []
     runs = [a for a in memory.history.recent(500, type="internal") if a.label == DREAM_LABEL]
     snapshots = [s.path for s in dream_snapshots(memory)]  # newest first
-    knowledge = read_text(memory.space.real(memory.knowledge.store)) or ""
+    knowledge = decode(memory.files.read(memory.knowledge.store)) or ""
     found = []
     for activity in runs[:SHOWN]:
         detail = memory.history.get(activity.id)

@@ -63,6 +63,11 @@ class Guard:
         given = request.query_params.get("token", "")
         return bool(self.token) and hmac.compare_digest(given.encode(), (self.token or "").encode())
 
+    def csrf_for(self, request: Request) -> str:
+        """The CSRF token this request's pages carry in their forms (one per app here;
+        the team server's guard makes one per token and agent)."""
+        return self.csrf
+
     def write_refusal(self, request: Request, form_csrf: str) -> str | None:
         """Why this POST is refused (a missing or wrong CSRF token, a foreign origin)."""
         origin = request.headers.get("origin")
@@ -70,6 +75,7 @@ class Guard:
             host = request.headers.get("host", "")
             if urlsplit(origin).netloc != host:
                 return f"a write from {origin} is refused: open the page from this server"
-        if not form_csrf or not hmac.compare_digest(form_csrf.encode(), self.csrf.encode()):
+        expected = self.csrf_for(request)
+        if not form_csrf or not hmac.compare_digest(form_csrf.encode(), expected.encode()):
             return "the form's CSRF token is missing or stale: reload the page and try again"
         return None

@@ -37,8 +37,8 @@ def page(
     path, rev = params.get("path", ""), params.get("rev", "")
     if form is not None:
         path = str(form.get("path") or "")
-    git = is_git_folder(memory.root)
-    context: dict[str, object] = {"git": git, "path": path, "rev": rev}
+    git = memory.backend == "local" and is_git_folder(memory.root)
+    context: dict[str, object] = {"git": git, "path": path, "rev": rev, "backend": memory.backend}
     if git and not path:
         context["files"] = tracked_files(memory)
     if git and path:

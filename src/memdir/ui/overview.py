@@ -40,8 +40,9 @@ def layer_rows(ui: UI) -> list[LayerRow]:
     memory = ui.memory
     limits = memory.manifest.limits
     rows = []
+    files = ui.files()
     for name, layer in memory.manifest.layers.items():
-        stats = ui.stats(name)
+        listed = files[name]
         gauges: list[Gauge] = []
         link = ""
         if layer.store == "notebook":
@@ -67,8 +68,8 @@ def layer_rows(ui: UI) -> list[LayerRow]:
                 layer.store,
                 layer.memory or "",
                 layer.boot,
-                len(stats),
-                sum(stat.st_size for stat in stats.values()),
+                len(listed),
+                sum(got[0] for got in listed.values()),
                 gauges,
                 link,
             )

@@ -22,7 +22,7 @@ from starlette.responses import Response
 
 from memdir.errors import FileShapeError
 from memdir.files.cards import Card
-from memdir.stores.base import read_text
+from memdir.stores.base import decode
 from memdir.stores.vault import CardInfo, CardRead, as_date
 from memdir.tiers import TIERS, relevance
 
@@ -47,11 +47,13 @@ class Node:
     focus: bool
 
 
-def _graph(ui: UI) -> Graph:
+def _graph(ui: UI) -> tuple[Graph, int]:
+    """The link graph (read again only when a card changed) and its fingerprint."""
     from memdir.maintain.graph import build_graph
 
     vault = ui.memory.vault  # no state_dir: looking writes no graph.json
-    return ui.cached("graph", ui.fingerprint(("vault",)), lambda: build_graph(vault))
+    cards = ui.fingerprint(("vault",))
+    return ui.cached("graph", cards, lambda: build_graph(vault)), cards
 
 
 def _rings(centre: list[str], rings: list[list[str]]) -> dict[str, tuple[float, float]]:
@@ -95,26 +97,36 @@ def neighbourhood(graph: Graph, focus: str | None) -> tuple[list[Node], list[tup
     return nodes, edges
 
 
-def page(ui: UI, request: Request, form: FormData | None) -> Response:
-    if not ui.memory.has("vault"):
-        return ui.page(request, "vault.html", view="vault", title="Vault", cards=None, refusal=None)
-    params = request.query_params
-    graph = _graph(ui)
+def _ordered(graph: Graph) -> tuple[list[CardInfo], dict[str, int], list[str]]:
+    """The cards by tier and relevance, how many in each tier, and their types: once
+    per graph (sorting 10k cards is most of a page's time)."""
     infos = list(graph.cards.values())
     spread: dict[str, int] = {tier: 0 for tier in TIERS}
     for info in infos:
         spread[info.tier] = spread.get(info.tier, 0) + 1
+    order: dict[str, int] = {name: n for n, name in enumerate(TIERS)}
+    infos.sort(key=lambda i: (order.get(i.tier, 9), -i.relevance, i.path))
+    return infos, spread, sorted({i.type for i in infos})
+
+
+def page(ui: UI, request: Request, form: FormData | None) -> Response:
+    if not ui.memory.has("vault"):
+        return ui.page(request, "vault.html", view="vault", title="Vault", cards=None, refusal=None)
+    params = request.query_params
+    graph, cards = _graph(ui)
+    infos, spread, types = ui.cached("vault-cards", cards, lambda: _ordered(graph))
     tier, kind = params.get("tier", ""), params.get("type", "")
     shown = [i for i in infos if (not tier or i.tier == tier) and (not kind or i.type == kind)]
-    order: dict[str, int] = {name: n for n, name in enumerate(TIERS)}
-    shown.sort(key=lambda i: (order.get(i.tier, 9), -i.relevance, i.path))
     try:
         at = max(int(params.get("page", "1")), 1)
     except ValueError:
         at = 1
     pages = max((len(shown) + PAGE_SIZE - 1) // PAGE_SIZE, 1)
     focus = params.get("focus") or None
-    nodes, edges = neighbourhood(graph, focus)
+    if focus in graph.cards:
+        nodes, edges = neighbourhood(graph, focus)
+    else:  # the most linked cards: ranking 10k cards by their links, once per graph
+        nodes, edges = ui.cached("graph-top", cards, lambda: neighbourhood(graph, None))
     return ui.page(
         request,
         "vault.html",
@@ -124,7 +136,7 @@ def page(ui: UI, request: Request, form: FormData | None) -> Response:
         total=len(infos),
         matching=len(shown),
         spread=spread,
-        types=sorted({i.type for i in infos}),
+        types=types,
         tiers=TIERS,
         tier=tier,
         kind=kind,
@@ -174,7 +186,7 @@ def _read(ui: UI, graph: Graph, ref: str) -> CardRead | None:
     vault = ui.memory.vault
     try:
         if ref in graph.cards:
-            text = read_text(vault.space.real(ref))
+            text = decode(ui.memory.files.read(ref))
             if text is not None:
                 parsed = Card.parse(text)
                 return CardRead(ref, parsed.meta, parsed.body, text, touched=False)
@@ -188,7 +200,7 @@ def card(ui: UI, request: Request, form: FormData | None) -> Response:
         return ui.page(request, "card.html", status=404, view="vault", title="Card",
                        refusal="this folder has no vault")  # fmt: skip
     ref = request.query_params.get("path", "")
-    graph = _graph(ui)
+    graph, _ = _graph(ui)
     read = _read(ui, graph, ref)
     if read is None:
         return ui.page(request, "card.html", status=404, view="vault", title="Card",

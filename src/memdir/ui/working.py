@@ -19,7 +19,7 @@ from starlette.responses import Response
 
 from memdir.files.sections import SectionDocument
 from memdir.safety.provenance import FLAG_KEY, writing_as, written_by
-from memdir.stores.base import read_text
+from memdir.stores.base import decode
 
 if TYPE_CHECKING:
     from memdir.ui.app import UI
@@ -66,7 +66,7 @@ def _file_text(ui: UI, store: str) -> tuple[str, str | None]:
     path = ui.memory.manifest.path_of(store)
     if path is None:
         return "", None
-    return path, read_text(ui.memory.space.real(path))
+    return path, decode(ui.memory.files.read(path))  # on any backend
 
 
 def page(
