@@ -32,7 +32,8 @@ SHARED = Path(os.environ.get("MEMDIR_SHARED_BENCH", HERE.parent.parent / "shared
 VARIANTS: list[tuple[str, dict[str, Any]]] = [
     ("everything on", {}),
     ("without the session share (rest of the conversation)", {"session_share": 0.0}),
-    ("without the date boost (time words)", {"date_boost": 1.0}),
+    ("without the date boost (time words; the day boost with it)", {"date_boost": 1.0}),
+    ("without the day boost (a day named with its month and year)", {"day_boost": 1.0}),
     ("without neighbours", {"neighbour_share": 0.0}),
     ("without the subject boost", {"subject_boost": 1.0}),
     ("without the other-value check", {"other_value_share": 1.0}),

@@ -107,3 +107,46 @@ def test_the_depth_decides_which_candidates_the_later_parts_can_lift(
     assert first() == "journal/2023-05-14.md"  # the weakest BM25, lifted by its month
     memory.index.ranking = replace(memory.index.ranking, depth=3)
     assert first() != "journal/2023-05-14.md"  # past the depth: never scored at all
+
+
+def test_a_query_naming_a_day_prefers_that_day_over_the_rest_of_its_month(
+    folder: Path, clock: FakeClock
+) -> None:
+    memory = memdir.open(folder, clock=clock, embedder="none")
+    for day in ("2023-02-01", "2023-02-09", "2023-02-20"):
+        _journal(folder, day, [("ana", "the retreat gave me a new outlook")], f"{day}T10:00:00Z")
+    memory.scan()
+
+    def first(query: str) -> str:
+        return memory.search(query, k=3, mode="deep")[0].path
+
+    for query in (
+        "what outlook did Ana gain after the retreat on 9 February, 2023?",
+        "what outlook came from the retreat on February 9, 2023",
+        "the retreat's outlook, 9th February 2023",
+    ):
+        assert first(query) == "journal/2023-02-09.md", query
+    # a month alone says nothing about the day: the three tie on their month, so the
+    # order is the one they have without any date words
+    assert first("the retreat's outlook in February 2023") == first("the retreat's outlook")
+    memory.index.ranking = replace(memory.index.ranking, day_boost=1.0)
+    assert first("the retreat on 9 February, 2023") == first("the retreat")
+
+
+def test_a_day_is_read_only_with_its_month_and_year() -> None:
+    now = datetime(2026, 3, 10, 12, tzinfo=UTC)
+
+    def days(query: str) -> list[str]:
+        found = time_windows(WORD_RE.findall(query.lower()), now)
+        return [w.start.date().isoformat() for w in found if w.day and w.start]
+
+    assert days("on 9 February, 2023") == ["2023-02-09"]
+    assert days("September 8, 2023") == ["2023-09-08"]
+    assert days("the 1st September 2023") == ["2023-09-01"]
+    assert days("in May 2023") == []
+    assert days("on 9 February") == []  # no year: the month in any year, no day
+    assert days("31 February 2023") == []  # no such day: the month only
+    [day] = [w for w in time_windows(["on", "9", "february", "2023"], now) if w.day]
+    assert day.holds(datetime(2023, 2, 10, 8, tzinfo=UTC))
+    assert not day.holds(datetime(2023, 2, 8, 8, tzinfo=UTC))
+    assert not day.holds(datetime(2023, 2, 20, 8, tzinfo=UTC))

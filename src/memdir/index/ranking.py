@@ -57,6 +57,9 @@ class Ranking:
     date_boost: float = 1.3
     """an item dated in a time the query names ("in May 2023", "last week") is
     weighted up by this (``memdir.index.when``)"""
+    day_boost: float = 1.3
+    """an item dated within days of a day the query names to the day ("on 9 February,
+    2023") is weighted up by this again, beyond ``date_boost`` for its month"""
 
 
 DEFAULT = Ranking()
@@ -123,6 +126,8 @@ def rank(
             moment = parse_ts(row["date"])
             if moment is not None and any(window.holds(moment) for window in windows):
                 score *= ranking.date_boost
+                if any(window.day and window.holds(moment) for window in windows):
+                    score *= ranking.day_boost
         exact = False
         text = ""
         could_be_exact = item_id in kw_scores and bool(longest)

@@ -20,7 +20,8 @@ each part's weight):
 5. Subject: an item whose heading names a word of the query (a speaker, a
    card's entity, a section's topic) is weighted up by ``subject_boost``.
 6. Time words: an item dated in a time the query names ("in May 2023", "last
-   week", ``memdir.index.when``) is weighted up by ``date_boost``.
+   week", ``memdir.index.when``) is weighted up by ``date_boost``, and by
+   ``day_boost`` again when the query names its day ("on 9 February, 2023").
 7. Another value: when the query names a weekday or a month, an item naming
    another one and not the query's keeps ``other_value_share`` of its score.
 8. Exact: an item holding the query's words in order, as written, ranks above

@@ -8,6 +8,9 @@ item whose own date falls in one (``Ranking.date_boost``).
 
 Read:
 - a month with a year ("May 2023", "23 January, 2023"): that month;
+- a day with its month and year ("on 9 February, 2023", "September 8, 2023",
+  "1st September 2023"): that day too, a ``day`` window inside the month's, which
+  runs on for ``DAY_LAG_DAYS`` only (the ranking weighs an item in both up twice);
 - a month named as a time ("in August", "during March", "the last week of
   October", "8 May"): that month in any year. A month word on its own is not read
   ("march", "may" are verbs more often than months);
@@ -30,6 +33,8 @@ from memdir.timeutil import MONTHS
 
 LAG_DAYS = 14
 """a window runs on this many days past its end: an event is told of after it"""
+DAY_LAG_DAYS = 2
+"""a day's window runs on this many days past it (the day named is usually the day told)"""
 _TIME_WORDS = frozenset(
     [
         "in",
@@ -50,6 +55,7 @@ _TIME_WORDS = frozenset(
     ]
 )
 _YEAR_RE = re.compile(r"(19|20)\d\d")
+_DAY_RE = re.compile(r"([1-9]|[12]\d|3[01])(st|nd|rd|th)?")
 _UNITS = {"day": 1, "days": 1, "week": 7, "weeks": 7, "month": 30, "months": 30}
 _NUMBERS = {"a": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "couple": 2}
 
@@ -61,6 +67,8 @@ class Window:
     start: datetime | None = None
     end: datetime | None = None
     month: int | None = None
+    day: bool = False
+    """a single day (``start``), named with its month and year"""
 
     def holds(self, moment: datetime) -> bool:
         if self.month is not None:
@@ -70,7 +78,8 @@ class Window:
                     return True
             return False
         assert self.start is not None and self.end is not None
-        return self.start <= moment < self.end + timedelta(days=LAG_DAYS)
+        lag = DAY_LAG_DAYS if self.day else LAG_DAYS
+        return self.start <= moment < self.end + timedelta(days=lag)
 
 
 def _month_end(first: datetime) -> datetime:
@@ -86,9 +95,16 @@ def time_windows(tokens: list[str], now: datetime) -> list[Window]:
         after = tokens[at + 1] if at + 1 < len(tokens) else ""
         if token in MONTHS:
             month = MONTHS.index(token) + 1
-            if _YEAR_RE.fullmatch(after):
-                first = datetime(int(after), month, 1, tzinfo=UTC)
+            later = tokens[at + 2] if at + 2 < len(tokens) else ""
+            # "8 May 2023" (the day before), "May 8, 2023" (the day between)
+            day, year = (before, after) if _YEAR_RE.fullmatch(after) else (after, later)
+            if _YEAR_RE.fullmatch(year):
+                first = datetime(int(year), month, 1, tzinfo=UTC)
                 windows.append(Window(first, _month_end(first)))
+                found = _DAY_RE.fullmatch(day)
+                if found and int(found.group(1)) <= (_month_end(first) - first).days:
+                    start = first.replace(day=int(found.group(1)))
+                    windows.append(Window(start, start + timedelta(days=1), day=True))
             elif before in _TIME_WORDS or before.isdigit() or after.isdigit():
                 windows.append(Window(month=month))
         elif _YEAR_RE.fullmatch(token) and before in _TIME_WORDS:
