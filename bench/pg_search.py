@@ -123,6 +123,14 @@ def main() -> None:
         build["sqlite"] += t1 - t0
         build["postgres"] += time.perf_counter() - t1
         pgs[conv_id] = pg
+    if pgs:  # the walk needs its index: built once, after the vectors are in
+        from memdir.storage.postgres.schema import vector_index
+
+        some = next(iter(retriever.memories.values())).index.embedder
+        assert some is not None
+        conn = db.reader()
+        with conn.transaction():
+            vector_index(conn, some.id, some.dim)
     with db.reader().cursor() as cur:
         cur.execute("ANALYZE items")
     print(

@@ -221,3 +221,56 @@ def test_writers_in_two_processes_lose_nothing(pg_db: Database, pg_url: str) -> 
     assert [proc.wait(timeout=120) for proc in procs] == [0, 0]
     lines = (PgFiles(pg_db, "agent-a").read("log.md") or b"").decode().splitlines()
     assert sorted(lines) == sorted(f"{p} {n}" for p in ("p1", "p2") for n in range(10))
+
+
+def test_an_append_to_a_large_file_keeps_every_byte_and_counts_the_write(pg_db: Database) -> None:
+    import hashlib
+
+    files = PgFiles(pg_db, "agent-a")
+    # 3 MB of lines, CRLF and bytes that are not UTF-8 among them: past TOAST's threshold
+    base = b"".join(b'{"n": %d, "text": "caf\xc3\xa9 \xff line"}\r\n' % n for n in range(75_000))
+    first = files.write("sessions/long.jsonl", base)
+    added = [b'{"n": "a"}\n', b"\x00\xfe no newline", b"\r\nlast\n"]
+    stats = [files.append("sessions/long.jsonl", chunk) for chunk in added]
+    whole = base + b"".join(added)
+    assert files.read("sessions/long.jsonl") == whole
+    assert [s.version for s in stats] == [first.version + 1, first.version + 2, first.version + 3]
+    assert stats[-1].size == len(whole) and stats[-1].sha256 == hashlib.sha256(whole).hexdigest()
+    assert files.stat("sessions/long.jsonl") == stats[-1]
+    # the row itself: its size column and its bytes agree
+    conn = pg_db.reader()
+    row = conn.execute(
+        "SELECT size, length(data), sha256 FROM files WHERE agent = %s AND path = %s",
+        ("agent-a", "sessions/long.jsonl"),
+    ).fetchone()
+    assert row == (len(whole), len(whole), hashlib.sha256(whole).hexdigest())
+
+
+def test_appends_from_two_connections_are_all_there_once(pg_db: Database, pg_url: str) -> None:
+    import hashlib
+
+    other_db = Database(pg_url, schema=pg_db.schema)  # connections of its own
+    try:
+        writers = [PgFiles(pg_db, "agent-a"), PgFiles(other_db, "agent-a")]
+
+        def append(files: PgFiles, name: str) -> None:
+            for n in range(25):
+                files.append("sessions/shared.jsonl", f"{name} {n}\n".encode())
+
+        threads = [
+            threading.Thread(target=append, args=(files, f"w{i}"))
+            for i, files in enumerate(writers)
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        data = writers[0].read("sessions/shared.jsonl") or b""
+        lines = data.decode().splitlines()
+        assert sorted(lines) == sorted(f"w{i} {n}" for i in range(2) for n in range(25))
+        stat = writers[1].stat("sessions/shared.jsonl")
+        assert stat is not None
+        assert (stat.version, stat.size) == (50, len(data))
+        assert stat.sha256 == hashlib.sha256(data).hexdigest()
+    finally:
+        other_db.close()

@@ -37,12 +37,13 @@ def open_index(memory: Memory) -> Index:
     """The index ``Memory.index`` opens: through the storage's rows, or on disk."""
     from memdir.index.sync import INDEX_FILE, Index
 
-    rows = memory.storage.index_rows()
+    embedder = choose_embedder(memory)
+    rows = memory.storage.index_rows(embedder)
     if rows is not None:  # kept beside the files (PostgreSQL): read through the seam
         return Index(
             memory.root,
             memory.manifest,
-            embedder=choose_embedder(memory),
+            embedder=embedder,
             clock=memory.clock,
             lock=memory.lock,
             on_notice=memory.notices.append,
@@ -55,7 +56,7 @@ def open_index(memory: Memory) -> Index:
     return Index(
         memory.root,
         memory.manifest,
-        embedder=choose_embedder(memory),
+        embedder=embedder,
         clock=memory.clock,
         path=path,
         # a damaged index.db is moved aside under the folder lock, then rebuilt

@@ -111,7 +111,7 @@ class LocalStorage:
             read_only=memory.read_only,
         )
 
-    def index_rows(self) -> IndexRows | None:
+    def index_rows(self, embedder: Embedder | None = None) -> IndexRows | None:
         return None
 
     def close(self) -> None:

@@ -91,8 +91,9 @@ def push(
     as_json: JsonOption = False,
 ) -> None:
     """Put a folder into the database as agent ID: changed files replace theirs under the
-    agent's lock and are reindexed. A file changed in the database since the export is a
-    conflict: every one is listed and nothing is pushed, unless --force."""
+    agent's lock and are reindexed, each new text embedded in the same transaction. A
+    file changed in the database since the export is a conflict: every one is listed and
+    nothing is pushed, unless --force."""
     from memdir.storage.agents import database_schema
     from memdir.storage.transfer import push as run_push
 

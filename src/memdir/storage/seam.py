@@ -434,8 +434,9 @@ class Storage(Protocol):
         """The activity history of ``memory`` (a ``Memory``: its clock, its audit hook)."""
         ...
 
-    def index_rows(self) -> IndexRows | None:
-        """The index's rows, or None for the SQLite index in ``.memdir/``."""
+    def index_rows(self, embedder: Embedder | None = None) -> IndexRows | None:
+        """The index's rows (``embedder``: the folder's), or None for the SQLite index
+        in ``.memdir/``."""
         ...
 
     def close(self) -> None: ...

@@ -32,6 +32,7 @@ from memdir.files.temps import TMP_SUFFIX
 from memdir.storage.agents import database
 from memdir.storage.postgres.backend import PgStorage, redact
 from memdir.storage.postgres.files import PgFiles
+from memdir.storage.postgres.index import PgIndex
 from memdir.storage.seam import VersionConflict
 
 EXPORT_FILE = "export.json"
@@ -203,8 +204,16 @@ def push(
             report.unchanged = len(found) - len([p for p, d, _ in plan if d is not None])
             memory = Memory(storage.scratch, manifest, storage=storage)
             try:
-                if changes:
+                index = memory.index
+                rows = index.rows
+                if changes and isinstance(rows, PgIndex):
+                    # each new text embedded before its row is inserted: the push
+                    # leaves the agent searchable by meaning, every row written once
+                    with rows.bulk(index.embedder):
+                        memory.files_changed(changes)
+                elif changes:
                     memory.files_changed(changes)
+                index.ensure_vectors()  # texts an earlier push left without a vector
             finally:
                 memory.close()  # closes the storage too
             versions = _pushed(files, found, exported)

@@ -19,6 +19,7 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from memdir.index.embedders import Embedder
 from memdir.storage.postgres.db import Database, Folder
 from memdir.storage.postgres.files import PgFiles
 from memdir.storage.postgres.history import PgHistory
@@ -68,8 +69,8 @@ class PgStorage:
             read_only=memory.read_only,
         )
 
-    def index_rows(self) -> IndexRows:
-        return PgIndex(self.db, self.agent, folder=self.folder)
+    def index_rows(self, embedder: Embedder | None = None) -> IndexRows:
+        return PgIndex(self.db, self.agent, folder=self.folder, embedder=embedder)
 
     def close(self) -> None:
         shutil.rmtree(self.scratch, ignore_errors=True)

@@ -2,7 +2,8 @@
 
 Rows are what ``index.sync`` makes of a file (the same items, diffed by anchor and
 content hash, the same placement), written under the folder lock, so a store's write
-commits its file and its rows together. The primitives search ranks with:
+commits its file and its rows together: ``writes.IndexWrites``, many files' rows and
+their vectors a statement a batch. The primitives search ranks with:
 
 - ``keyword``: BM25 as FTS5 computes it (k1 1.2, b 0.75, IDF ln((N - n + 0.5) /
   (n + 0.5)) floored at 1e-6, a term's frequency summed over the columns with FTS5's
@@ -27,11 +28,7 @@ configuration: English Snowball, no stopwords). An item's text is cut at
 
 from __future__ import annotations
 
-import contextlib
-import re
-import time
-import unicodedata
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
@@ -40,44 +37,28 @@ import numpy as np
 from psycopg import sql
 
 from memdir.config import Layer, Manifest
-from memdir.files.encoding import clean
-from memdir.files.sections import Parsed
 from memdir.index.embedders import Embedder, Vectors
-from memdir.index.extract import Item, extract
-from memdir.index.rows import FileState, file_hash
+from memdir.index.rows import FileState
 from memdir.index.rows import placement as placement
 from memdir.index.sqlite_rows import COLUMNS as _COLUMNS
 from memdir.index.sync import Index
 from memdir.index.words import STOPWORDS
-from memdir.results import Notice, Progress
-from memdir.storage.postgres.db import Connection, Database, Folder
-from memdir.storage.postgres.schema import COLUMN_WEIGHTS, TS_CONFIG, vector_index
-from memdir.storage.seam import Extracted, Files, Pairs, Scope
-from memdir.timeutil import Clock, format_ts
+from memdir.results import Notice
+from memdir.storage.postgres.db import Database, Folder
+from memdir.storage.postgres.schema import COLUMN_WEIGHTS, TS_CONFIG
+from memdir.storage.postgres.writes import MAX_TOKENS as MAX_TOKENS
+from memdir.storage.postgres.writes import IndexWrites
+from memdir.storage.postgres.writes import tokens as tokens
+from memdir.storage.seam import Files, Pairs, Scope
+from memdir.timeutil import Clock
 
-MAX_TOKENS = 50_000
-EMBED_BATCH = 256
-BUDGET_BATCH = 64  # under a time budget (a search): small batches, kept to closely
 HNSW_MAX_EF = 1000
-_TOKEN_RE = re.compile(r"[^\W_]+", re.UNICODE)
 _K1, _B = 1.2, 0.75
 # ts_rank's weights are given for D, C, B, A (metadata, body, tags, heading), at most 1:
 # FTS5's, scaled by the largest (the order they give is the same).
 _TS_WEIGHTS = (
     "{" + ", ".join(str(COLUMN_WEIGHTS[i] / max(COLUMN_WEIGHTS)) for i in (3, 1, 2, 0)) + "}"
 )
-_TSV = (
-    f"setweight(to_tsvector('{TS_CONFIG}', %s), 'A') || setweight(to_tsvector('{TS_CONFIG}', "
-    f"%s), 'B') || setweight(to_tsvector('{TS_CONFIG}', %s), 'C') || "
-    f"setweight(to_tsvector('{TS_CONFIG}', %s), 'D')"
-)
-
-
-def tokens(text: str) -> list[str]:
-    """``text``'s words as FTS5's unicode61 tokenizer with ``remove_diacritics 2`` has them."""
-    folded = unicodedata.normalize("NFKD", text.lower())
-    plain = "".join(ch for ch in folded if not unicodedata.combining(ch))
-    return _TOKEN_RE.findall(plain)[:MAX_TOKENS]
 
 
 def index_text(
@@ -89,302 +70,29 @@ def index_text(
     return index.write(FileState(path, layer_name, layer, text, mtime_ns, size))
 
 
-def _placed(path: str, layer_name: str, layer: Layer, text: str) -> list[tuple[Item, Any]]:
-    return [
-        (item, placement(item, layer_name, layer))
-        for item in extract(layer.store, path, clean(text))
-    ]
-
-
 def where_sql(scope: Scope) -> tuple[str, list[object]]:
     """``Filters.sql`` in PostgreSQL's dialect (one WHERE for both backends)."""
     where, params = scope.filters.sql(scope.decay, scope.now, wide=scope.wide)
     return ("TRUE" if where == "1" else where.replace("?", "%s")), params
 
 
-class PgIndex:
-    """One agent's index rows in the database (``IndexRows``)."""
+class PgIndex(IndexWrites):
+    """One agent's index rows in the database (``IndexRows``): written as
+    ``writes.IndexWrites`` writes them, read by the primitives here."""
 
-    def __init__(self, db: Database, agent: str, *, folder: Folder | None = None) -> None:
-        self.folder = folder or Folder(db, agent)
-        self.agent = agent
+    def __init__(
+        self,
+        db: Database,
+        agent: str,
+        *,
+        folder: Folder | None = None,
+        embedder: Embedder | None = None,
+    ) -> None:
+        super().__init__(db, agent, folder=folder, embedder=embedder)
         self._ready: set[str] = set()  # models some item has a vector of (vectors_ready)
-
-    def _conn(self) -> Connection:
-        return self.folder.conn()
 
     def close(self) -> None:
         """Nothing of its own to close: the ``Database`` is its opener's."""
-
-    # -- writing rows ----------------------------------------------------------
-
-    def write(self, state: FileState, parsed: Parsed | None = None) -> str:
-        """``IndexRows.write``: the file's items extracted whole (``parsed`` is not
-        needed: extraction reads the text) and diffed with its rows (``apply``)."""
-        text = state.text
-        digest = file_hash(text).hexdigest()
-        with self.folder.lock:
-            conn = self.folder.lock.connection()
-            row = conn.execute(
-                "SELECT hash, layer FROM index_files WHERE agent = %s AND path = %s",
-                (self.agent, state.relpath),
-            ).fetchone()
-            if row is not None and row[0] == digest and row[1] == state.layer_name:
-                return self._touch(conn, state.relpath, state.mtime_ns, state.size)
-            placed = _placed(state.relpath, state.layer_name, state.layer, text)
-            return self.apply(
-                state.relpath, state.layer_name, state.layer.store, placed,
-                mtime_ns=state.mtime_ns, size=state.size, digest=digest,
-            )  # fmt: skip
-
-    def _touch(self, conn: Connection, path: str, mtime_ns: int, size: int) -> str:
-        conn.execute(
-            "UPDATE index_files SET mtime_ns = %s, size = %s WHERE agent = %s AND path = %s",
-            (mtime_ns, size, self.agent, path),
-        )
-        return "unchanged"
-
-    @contextlib.contextmanager
-    def batch(self) -> Iterator[None]:
-        """The folder lock: its transaction holds every write inside."""
-        with self.folder.lock:
-            yield
-
-    def refill(
-        self,
-        files: Iterable[Extracted],
-        total: int,
-        progress: Progress | None = None,
-        *,
-        prune_vectors: bool = False,
-    ) -> None:
-        """Every file's rows diffed afresh (even where its digest is the same: the
-        extractor may have changed), the rows of files not among them dropped, in one
-        transaction. An item whose text is kept keeps its vector (vectors live on the
-        rows, one model each: ``ensure_vectors`` replaces another model's)."""
-        with self.folder.lock:
-            conn = self.folder.lock.connection()
-            seen: set[str] = set()
-            done = 0
-            for done, found in enumerate(files, 1):
-                seen.add(found.path)
-                self.apply(
-                    found.path, found.layer, found.store, found.items, mtime_ns=found.mtime_ns,
-                    size=found.size, digest=found.digest, force=True,
-                )  # fmt: skip
-                if progress is not None and (done % 500 == 0):
-                    progress(done, total)
-            for path in set(self.file_states()) - seen:
-                self.remove_file(path)
-            if prune_vectors:
-                conn.execute("ANALYZE items")
-            if progress is not None:
-                progress(done, total)
-
-    def tidy(self) -> None:
-        """Nothing to trim: PostgreSQL keeps no item log."""
-
-    def file_states(self) -> dict[str, tuple[int, int, str]]:
-        rows = self._conn().execute(
-            "SELECT path, mtime_ns, size, layer FROM index_files WHERE agent = %s", (self.agent,)
-        )
-        return {str(p): (int(m), int(s), str(layer)) for p, m, s, layer in rows}
-
-    def apply(
-        self,
-        path: str,
-        layer_name: str,
-        store: str,
-        items: Sequence[tuple[Item, tuple[object, ...]]],
-        *,
-        mtime_ns: int,
-        size: int,
-        digest: str,
-        force: bool = False,
-    ) -> str:
-        """The file's rows replaced by ``items`` (each with its placement), diffed by
-        (anchor, content hash); 'unchanged' when the digest and layer are the same
-        (unless ``force``)."""
-        with self.folder.lock:
-            conn = self.folder.lock.connection()
-            row = conn.execute(
-                "SELECT hash, layer FROM index_files WHERE agent = %s AND path = %s",
-                (self.agent, path),
-            ).fetchone()
-            same = row is not None and row[0] == digest and row[1] == layer_name
-            if same and not force:
-                return self._touch(conn, path, mtime_ns, size)
-            self._diff(conn, path, items)
-            conn.execute(
-                "INSERT INTO index_files (agent, path, layer, store, mtime_ns, size, hash) "
-                "VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT (agent, path) DO UPDATE SET "
-                "layer = excluded.layer, store = excluded.store, mtime_ns = excluded.mtime_ns, "
-                "size = excluded.size, hash = excluded.hash",
-                (self.agent, path, layer_name, store, mtime_ns, size, digest),
-            )
-            return "added" if row is None else "unchanged" if same else "updated"
-
-    def _diff(
-        self, conn: Connection, path: str, items: Sequence[tuple[Item, tuple[object, ...]]]
-    ) -> None:
-        existing: dict[tuple[str, str], list[tuple[int, tuple[object, ...]]]] = {}
-        for item_id, anchor, content_hash, *placed in conn.execute(
-            "SELECT id, anchor, content_hash, ordinal, line_start, line_end, layer, tier, "
-            "decay_from, relevance FROM items WHERE agent = %s AND path = %s",
-            (self.agent, path),
-        ):
-            existing.setdefault((anchor, content_hash), []).append((item_id, tuple(placed)))
-        inserts: list[tuple[object, ...]] = []
-        updates: list[tuple[object, ...]] = []
-        added_tokens = 0
-        for item, placed in items:
-            matches = existing.get((item.anchor, item.content_hash))
-            if matches:
-                item_id, old = matches.pop()
-                if old != placed:
-                    updates.append((*placed, item_id))
-                continue
-            row, count = self._row(path, item, placed)
-            inserts.append(row)
-            added_tokens += count
-        stale = [item_id for rows in existing.values() for item_id, _ in rows]
-        removed_tokens = 0
-        if stale:
-            gone = conn.execute(
-                "DELETE FROM items WHERE agent = %s AND id = ANY(%s) RETURNING ntokens",
-                (self.agent, stale),
-            ).fetchall()
-            removed_tokens = sum(int(n) for (n,) in gone)
-        if updates:
-            with conn.cursor() as cur:
-                cur.executemany(
-                    "UPDATE items SET ordinal = %s, line_start = %s, line_end = %s, layer = %s, "
-                    "tier = %s, decay_from = %s, relevance = %s WHERE id = %s",
-                    updates,
-                )
-        if inserts:
-            with conn.cursor() as cur:
-                cur.executemany(
-                    "INSERT INTO items (agent, path, anchor, kind, title, heading, body, meta, "
-                    "tags, date, content_hash, vector_key, ordinal, line_start, line_end, layer, "
-                    "tier, decay_from, relevance, ntokens, tsv) VALUES (%s, %s, %s, %s, %s, %s, "
-                    f"%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, {_TSV})",
-                    inserts,
-                )
-            # a text already embedded (an item moved, a file rewritten) keeps its vector
-            conn.execute(
-                "UPDATE items AS n SET embedding = o.embedding, model = o.model FROM items AS o "
-                "WHERE n.agent = %s AND n.path = %s AND n.embedding IS NULL "
-                "AND o.agent = n.agent AND o.vector_key = n.vector_key "
-                "AND o.embedding IS NOT NULL",
-                (self.agent, path),
-            )
-        if inserts or stale:
-            self._count(conn, len(inserts) - len(stale), added_tokens - removed_tokens)
-
-    def _count(self, conn: Connection, items: int, tokens: int) -> None:
-        conn.execute(
-            "INSERT INTO index_stats AS s (agent, items, tokens) VALUES (%s, %s, %s) "
-            "ON CONFLICT (agent) DO UPDATE SET items = s.items + excluded.items, "
-            "tokens = s.tokens + excluded.tokens",
-            (self.agent, items, tokens),
-        )
-
-    def _row(
-        self, path: str, item: Item, placed: tuple[object, ...]
-    ) -> tuple[tuple[object, ...], int]:
-        tags = ",".join(item.tags)
-        columns = [tokens(part) for part in (item.heading, tags, item.body, item.meta)]
-        row = (
-            self.agent, path, item.anchor, item.kind, item.title, item.heading, item.body,
-            item.meta, tags, format_ts(item.date) if item.date else None, item.content_hash,
-            item.vector_key, *placed, sum(len(c) for c in columns),
-            *(" ".join(c) for c in columns),
-        )  # fmt: skip
-        return row, sum(len(c) for c in columns)
-
-    def remove_file(self, path: str) -> None:
-        with self.folder.lock:
-            conn = self.folder.lock.connection()
-            gone = conn.execute(
-                "DELETE FROM items WHERE agent = %s AND path = %s RETURNING ntokens",
-                (self.agent, path),
-            ).fetchall()
-            conn.execute(
-                "DELETE FROM index_files WHERE agent = %s AND path = %s", (self.agent, path)
-            )
-            if gone:
-                self._count(conn, -len(gone), -sum(int(n) for (n,) in gone))
-
-    def clear(self) -> None:
-        with self.folder.lock:
-            conn = self.folder.lock.connection()
-            for table in ("items", "index_files", "index_stats"):
-                conn.execute(
-                    sql.SQL("DELETE FROM {} WHERE agent = %s").format(sql.Identifier(table)),
-                    (self.agent,),
-                )
-
-    # -- vectors ---------------------------------------------------------------
-
-    def store_vectors(self, model: str, dim: int, vectors: Sequence[tuple[str, Vectors]]) -> None:
-        """Give every item whose text has ``vector_key`` its vector from ``model``."""
-        conn = self.folder.db.reader() if not self.folder.lock.is_held else self._conn()
-        with conn.transaction(), conn.cursor() as cur:
-            cur.executemany(
-                "UPDATE items SET embedding = %s, model = %s WHERE agent = %s AND vector_key = %s",
-                [(np.asarray(v, dtype=np.float32), model, self.agent, k) for k, v in vectors],
-            )
-        vector_index(conn, model, dim)
-
-    def ensure_vectors(
-        self,
-        embedder: Embedder,
-        progress: Progress | None = None,
-        *,
-        seconds: float | None = None,
-        limit: int | None = None,
-    ) -> int:
-        """Embed the texts with no vector from ``embedder`` (an item with another
-        model's vector counts as none: it is replaced); how many. With ``seconds``, stop
-        after the batch that passes it; with ``limit``, after that many texts."""
-        conn = self._conn()
-        done = 0
-        began = time.monotonic()
-        size = EMBED_BATCH if seconds is None else BUDGET_BATCH
-        while limit is None or done < limit:
-            batch = size if limit is None else min(size, limit - done)
-            rows = conn.execute(
-                "SELECT DISTINCT ON (vector_key) vector_key, heading, meta, body FROM items "
-                "WHERE agent = %s AND model IS DISTINCT FROM %s ORDER BY vector_key, id LIMIT %s",
-                (self.agent, embedder.id, batch),
-            ).fetchall()
-            if not rows:
-                break
-            texts = ["\n".join(part for part in row[1:] if part) for row in rows]
-            matrix = embedder.embed(texts)
-            self.store_vectors(
-                embedder.id, embedder.dim,
-                [(str(row[0]), vector) for row, vector in zip(rows, matrix, strict=True)],
-            )  # fmt: skip
-            done += len(rows)
-            if progress is not None:
-                progress(done, done)
-            if seconds is not None and time.monotonic() - began >= seconds:
-                break
-        return done
-
-    def vector_counts(self, model: str) -> tuple[int, int]:
-        row = (
-            self._conn()
-            .execute(
-                "SELECT count(DISTINCT vector_key), count(DISTINCT vector_key) FILTER "
-                "(WHERE model = %s) FROM items WHERE agent = %s",
-                (model, self.agent),
-            )
-            .fetchone()
-        )
-        return (int(row[1]), int(row[0])) if row else (0, 0)
 
     def vectors_ready(self, model: str) -> bool:
         """Read until true, then remembered by this process: a search that goes semantic
@@ -392,16 +100,10 @@ class PgIndex:
         what going by keywords alone would rank (so no read a search)."""
         if model in self._ready:
             return True
-        row = (
-            self._conn()
-            .execute(
-                "SELECT 1 FROM items WHERE agent = %s AND model = %s LIMIT 1", (self.agent, model)
-            )
-            .fetchone()
-        )
-        if row is not None:
+        ready = super().vectors_ready(model)
+        if ready:
             self._ready.add(model)
-        return row is not None
+        return ready
 
     # -- the primitives --------------------------------------------------------
 
@@ -644,7 +346,7 @@ def postgres_index(
     """The real ``Index`` (sync, and through it ``index.search``) over the folder at
     ``root`` (or over ``files``, a ``PgFiles``: then nothing is read from disk), its rows
     in ``db`` as agent ``agent`` (the manifest's unless given)."""
-    rows = PgIndex(db, agent or manifest.agent)
+    rows = PgIndex(db, agent or manifest.agent, embedder=embedder)
     return Index(
         root, manifest, embedder=embedder, clock=clock, lock=lock, on_notice=on_notice,
         rows=rows, files=files,

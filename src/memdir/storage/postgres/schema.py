@@ -12,9 +12,9 @@ partition by it (Citus's distribution column, or a schema per tenant) with no ch
   stem's frequency summed with FTS5's column weights (``COLUMN_WEIGHTS``: BM25's f,
   read by key instead of unnesting the tsvector); ``ntokens``, the item's length in
   tokens (BM25's |D|); ``embedding`` and ``model``, the vector and the embedder's id
-  that made it (NULL: none yet). Each embedder gets its own HNSW cosine index over
-  ``embedding::vector(dim)`` where ``model`` is its id (``vector_index``), since one
-  column holds vectors of any size.
+  that made it (NULL: none yet). An embedder's HNSW cosine index over
+  ``embedding::vector(dim)`` where ``model`` is its id (``vector_index``; one column
+  holds vectors of any size) is built only on demand (migration ``005``).
   ``index_stats`` keeps per agent the item count and the tokens (BM25's N and avgdl).
 - ``activities``, ``activity_logs``, ``mailbox_items``, ``decisions``,
   ``context_usage``: the history, as ``history.db``'s tables (``history_schema``).
@@ -246,20 +246,40 @@ def _m004_tokens(conn: Connection, schema: str) -> None:
     )
 
 
+def _m005_no_hnsw_on_write(conn: Connection, schema: str) -> None:
+    # The per-embedder HNSW indexes that vector writes used to build: no search reads
+    # them (the vector primitive scores the agent's items exactly, and an index walk
+    # over many agents' items, filtered after the walk, would miss most of one
+    # agent's), and each vector written into one cost ten times the rest of its row
+    # (bench/RESULTS.md, "PostgreSQL bulk writes"). ``vector_index`` builds one on
+    # demand, after the vectors are in.
+    rows = conn.execute(
+        "SELECT indexname FROM pg_indexes WHERE schemaname = %s AND tablename = 'items' "
+        "AND indexname LIKE 'items\\_hnsw\\_%%'",
+        (schema,),
+    ).fetchall()
+    for (name,) in rows:
+        conn.execute(sql.SQL("DROP INDEX {}").format(sql.Identifier(str(name))))
+
+
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("001_files", _m001_files),
     ("002_index", _m002_index),
     ("003_history", _m003_history),
     ("004_tokens", _m004_tokens),
+    ("005_no_hnsw_on_write", _m005_no_hnsw_on_write),
 ]
 
 
 def vector_index(conn: Connection, model: str, dim: int) -> str:
     """Create (once) the HNSW cosine index over the vectors of embedder ``model``; its name.
 
-    Built in the caller's transaction, so writers wait for it: the first vectors of a
-    new embedder on a big folder should come from ``memdir reindex`` (phase 2 builds it
-    ``CONCURRENTLY`` there)."""
+    Nothing writes or searches through it by default (migration ``005``): the vector
+    primitive scores exactly, and every vector written into an HNSW index costs ten
+    times the rest of its row. Build it, after the vectors are in, for a walk
+    (``PgIndex.semantic(method="hnsw")``, bench/pg_search.py): from then on each
+    vector written is added to it. Built in the caller's transaction, so writers wait
+    for it."""
     name = "items_hnsw_" + hashlib.sha256(model.encode()).hexdigest()[:12]
     found = conn.execute("SELECT to_regclass(%s)", (name,)).fetchone()
     if found is not None and found[0] is not None:
