@@ -402,3 +402,28 @@ def test_status_counts_an_agent_in_the_database(
     assert layers["knowledge"] == 1 and layers["identity"] >= 1
     assert status["index"]["built"] and status["index"]["items"] > 0
     assert status["knowledge"]["observations"] == 1
+
+
+def _analyses(url: str, schema: str) -> int:
+    db = Database(url, schema=schema)
+    try:
+        conn = db.connect()
+        row = conn.execute(
+            "SELECT analyze_count + autoanalyze_count FROM pg_stat_user_tables "
+            "WHERE schemaname = %s AND relname = 'items'",
+            (schema,),
+        ).fetchone()
+        return int(row[0]) if row is not None else 0
+    finally:
+        db.close()
+
+
+def test_a_push_into_a_new_agent_refreshes_the_planners_statistics(
+    tmp_path: Path, url: str, pg_schema: str
+) -> None:
+    folder = tmp_path / "new"
+    memdir.init(folder, agent="counted")
+    before = _analyses(url, pg_schema)
+    push(url, "counted", folder, schema=pg_schema)
+    after_new = _analyses(url, pg_schema)
+    assert after_new > before  # a new agent: ANALYZE after the commit
