@@ -216,6 +216,40 @@ def test_phone_width_and_keyboard(chromium: Any, ui_site: Site) -> None:
         page.close()
 
 
+def test_without_javascript_the_page_is_plain_links_and_forms(chromium: Any, ui_site: Site) -> None:
+    """JavaScript off: the graph's cards are still links, search is a plain form, and
+    an edit is a plain POST that changes the file."""
+    page = chromium.new_page()
+    # the session's one (persistent) profile: scripts are switched off for this page
+    # through Chromium's own DevTools protocol, kept across its navigations
+    chromium.new_cdp_session(page).send("Emulation.setScriptExecutionDisabled", {"value": True})
+    try:
+        page.goto(f"{ui_site.url}/ui/")
+        page.goto(f"{ui_site.url}/ui/vault")
+        node = page.locator("#graph a.node[data-path='vault/acme-corp.md'] > g")
+        placed = node.get_attribute("transform")
+        page.wait_for_timeout(800)  # graph.js would be moving the cards by now
+        assert node.get_attribute("transform") == placed  # the server's drawing, as sent
+        page.locator("#graph a.node[data-path='vault/acme-corp.md']").click()
+        page.wait_for_url(re.compile(r"focus=vault%2Facme-corp\.md"))
+        assert page.locator("#graph a.node.focus").get_attribute("data-path") == (
+            "vault/acme-corp.md"
+        )
+        page.goto(f"{ui_site.url}/ui/search")
+        page.fill("#q", "currency field")
+        page.click("button:has-text('Search')")
+        page.wait_for_url(re.compile(r"q=currency"))
+        assert "currency" in page.locator("ol.hits li").first.inner_text().lower()
+        knowledge = ui_site.root / "knowledge.md"
+        page.goto(f"{ui_site.url}/ui/memory")
+        page.locator("#section-billing textarea").fill("No script needed to keep this line.")
+        page.locator("#section-billing button:has-text('Save section')").click()
+        page.wait_for_url(re.compile(r"done="))
+        assert "No script needed to keep this line." in knowledge.read_text(encoding="utf-8")
+    finally:
+        page.close()
+
+
 @dataclass
 class TeamSite:
     url: str
