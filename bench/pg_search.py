@@ -64,6 +64,28 @@ def start_database() -> tuple[str, Callable[[], None]]:
     return str(server.get_uri()), stop
 
 
+def copy_index(memory: Any, pg: Any) -> None:
+    """Index ``memory``'s files into ``pg`` (a ``PgIndex``) and copy the vectors its
+    SQLite index already made, by content: the same items on both, embedded once."""
+    from memdir.storage.postgres.index import index_text
+
+    for relpath, (name, layer) in sorted(memory.index.files_on_disk().items()):
+        path = memory.root / relpath
+        text = path.read_bytes().decode("utf-8", "surrogateescape")
+        stat = path.stat()
+        index_text(pg, relpath, text, name, layer, mtime_ns=stat.st_mtime_ns, size=stat.st_size)
+    embedder = memory.index.embedder
+    assert embedder is not None
+    vectors = memory.index.db.execute(
+        "SELECT vector_key, vector FROM vectors WHERE model = ?", (embedder.id,)
+    ).fetchall()
+    pg.store_vectors(
+        embedder.id,
+        embedder.dim,
+        [(key, np.frombuffer(blob, dtype=np.float32)) for key, blob in vectors],
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--embedder", default=os.environ.get("MEMDIR_BENCH_EMBEDDER", "minilm"))
@@ -80,7 +102,7 @@ def main() -> None:
     from memdir.index.search import search as run_search
     from memdir.index.words import query_words
     from memdir.storage.postgres.db import Database
-    from memdir.storage.postgres.index import PgIndex, index_text, postgres_index
+    from memdir.storage.postgres.index import PgIndex, postgres_index
     from memdir.storage.seam import Scope
 
     convs, questions, _ = locomo_bench.load_locomo(locomo_bench.DEFAULT_DATA)
@@ -105,21 +127,7 @@ def main() -> None:
         t1 = time.perf_counter()
         memory = retriever.memories[conv_id]
         pg = PgIndex(db, conv_id)
-        for relpath, (name, layer) in sorted(memory.index.files_on_disk().items()):
-            path = memory.root / relpath
-            text = path.read_bytes().decode("utf-8", "surrogateescape")
-            stat = path.stat()
-            index_text(pg, relpath, text, name, layer, mtime_ns=stat.st_mtime_ns, size=stat.st_size)
-        embedder = memory.index.embedder
-        assert embedder is not None
-        vectors = memory.index.db.execute(
-            "SELECT vector_key, vector FROM vectors WHERE model = ?", (embedder.id,)
-        ).fetchall()
-        pg.store_vectors(
-            embedder.id,
-            embedder.dim,
-            [(key, np.frombuffer(blob, dtype=np.float32)) for key, blob in vectors],
-        )
+        copy_index(memory, pg)
         build["sqlite"] += t1 - t0
         build["postgres"] += time.perf_counter() - t1
         pgs[conv_id] = pg

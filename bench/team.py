@@ -415,12 +415,13 @@ def index_probe(
     items, all agents in one table as a team's database holds them. Then ``runs``
     queries, each on a random agent, run the keyword (BM25) and the vector (cosine)
     primitive of a deep search (depth 200) on SQLite and on PostgreSQL in turn."""
-    import numpy as np
+
+    from pg_search import copy_index
 
     from memdir.index.search import Filters, _floor, _keyword, _semantic
     from memdir.index.words import query_words
     from memdir.storage.agents import database
-    from memdir.storage.postgres.index import PgIndex, index_text
+    from memdir.storage.postgres.index import PgIndex
     from memdir.storage.seam import Scope
 
     db = database(url)
@@ -432,21 +433,7 @@ def index_probe(
             break
         memory = memdir.open(home / "agents" / agent, embedder="hashing")
         pg = PgIndex(db, agent)
-        for relpath, (name, layer) in sorted(memory.index.files_on_disk().items()):
-            path = memory.root / relpath
-            stat = path.stat()
-            text = path.read_bytes().decode("utf-8", "surrogateescape")
-            index_text(pg, relpath, text, name, layer, mtime_ns=stat.st_mtime_ns, size=stat.st_size)
-        embedder = memory.index.embedder
-        assert embedder is not None
-        vectors = memory.index.db.execute(
-            "SELECT vector_key, vector FROM vectors WHERE model = ?", (embedder.id,)
-        ).fetchall()
-        pg.store_vectors(
-            embedder.id,
-            embedder.dim,
-            [(key, np.frombuffer(blob, dtype=np.float32)) for key, blob in vectors],
-        )
+        copy_index(memory, pg)
         count += int(memory.index.db.execute("SELECT count(*) FROM items").fetchone()[0])
         opened.append((memory, pg))
     filled = time.perf_counter() - began
