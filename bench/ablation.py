@@ -18,6 +18,7 @@ ratio to the variant with every part on.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import sys
@@ -111,11 +112,44 @@ def realmem_runner(keep: Path) -> tuple[Any, ...]:
     return retriever.memories, questions, one, line
 
 
+def _file_fts(memory: Any) -> None:
+    import sqlite3
+
+    db = sqlite3.connect(":memory:", check_same_thread=False)
+    db.execute(
+        "CREATE VIRTUAL TABLE f USING fts5(path UNINDEXED, text, tokenize='porter unicode61 remove_diacritics 2')"
+    )
+    rows = memory.index.rows.db.execute(
+        "SELECT path, group_concat(heading || ' ' || body, ' ') FROM items GROUP BY path"
+    ).fetchall()
+    db.executemany("INSERT INTO f (path, text) VALUES (?, ?)", rows)
+
+    def scores(words: list[str], paths: list[str]) -> dict[str, float]:
+        match = " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
+        marks = ",".join("?" * len(paths))
+        return {
+            p: float(s)
+            for p, s in db.execute(
+                f"SELECT path, -bm25(f) FROM f WHERE f MATCH ? AND path IN ({marks})",
+                [match, *paths],
+            )
+        }
+
+    memory.index.file_scores = scores
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--keep", required=True, help="folder for the built memories (reused)")
     parser.add_argument("--only", choices=["locomo", "realmem"])
+    parser.add_argument(
+        "--variants",
+        help="JSON list of [label, Ranking changes] run instead of the table's parts "
+        "(the first is the baseline the times are a ratio to), e.g. "
+        '\'[["on", {}], ["no decay", {"decay": false}]]\'',
+    )
     args = parser.parse_args()
+    variants = [tuple(pair) for pair in json.loads(args.variants)] if args.variants else VARIANTS
     sys.path.insert(0, str(SHARED))
     sys.path.insert(0, str(HERE))
     keep = Path(args.keep)
@@ -130,12 +164,15 @@ def main() -> None:
             continue
         memories, questions, one, line = runner(keep)
         defaults = {key: memory.index.ranking for key, memory in memories.items()}
-        rows: list[list[dict[str, Any]]] = [[] for _ in VARIANTS]
-        times: list[list[float]] = [[] for _ in VARIANTS]
+        if os.environ.get("MEMDIR_PROBE_FILES"):
+            for memory in memories.values():
+                _file_fts(memory)
+        rows: list[list[dict[str, Any]]] = [[] for _ in variants]
+        times: list[list[float]] = [[] for _ in variants]
         for q in questions[:3]:
             one(q)  # warm: the model loaded, the vectors in memory
         for q in questions:  # every variant on each question in turn: load hits all alike
-            for n, (_, change) in enumerate(VARIANTS):
+            for n, (_, change) in enumerate(variants):
                 for key, memory in memories.items():
                     memory.index.ranking = replace(defaults[key], **change)
                 start = time.perf_counter()
@@ -145,7 +182,7 @@ def main() -> None:
             memory.index.ranking = defaults[key]
         print(f"\n{name}\n\n{heads[name]}", flush=True)
         base = statistics.median(times[0])
-        for n, (label, _) in enumerate(VARIANTS):
+        for n, (label, _) in enumerate(variants):
             p50 = statistics.median(times[n])
             print(f"| {label} | {line(rows[n])} | {p50 / base:.2f} |", flush=True)
 
