@@ -3,6 +3,8 @@ off in turn, the same searches on the same folders, one process.
 
     .venv/bin/python bench/ablation.py --keep /tmp/bench-keep     # build once, reuse
     .venv/bin/python bench/ablation.py --only locomo --keep ...   # or --only realmem
+    .venv/bin/python bench/ablation.py --only realmem --keep ... \
+        --variants '[["on", {}], ["no decay", {"decay": false}]]'   # your own variants
 
 The folders are built as bench/locomo.py and bench/realmem.py build them (kept
 under ``--keep`` so a rerun only searches). A part is switched off through
@@ -112,32 +114,6 @@ def realmem_runner(keep: Path) -> tuple[Any, ...]:
     return retriever.memories, questions, one, line
 
 
-def _file_fts(memory: Any) -> None:
-    import sqlite3
-
-    db = sqlite3.connect(":memory:", check_same_thread=False)
-    db.execute(
-        "CREATE VIRTUAL TABLE f USING fts5(path UNINDEXED, text, tokenize='porter unicode61 remove_diacritics 2')"
-    )
-    rows = memory.index.rows.db.execute(
-        "SELECT path, group_concat(heading || ' ' || body, ' ') FROM items GROUP BY path"
-    ).fetchall()
-    db.executemany("INSERT INTO f (path, text) VALUES (?, ?)", rows)
-
-    def scores(words: list[str], paths: list[str]) -> dict[str, float]:
-        match = " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
-        marks = ",".join("?" * len(paths))
-        return {
-            p: float(s)
-            for p, s in db.execute(
-                f"SELECT path, -bm25(f) FROM f WHERE f MATCH ? AND path IN ({marks})",
-                [match, *paths],
-            )
-        }
-
-    memory.index.file_scores = scores
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--keep", required=True, help="folder for the built memories (reused)")
@@ -164,9 +140,6 @@ def main() -> None:
             continue
         memories, questions, one, line = runner(keep)
         defaults = {key: memory.index.ranking for key, memory in memories.items()}
-        if os.environ.get("MEMDIR_PROBE_FILES"):
-            for memory in memories.values():
-                _file_fts(memory)
         rows: list[list[dict[str, Any]]] = [[] for _ in variants]
         times: list[list[float]] = [[] for _ in variants]
         for q in questions[:3]:

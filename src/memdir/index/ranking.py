@@ -60,17 +60,6 @@ class Ranking:
     day_boost: float = 1.3
     """an item dated within days of a day the query names to the day ("on 9 February,
     2023") is weighted up by this again, beyond ``date_boost`` for its month"""
-    file_share: float = 0.0
-    """EXPERIMENT: BM25 of the item's whole file"""
-    file_mode: str = "add"
-    file_b: float = 0.75
-    decay_floor: float = 0.5
-    """EXPERIMENT"""
-    thread_share: float = 0.0
-    """EXPERIMENT: narrative files whose mean vector is close to the best files' (past
-    the pool's base rate) weigh their items up by up to this share"""
-    thread_seeds: int = 3
-    thread_base: str = "median"
 
 
 DEFAULT = Ranking()
@@ -115,28 +104,9 @@ def rank(
     floor: float,
     decay: Decay,
     now: datetime,
-    vectors: Any = None,
-    file_scores: Any = None,
 ) -> list[Ranked]:
     """Every candidate's score, best first. ``rows`` holds each candidate's row."""
     fused = fuse(keyword, semantic, floor, ranking.semantic_weight)
-    if ranking.file_share > 0 and (file_scores is not None or ranking.file_mode.startswith("cand")):
-        paths = {row["path"] for row in rows.values() if row["kind"] in NARRATIVE_KINDS}
-        if ranking.file_mode.startswith("cand"):
-            scores = candidate_file_bm25(rows, words, ranking.file_b)
-        else:
-            scores = file_scores(words, sorted(paths)) if paths else {}
-        if scores:
-            best = max(scores.values()) or 1.0
-            top = max(fused.values()) if fused else 1.0
-            for item_id in fused:
-                value = scores.get(rows[item_id]["path"], 0.0) / best
-                if ranking.file_mode in ("add", "cand"):
-                    fused[item_id] += ranking.file_share * top * value
-                else:
-                    fused[item_id] *= 1.0 + ranking.file_share * value
-    if ranking.thread_share > 0 and vectors is not None:
-        add_thread(rows, fused, ranking, vectors)
     add_neighbours(rows, fused, ranking.neighbour_share)
     add_session(rows, fused, ranking.session_share, ranking.session_items)
     tokens = WORD_RE.findall(query.lower())
@@ -170,93 +140,11 @@ def rank(
             if asked and _other_value(asked, _values(body_tokens)):
                 score *= ranking.other_value_share
             exact = could_be_exact and phrase in f" {' '.join(body_tokens)} "
-        weight = (
-            ranking.decay_floor + (1 - ranking.decay_floor) * item_relevance(row, decay, now)
-            if ranking.decay
-            else 1.0
-        )
+        weight = 0.5 + 0.5 * item_relevance(row, decay, now) if ranking.decay else 1.0
         total = (score + (ranking.exact_bonus if exact else 0.0)) * weight
         ranked.append(Ranked(total, score * weight, exact, item_id))
     ranked.sort(key=lambda e: (-e.score, rows[e.item_id]["path"], rows[e.item_id]["ordinal"]))
     return ranked
-
-
-def candidate_file_bm25(
-    rows: dict[int, dict[str, Any]], words: list[str], b: float
-) -> dict[str, float]:
-    import math
-    from memdir.index.words import stem
-
-    wanted = {stem(w) for w in words}
-    tf: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
-    length: dict[str, int] = defaultdict(int)
-    for row in rows.values():
-        if row["kind"] not in NARRATIVE_KINDS:
-            continue
-        tokens = WORD_RE.findall(f"{row['heading']} {row['body']}".lower())
-        length[row["path"]] += len(tokens)
-        counts = tf[row["path"]]
-        for token in tokens:
-            st = stem(token)
-            if st in wanted:
-                counts[st] += 1
-    if not length:
-        return {}
-    n = len(length)
-    avg = sum(length.values()) / n
-    df: dict[str, int] = defaultdict(int)
-    for counts in tf.values():
-        for st in counts:
-            df[st] += 1
-    k1 = 1.2
-    out = {}
-    for path, counts in tf.items():
-        score = 0.0
-        norm = k1 * (1 - b + b * length[path] / avg)
-        for st, f in counts.items():
-            idf = max(math.log((n - df[st] + 0.5) / (df[st] + 0.5)), 1e-6)
-            score += idf * f * (k1 + 1) / (f + norm)
-        if score > 0:
-            out[path] = score
-    return out
-
-
-def add_thread(
-    rows: dict[int, dict[str, Any]], fused: dict[int, float], ranking: Ranking, vectors: Any
-) -> None:
-    import numpy as np
-
-    files: dict[str, list[int]] = defaultdict(list)
-    for item_id in fused:
-        if rows[item_id]["kind"] in NARRATIVE_KINDS:
-            files[rows[item_id]["path"]].append(item_id)
-    if len(files) < 4:
-        return
-    names = list(files)
-    means = []
-    keep = []
-    for name in names:
-        found = vectors([i for i in files[name]])
-        if found is None or len(found) == 0:
-            continue
-        m = found.mean(axis=0)
-        means.append(m / (np.linalg.norm(m) or 1.0))
-        keep.append(name)
-    if len(keep) < 4:
-        return
-    matrix = np.array(means)
-    best_of = {name: max(fused[i] for i in files[name]) for name in keep}
-    order = sorted(keep, key=lambda n: -best_of[n])
-    seeds = [keep.index(n) for n in order[: ranking.thread_seeds]]
-    sims = (matrix @ matrix[seeds].T).max(axis=1)
-    others = np.array([sims[j] for j in range(len(keep)) if j not in seeds])
-    base = float(np.median(others)) if ranking.thread_base == "median" else float(others.mean())
-    for j, name in enumerate(keep):
-        lift = max(0.0, (float(sims[j]) - base) / max(1.0 - base, 1e-9))
-        if j in seeds or lift <= 0:
-            continue
-        for item_id in files[name]:
-            fused[item_id] *= 1.0 + ranking.thread_share * lift
 
 
 def add_neighbours(rows: dict[int, dict[str, Any]], fused: dict[int, float], share: float) -> None:

@@ -182,19 +182,7 @@ def search(
         more = [item_id for item_id, _ in wide[0] + wide[1] if item_id not in radius]
     rows, inside = index.rows.rows_within(list(dict(keyword) | dict(semantic)), more, scope)
     radius |= inside  # in the radius, past its depth
-    ranked = rank(
-        index.ranking,
-        rows,
-        query,
-        words,
-        keyword,
-        semantic,
-        _floor(index),
-        decay,
-        now,
-        _item_vectors(index),
-        getattr(index, "file_scores", None),
-    )
+    ranked = rank(index.ranking, rows, query, words, keyword, semantic, _floor(index), decay, now)
     if ranked:
         least = FLOOR_SHARE * max(entry.match for entry in ranked)
         ranked = [entry for entry in ranked if entry.exact or entry.match >= least]
@@ -218,19 +206,6 @@ def search(
 
 _Pairs = Pairs
 NO_WORDS = Marker([])
-
-
-def _item_vectors(index: Index) -> Any:
-    cache = getattr(index.rows, "vectors", None)
-    if cache is None:
-        return None
-    import numpy as np
-
-    def of(ids: list[int]) -> Any:
-        rows = [cache.rows[i] for i in ids if i in cache.rows]
-        return cache.matrix[np.array(rows, dtype=np.int64)] if rows else None
-
-    return of
 
 
 def _merged(first: _Pairs, second: _Pairs) -> _Pairs:
