@@ -308,17 +308,15 @@ def write_once(
     as_json: bool,
     write: Callable[[Memory], WriteResult],
     lines: Callable[[WriteResult], list[str]] | None = None,
-    *,
-    warnings: bool = True,
 ) -> None:
     """A command that is one store write: open the folder, ``write(memory)``, close it,
-    then print the result (``lines(result)``, else ``describe``'s), with its warnings
-    unless ``warnings`` is False; a refusal prints its reason and exits 1
-    (``report_write``)."""
+    then print the result (``lines(result)``, else ``describe``'s) and its warnings
+    (text that reads as instructions: a person sees the flag ``--json`` carries); a
+    refusal prints its reason and exits 1 (``report_write``)."""
     with opened(folder, agent) as memory:
         result = write(memory)
     shown = lines(result) if lines else None
-    report_write(result, as_json, with_warnings(result, shown) if warnings else shown)
+    report_write(result, as_json, with_warnings(result, shown))
 
 
 def print_hits(hits: list[Hit]) -> None:

@@ -155,7 +155,6 @@ def save(
         agent,
         as_json,
         lambda memory: memory.knowledge.save(read_text(text), kind.value, tag or []),
-        warnings=False,
     )
 
 
@@ -216,4 +215,4 @@ def update(
         assert text is not None
         return memory.knowledge.update(section, read_text(text), mode.value)
 
-    write_once(folder, agent, as_json, write, warnings=False)
+    write_once(folder, agent, as_json, write)

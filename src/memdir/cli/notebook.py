@@ -112,7 +112,6 @@ def notebook_set(
     write_once(
         *group_options(ctx, folder, agent, as_json),
         lambda memory: memory.notebook.update(key, read_text(text), managed.value),
-        warnings=False,
     )
 
 
@@ -131,7 +130,6 @@ def notebook_clear(
     write_once(
         *group_options(ctx, folder, agent, as_json),
         lambda memory: memory.notebook.clear(key),
-        warnings=False,
     )
 
 
@@ -196,7 +194,6 @@ def state_set(
     write_once(
         *group_options(ctx, folder, agent, as_json),
         lambda memory: memory.state.set(key, read_text(text)),
-        warnings=False,
     )
 
 
@@ -213,5 +210,4 @@ def state_remove(
     write_once(
         *group_options(ctx, folder, agent, as_json),
         lambda memory: memory.state.remove(key),
-        warnings=False,
     )

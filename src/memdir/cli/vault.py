@@ -42,7 +42,6 @@ def touch(
         as_json,
         lambda memory: memory.touch(card),
         lambda result: [f"Touched {result.store}: {'; '.join(result.notes)}"],
-        warnings=False,
     )
 
 
@@ -158,7 +157,6 @@ def lessons_add(
         agent,
         as_json,
         lambda memory: memory.lessons.add(category, mistake, happened, rule),
-        warnings=False,
     )
 
 
