@@ -3,6 +3,8 @@ off in turn, the same searches on the same folders, one process.
 
     .venv/bin/python bench/ablation.py --keep /tmp/bench-keep     # build once, reuse
     .venv/bin/python bench/ablation.py --only locomo --keep ...   # or --only realmem
+    .venv/bin/python bench/ablation.py --only realmem --keep ... \
+        --variants '[["on", {}], ["no decay", {"decay": false}]]'   # your own variants
 
 The folders are built as bench/locomo.py and bench/realmem.py build them (kept
 under ``--keep`` so a rerun only searches). A part is switched off through
@@ -18,6 +20,7 @@ ratio to the variant with every part on.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import sys
@@ -115,7 +118,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--keep", required=True, help="folder for the built memories (reused)")
     parser.add_argument("--only", choices=["locomo", "realmem"])
+    parser.add_argument(
+        "--variants",
+        help="JSON list of [label, Ranking changes] run instead of the table's parts "
+        "(the first is the baseline the times are a ratio to), e.g. "
+        '\'[["on", {}], ["no decay", {"decay": false}]]\'',
+    )
     args = parser.parse_args()
+    variants = [tuple(pair) for pair in json.loads(args.variants)] if args.variants else VARIANTS
     sys.path.insert(0, str(SHARED))
     sys.path.insert(0, str(HERE))
     keep = Path(args.keep)
@@ -130,12 +140,12 @@ def main() -> None:
             continue
         memories, questions, one, line = runner(keep)
         defaults = {key: memory.index.ranking for key, memory in memories.items()}
-        rows: list[list[dict[str, Any]]] = [[] for _ in VARIANTS]
-        times: list[list[float]] = [[] for _ in VARIANTS]
+        rows: list[list[dict[str, Any]]] = [[] for _ in variants]
+        times: list[list[float]] = [[] for _ in variants]
         for q in questions[:3]:
             one(q)  # warm: the model loaded, the vectors in memory
         for q in questions:  # every variant on each question in turn: load hits all alike
-            for n, (_, change) in enumerate(VARIANTS):
+            for n, (_, change) in enumerate(variants):
                 for key, memory in memories.items():
                     memory.index.ranking = replace(defaults[key], **change)
                 start = time.perf_counter()
@@ -145,7 +155,7 @@ def main() -> None:
             memory.index.ranking = defaults[key]
         print(f"\n{name}\n\n{heads[name]}", flush=True)
         base = statistics.median(times[0])
-        for n, (label, _) in enumerate(VARIANTS):
+        for n, (label, _) in enumerate(variants):
             p50 = statistics.median(times[n])
             print(f"| {label} | {line(rows[n])} | {p50 / base:.2f} |", flush=True)
 

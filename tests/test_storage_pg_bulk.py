@@ -5,6 +5,7 @@ makes, and a bulk job that fails leaves none of its rows."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -277,3 +278,47 @@ def test_vector_writes_build_no_hnsw_index_and_one_built_is_walked(
     with conn.transaction():  # the migration drops what earlier versions built on write
         _m005_no_hnsw_on_write(conn, pg_db.schema)
     assert hnsw() == []
+
+
+def test_a_reindex_does_not_hold_up_another_agents_reindex(
+    tmp_path: Path, url: str, pg_schema: str, pg_db: Database
+) -> None:
+    """A reindex's ANALYZE runs after its commit: inside its transaction it would hold a
+    table lock that a second agent's reindex (its own ANALYZE) waits for until then."""
+    for agent in ("one", "two"):
+        push(url, agent, _folder(tmp_path / agent, days=3), schema=pg_schema)
+    held, release = threading.Event(), threading.Event()
+    failed: list[BaseException] = []
+
+    def hold(done: int, total: int) -> None:  # the file pass's last call: still in its lock
+        if done == total and not held.is_set():
+            held.set()
+            release.wait(60)
+
+    def first() -> None:
+        try:
+            with open_agent(url, "one", embedder="hashing", schema=pg_schema) as memory:
+                memory.reindex(hold)
+        except BaseException as exc:  # noqa: BLE001 - asserted below
+            failed.append(exc)
+
+    thread = threading.Thread(target=first)
+    thread.start()
+    try:
+        assert held.wait(60)
+        with open_agent(url, "two", embedder="hashing", schema=pg_schema) as memory:
+            memory.lock.timeout = 2.0  # type: ignore[attr-defined]
+            memory.reindex()
+            made, texts = memory.index.vector_counts()
+            assert made == texts > 0
+    finally:
+        release.set()
+        thread.join(60)
+    assert not failed
+    with pg_db.connect() as conn:
+        (analysed,) = conn.execute(
+            "SELECT last_analyze FROM pg_stat_user_tables "
+            "WHERE schemaname = %s AND relname = 'items'",
+            (pg_schema,),
+        ).fetchone() or (None,)
+    assert analysed is not None  # the statistics were still refreshed, after the commits

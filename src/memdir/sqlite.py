@@ -17,6 +17,8 @@ that on the happy path; the owners (``Index``, ``History``) catch
   but so would a bug: ``problem`` decides (``PRAGMA quick_check`` and the schema
   against the one the migrations build, in memory). ``was_moved``: another process
   moved the file away under this connection: reconnect, do not move anything.
+- ``mended``: run an operation, and once more after the owner mended the file (only a
+  thread's outermost call mends).
 - ``move_aside``: rename the file with its ``-wal``/``-shm``/``-journal`` to
   ``<name>.corrupt-<UTC stamp>`` (the sidecars keep SQLite's suffixes, so the pair
   still opens together); ``moved_aside`` lists them. Callers hold the folder lock and
@@ -30,10 +32,12 @@ import functools
 import logging
 import os
 import sqlite3
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TypeVar
 
 from memdir.errors import MemdirError
 
@@ -167,6 +171,34 @@ def damage_reason(
     if is_suspect(exc):
         return problem(db, migrations) if db is not None else check_file(path, migrations)
     return None
+
+
+T = TypeVar("T")
+
+
+def mended(
+    guards: threading.local,
+    operation: Callable[[], T],
+    recover: Callable[[sqlite3.DatabaseError], bool],
+    first: Callable[[], None] | None = None,
+) -> T:
+    """``operation()``; if it raises ``sqlite3.DatabaseError`` and ``recover(exc)`` says
+    a sound file is open now, ``operation()`` once more. Only a thread's outermost call
+    (its depth kept in ``guards``) mends, and only it runs ``first`` (a check before the
+    operation; damage it finds mends the same way): an inner one lets the error go up
+    to it, so mending never happens while an outer call holds a lock it needs."""
+    depth = getattr(guards, "depth", 0)
+    guards.depth = depth + 1
+    try:
+        if not depth and first is not None:
+            first()
+        return operation()
+    except sqlite3.DatabaseError as exc:
+        if depth or not recover(exc):
+            raise
+    finally:
+        guards.depth = depth
+    return operation()
 
 
 def file_id(path: Path) -> tuple[int, int] | None:

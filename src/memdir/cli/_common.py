@@ -79,16 +79,25 @@ AgentOption = Annotated[
         show_default=False,
     ),
 ]
-TextArgument = Annotated[
-    str,
-    typer.Argument(
-        metavar="TEXT",
-        help="The text; - reads it from stdin (put -- before a text that starts with -).",
-    ),
-]
+TEXT_HELP = "The text; - reads it from stdin (put -- before a text that starts with -)."
+TextArgument = Annotated[str, typer.Argument(metavar="TEXT", help=TEXT_HELP)]
 JsonOption = Annotated[
     bool, typer.Option("--json", help="Print one JSON document on stdout instead of text.")
 ]
+
+
+def optional_argument(metavar: str, help: str) -> Any:
+    """An argument that may be left out (its parameter defaults to None): its help says
+    what leaving it out means, so no ``[default: None]`` is shown."""
+    return typer.Argument(metavar=metavar, help=help, show_default=False)
+
+
+def command_group(name: str, panel: str, help: str, **options: Any) -> typer.Typer:
+    """A group of subcommands (``memdir NAME ...``), registered on the app under the
+    help panel ``panel``; ``options`` go to its ``typer.Typer``."""
+    group = typer.Typer(help=help, **options)
+    app.add_typer(group, name=name, rich_help_panel=panel)
+    return group
 
 
 def reports_errors(command: Callable[P, None]) -> Callable[P, None]:
@@ -301,11 +310,13 @@ def write_once(
     lines: Callable[[WriteResult], list[str]] | None = None,
 ) -> None:
     """A command that is one store write: open the folder, ``write(memory)``, close it,
-    then print the result with its warnings (``lines(result)``, else ``describe``'s);
-    a refusal prints its reason and exits 1 (``report_write``)."""
+    then print the result (``lines(result)``, else ``describe``'s) and its warnings
+    (text that reads as instructions: a person sees the flag ``--json`` carries); a
+    refusal prints its reason and exits 1 (``report_write``)."""
     with opened(folder, agent) as memory:
         result = write(memory)
-    report_write(result, as_json, with_warnings(result, lines(result) if lines else None))
+    shown = lines(result) if lines else None
+    report_write(result, as_json, with_warnings(result, shown))
 
 
 def print_hits(hits: list[Hit]) -> None:

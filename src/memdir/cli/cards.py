@@ -20,11 +20,12 @@ from memdir.cli._common import (
     AgentOption,
     FolderOption,
     JsonOption,
-    app,
+    command_group,
     console,
     errors,
     fail,
     opened,
+    optional_argument,
     print_json,
     read_text,
     reports_errors,
@@ -36,12 +37,12 @@ from memdir.tiers import TIERS
 if TYPE_CHECKING:
     from memdir.stores.vault import CardInfo, CardRead, VaultStore
 
-card_app = typer.Typer(
-    help="Vault cards, one per person, project, company or idea: write, show, list, links, "
-    "history.",
+card_app = command_group(
+    "card",
+    VAULT,
+    "Vault cards, one per person, project, company or idea: write, show, list, links, history.",
     no_args_is_help=True,
 )
-app.add_typer(card_app, name="card", rich_help_panel=VAULT)
 
 CardArgument = Annotated[
     str, typer.Argument(metavar="CARD", help="The card: its path, file name or title.")
@@ -116,11 +117,10 @@ def card_write(
     ],
     text: Annotated[
         str | None,
-        typer.Argument(
-            metavar="TEXT",
-            help="The card's text (markdown); - reads it from stdin. Left out: a new card "
+        optional_argument(
+            "TEXT",
+            "The card's text (markdown); - reads it from stdin. Left out: a new card "
             "has its title only, an existing one keeps its text.",
-            show_default=False,
         ),
     ] = None,
     kind: Annotated[
@@ -294,10 +294,9 @@ def card_history(
     card: CardArgument,
     text: Annotated[
         str | None,
-        typer.Argument(
-            metavar="TEXT",
-            help="A line to add (card_history); - reads it from stdin. Left out: show the History.",
-            show_default=False,
+        optional_argument(
+            "TEXT",
+            "A line to add (card_history); - reads it from stdin. Left out: show the History.",
         ),
     ] = None,
     folder: FolderOption = None,

@@ -16,6 +16,7 @@ from memdir.cli._common import (
     FolderOption,
     JsonOption,
     app,
+    command_group,
     console,
     fail,
     opened,
@@ -44,10 +45,11 @@ class ActivityType(enum.StrEnum):
     respond_in_session = "respond_in_session"
 
 
-recall_app = typer.Typer(
-    help="The activity history (recall_activity): what the agent did; list, search, get, export."
+recall_app = command_group(
+    "recall",
+    EPISODES,
+    "The activity history (recall_activity): what the agent did; list, search, get, export.",
 )
-app.add_typer(recall_app, name="recall", rich_help_panel=EPISODES)
 app.add_typer(
     recall_app,
     name="history",
@@ -201,8 +203,7 @@ def recall_export(
 
 # -- sessions and imports ---------------------------------------------------------------
 
-sessions_app = typer.Typer(help="Conversation sessions: the current episodes.")
-app.add_typer(sessions_app, name="sessions", rich_help_panel=EPISODES)
+sessions_app = command_group("sessions", EPISODES, "Conversation sessions: the current episodes.")
 
 
 class SessionKind(enum.StrEnum):

@@ -7,13 +7,14 @@ prints the ``WriteResult``: a refusal prints its reason and exits 1.
 from __future__ import annotations
 
 import enum
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
 
 from memdir.cli._common import (
     READ_WRITE,
+    TEXT_HELP,
     AgentOption,
     FolderOption,
     JsonOption,
@@ -22,13 +23,18 @@ from memdir.cli._common import (
     console,
     errors,
     opened,
+    optional_argument,
     print_hits,
     print_hits_json,
     print_json,
     read_text,
-    report_write,
     reports_errors,
+    write_once,
 )
+
+if TYPE_CHECKING:
+    from memdir.memory import Memory
+    from memdir.results import WriteResult
 
 
 class SearchMode(enum.StrEnum):
@@ -144,9 +150,12 @@ def save(
     as_json: JsonOption = False,
 ) -> None:
     """Save one observation to knowledge.md (memory_save): searched later, never injected."""
-    with opened(folder, agent) as memory:
-        result = memory.knowledge.save(read_text(text), kind.value, tag or [])
-    report_write(result, as_json)
+    write_once(
+        folder,
+        agent,
+        as_json,
+        lambda memory: memory.knowledge.save(read_text(text), kind.value, tag or []),
+    )
 
 
 @app.command(rich_help_panel=READ_WRITE)
@@ -154,20 +163,9 @@ def save(
 def update(
     section: Annotated[
         str | None,
-        typer.Argument(
-            metavar="SECTION",
-            help="The curated section (a ## heading of knowledge.md).",
-            show_default=False,
-        ),
+        optional_argument("SECTION", "The curated section (a ## heading of knowledge.md)."),
     ] = None,
-    text: Annotated[
-        str | None,
-        typer.Argument(
-            metavar="TEXT",
-            help="The text; - reads it from stdin (put -- before a text that starts with -).",
-            show_default=False,
-        ),
-    ] = None,
+    text: Annotated[str | None, optional_argument("TEXT", TEXT_HELP)] = None,
     mode: Annotated[
         UpdateMode,
         typer.Option(
@@ -207,13 +205,14 @@ def update(
         raise typer.BadParameter("--remove takes SECTION only, no TEXT", param_hint="'--remove'")
     elif not remove and text is None:
         raise typer.BadParameter(f"give the TEXT for {section!r}", param_hint="'TEXT'")
-    with opened(folder, agent) as memory:
+
+    def write(memory: Memory) -> WriteResult:
         if delete:
-            result = memory.knowledge.delete_observations(",".join(delete))
-        elif remove:
+            return memory.knowledge.delete_observations(",".join(delete))
+        if remove:
             assert section is not None
-            result = memory.knowledge.remove_section(section)
-        else:
-            assert text is not None
-            result = memory.knowledge.update(section, read_text(text), mode.value)
-    report_write(result, as_json)
+            return memory.knowledge.remove_section(section)
+        assert text is not None
+        return memory.knowledge.update(section, read_text(text), mode.value)
+
+    write_once(folder, agent, as_json, write)

@@ -19,15 +19,16 @@ from memdir.cli._common import (
     FolderOption,
     JsonOption,
     TextArgument,
-    app,
+    command_group,
     console,
     group_options,
     opened,
+    optional_argument,
     print_json,
     read_text,
     remember_group_options,
-    report_write,
     reports_errors,
+    write_once,
 )
 from memdir.textutil import plural
 from memdir.timeutil import format_ts
@@ -41,12 +42,13 @@ class Managed(enum.StrEnum):
 
 # -- notebook -----------------------------------------------------------------------
 
-notebook_app = typer.Typer(
-    help="Working memory (NOTEBOOK.md), always in the prompt: show it, set or clear entries.",
+notebook_app = command_group(
+    "notebook",
+    READ_WRITE,
+    "Working memory (NOTEBOOK.md), always in the prompt: show it, set or clear entries.",
     invoke_without_command=True,
     no_args_is_help=False,
 )
-app.add_typer(notebook_app, name="notebook", rich_help_panel=READ_WRITE)
 
 
 @notebook_app.callback()
@@ -107,10 +109,10 @@ def notebook_set(
     as_json: JsonOption = False,
 ) -> None:
     """Insert or replace a notebook entry (update_notebook); past the cap the oldest is archived."""
-    folder, agent, as_json = group_options(ctx, folder, agent, as_json)
-    with opened(folder, agent) as memory:
-        result = memory.notebook.update(key, read_text(text), managed.value)
-    report_write(result, as_json)
+    write_once(
+        *group_options(ctx, folder, agent, as_json),
+        lambda memory: memory.notebook.update(key, read_text(text), managed.value),
+    )
 
 
 @notebook_app.command("clear")
@@ -118,32 +120,28 @@ def notebook_set(
 def notebook_clear(
     ctx: typer.Context,
     key: Annotated[
-        str | None,
-        typer.Argument(
-            metavar="KEY",
-            help="The entry to remove (default: every agent entry).",
-            show_default=False,
-        ),
+        str | None, optional_argument("KEY", "The entry to remove (default: every agent entry).")
     ] = None,
     folder: FolderOption = None,
     agent: AgentOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Remove one entry, or every agent entry (clear_notebook); the text goes to the archive."""
-    folder, agent, as_json = group_options(ctx, folder, agent, as_json)
-    with opened(folder, agent) as memory:
-        result = memory.notebook.clear(key)
-    report_write(result, as_json)
+    write_once(
+        *group_options(ctx, folder, agent, as_json),
+        lambda memory: memory.notebook.clear(key),
+    )
 
 
 # -- state ----------------------------------------------------------------------------
 
-state_app = typer.Typer(
-    help="Dated snapshots (state.md) that expire after a week: show, set or remove them.",
+state_app = command_group(
+    "state",
+    READ_WRITE,
+    "Dated snapshots (state.md) that expire after a week: show, set or remove them.",
     invoke_without_command=True,
     no_args_is_help=False,
 )
-app.add_typer(state_app, name="state", rich_help_panel=READ_WRITE)
 
 
 @state_app.callback()
@@ -193,10 +191,10 @@ def state_set(
     as_json: JsonOption = False,
 ) -> None:
     """Insert or replace a snapshot, stamped now (state_update)."""
-    folder, agent, as_json = group_options(ctx, folder, agent, as_json)
-    with opened(folder, agent) as memory:
-        result = memory.state.set(key, read_text(text))
-    report_write(result, as_json)
+    write_once(
+        *group_options(ctx, folder, agent, as_json),
+        lambda memory: memory.state.set(key, read_text(text)),
+    )
 
 
 @state_app.command("remove")
@@ -209,7 +207,7 @@ def state_remove(
     as_json: JsonOption = False,
 ) -> None:
     """Remove a snapshot; its text goes to the archive."""
-    folder, agent, as_json = group_options(ctx, folder, agent, as_json)
-    with opened(folder, agent) as memory:
-        result = memory.state.remove(key)
-    report_write(result, as_json)
+    write_once(
+        *group_options(ctx, folder, agent, as_json),
+        lambda memory: memory.state.remove(key),
+    )

@@ -19,6 +19,7 @@ from memdir.cli._common import (
     console,
     database_url,
     opened,
+    optional_argument,
     print_json,
     reports_errors,
 )
@@ -44,11 +45,10 @@ class Layout(enum.StrEnum):
 def init(
     path: Annotated[
         Path | None,
-        typer.Argument(
-            metavar="PATH",
-            help="The memory folder, created if missing (default: the current folder, "
+        optional_argument(
+            "PATH",
+            "The memory folder, created if missing (default: the current folder, "
             "or with --agent that agent's folder in $MEMDIR_HOME/agents).",
-            show_default=False,
         ),
     ] = None,
     layout: Annotated[
@@ -378,11 +378,10 @@ def agents(as_json: JsonOption = False) -> None:
 def demo(
     path: Annotated[
         Path | None,
-        typer.Argument(
-            metavar="PATH",
-            help="An empty or new folder to run in, kept afterwards (default: a temporary "
+        optional_argument(
+            "PATH",
+            "An empty or new folder to run in, kept afterwards (default: a temporary "
             "one, removed at the end).",
-            show_default=False,
         ),
     ] = None,
     keep: Annotated[

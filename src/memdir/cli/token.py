@@ -19,7 +19,7 @@ import typer
 from memdir.cli._common import (
     SETUP,
     JsonOption,
-    app,
+    command_group,
     console,
     errors,
     fail,
@@ -30,12 +30,12 @@ from memdir.cli._common import (
 if TYPE_CHECKING:
     from memdir.storage.postgres.tokens import Token, Tokens
 
-token_app = typer.Typer(
-    help="Bearer tokens for the team server (memdir serve --http --database-url): create, "
-    "list, revoke.",
+token_app = command_group(
+    "token",
+    SETUP,
+    "Bearer tokens for the team server (memdir serve --http --database-url): create, list, revoke.",
     no_args_is_help=True,
 )
-app.add_typer(token_app, name="token", rich_help_panel=SETUP)
 
 DatabaseUrl = Annotated[
     str | None,

@@ -13,13 +13,14 @@ from memdir.cli._common import (
     FolderOption,
     JsonOption,
     app,
+    command_group,
     console,
     opened,
     print_hits,
     print_json,
     progress,
-    report_write,
     reports_errors,
+    write_once,
 )
 from memdir.textutil import plural
 
@@ -35,9 +36,13 @@ def touch(
     as_json: JsonOption = False,
 ) -> None:
     """Mark a card recalled: one tier up, last_accessed today."""
-    with opened(folder, agent) as memory:
-        result = memory.touch(card)
-    report_write(result, as_json, [f"Touched {result.store}: {'; '.join(result.notes)}"])
+    write_once(
+        folder,
+        agent,
+        as_json,
+        lambda memory: memory.touch(card),
+        lambda result: [f"Touched {result.store}: {'; '.join(result.notes)}"],
+    )
 
 
 @app.command(rich_help_panel=VAULT)
@@ -106,8 +111,9 @@ def moc(
         console.print(f"  wrote {path}", markup=False)
 
 
-lessons_app = typer.Typer(help="Lessons learned: log them, and check them before risky work.")
-app.add_typer(lessons_app, name="lessons", rich_help_panel=VAULT)
+lessons_app = command_group(
+    "lessons", VAULT, "Lessons learned: log them, and check them before risky work."
+)
 
 
 @lessons_app.command("check")
@@ -146,9 +152,12 @@ def lessons_add(
     as_json: JsonOption = False,
 ) -> None:
     """Log a lesson: the mistake, what happened, the rule."""
-    with opened(folder, agent) as memory:
-        result = memory.lessons.add(category, mistake, happened, rule)
-    report_write(result, as_json)
+    write_once(
+        folder,
+        agent,
+        as_json,
+        lambda memory: memory.lessons.add(category, mistake, happened, rule),
+    )
 
 
 @app.command(rich_help_panel=VAULT)

@@ -30,10 +30,11 @@ from memdir.cli._common import (
     FolderOption,
     JsonOption,
     TextArgument,
-    app,
+    command_group,
     console,
     fail,
     opened,
+    optional_argument,
     print_json,
     read_text,
     reports_errors,
@@ -54,11 +55,12 @@ class JournalSection(enum.StrEnum):
 
 # -- journal -------------------------------------------------------------------------
 
-journal_app = typer.Typer(
-    help="The daily log: decisions and why, learnings, milestones, context.",
+journal_app = command_group(
+    "journal",
+    VAULT,
+    "The daily log: decisions and why, learnings, milestones, context.",
     no_args_is_help=True,
 )
-app.add_typer(journal_app, name="journal", rich_help_panel=VAULT)
 
 
 @journal_app.command("append")
@@ -104,12 +106,7 @@ def _day(value: str | None, today: date) -> date:
 @reports_errors
 def journal_show(
     day: Annotated[
-        str | None,
-        typer.Argument(
-            metavar="DAY",
-            help="YYYY-MM-DD, today or yesterday (default: today).",
-            show_default=False,
-        ),
+        str | None, optional_argument("DAY", "YYYY-MM-DD, today or yesterday (default: today).")
     ] = None,
     folder: FolderOption = None,
     agent: AgentOption = None,
@@ -133,11 +130,12 @@ def journal_show(
 
 # -- working state ---------------------------------------------------------------------
 
-work_app = typer.Typer(
-    help="The working state, for crash recovery: Right Now, Done, Pending and sub-agents.",
+work_app = command_group(
+    "work",
+    VAULT,
+    "The working state, for crash recovery: Right Now, Done, Pending and sub-agents.",
     no_args_is_help=True,
 )
-app.add_typer(work_app, name="work", rich_help_panel=VAULT)
 
 TaskArgument = Annotated[
     str, typer.Argument(metavar="TASK", help="The task, in a line; - reads it from stdin.")
@@ -163,11 +161,7 @@ def work_start(
 def work_finish(
     task: Annotated[
         str | None,
-        typer.Argument(
-            metavar="TASK",
-            help="The task as written in Right Now (default: the first one).",
-            show_default=False,
-        ),
+        optional_argument("TASK", "The task as written in Right Now (default: the first one)."),
     ] = None,
     folder: FolderOption = None,
     agent: AgentOption = None,
@@ -278,11 +272,12 @@ def work_show(
 
 # -- research intel --------------------------------------------------------------------
 
-intel_app = typer.Typer(
-    help="Research intel, one file per project: this week in detail, past weeks compressed.",
+intel_app = command_group(
+    "intel",
+    VAULT,
+    "Research intel, one file per project: this week in detail, past weeks compressed.",
     no_args_is_help=True,
 )
-app.add_typer(intel_app, name="intel", rich_help_panel=VAULT)
 
 ProjectArgument = Annotated[
     str, typer.Argument(metavar="PROJECT", help="The project, such as project-alpha.")

@@ -139,6 +139,27 @@ def parse_meta(content: str) -> dict[str, str] | None:
     return meta
 
 
+def section_body_start(raw: str) -> tuple[int, dict[str, str]]:
+    """Where a section's body starts in its text (``raw``, from its heading line on):
+    after the heading line, then after a metadata comment if one follows the blank
+    lines after it; and that comment's fields ({} without one)."""
+    end = raw.find("\n")
+    position = len(raw) if end < 0 else end + 1
+    body_start = position
+    while position < len(raw):
+        end = raw.find("\n", position)
+        line_end = len(raw) if end < 0 else end + 1
+        content = line_content(raw[position:line_end])
+        if content == "":
+            position = line_end
+            continue
+        parsed = parse_meta(content)
+        if parsed is not None:
+            return line_end, parsed
+        break
+    return body_start, {}
+
+
 def render_meta(meta: Mapping[str, str]) -> str:
     """The one-line metadata comment for ``meta``; raises ValueError on a value it cannot hold."""
     items = []
@@ -289,24 +310,10 @@ class Section:
         """A parsed section. Its body cannot hold a heading at ``level`` (that would have
         split it), so only a fence left open at the end of the file needs sanitising."""
         end = raw.find("\n")
-        position = len(raw) if end < 0 else end + 1
-        heading = line_content(raw[:position])
+        heading = line_content(raw[: len(raw) if end < 0 else end + 1])
         match = _HEADING_RES[level].match(heading)
         assert match is not None, "caller passes text starting with a heading"
-        meta: dict[str, str] = {}
-        body_start = position
-        while position < len(raw):
-            end = raw.find("\n", position)
-            line_end = len(raw) if end < 0 else end + 1
-            content = line_content(raw[position:line_end])
-            if content == "":
-                position = line_end
-                continue
-            parsed = parse_meta(content)
-            if parsed is not None:
-                meta = parsed
-                body_start = line_end
-            break
+        body_start, meta = section_body_start(raw)
         section = cls(match.group(1), "", meta, level=level)
         body = raw[body_start:]
         section._body = sanitize_body(body, level) if fence_open else canonical_body(body)

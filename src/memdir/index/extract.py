@@ -26,7 +26,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from memdir.errors import FileShapeError
-from memdir.files.sections import Parsed, Section, SectionDocument, line_content, parse_meta
+from memdir.files.sections import Parsed, Section, SectionDocument, section_body_start
 from memdir.stores.knowledge import OBSERVATIONS_KEY
 from memdir.textutil import drop_comments
 from memdir.timeutil import parse_ts
@@ -358,19 +358,7 @@ def _observations(
 def _body_at(raw: str) -> int:
     """Where a section's body starts in its text, as ``Section`` reads it: after the
     heading, blank lines and a metadata comment, and the blank lines after those."""
-    end = raw.find("\n")
-    position = len(raw) if end < 0 else end + 1
-    body_start = position
-    while position < len(raw):
-        end = raw.find("\n", position)
-        line_end = len(raw) if end < 0 else end + 1
-        content = line_content(raw[position:line_end])
-        if content == "":
-            position = line_end
-            continue
-        if parse_meta(content) is not None:
-            body_start = line_end
-        break
+    body_start, _ = section_body_start(raw)
     while raw.startswith("\n", body_start):
         body_start += 1
     return body_start

@@ -64,7 +64,7 @@ from memdir.index.sqlite_rows import SqliteRows
 from memdir.index.survey import Survey
 from memdir.paths import FileSpace
 from memdir.results import Notice, Progress
-from memdir.sqlite import MOVED, relative
+from memdir.sqlite import MOVED, mended, relative
 from memdir.storage.seam import Extracted, Files, IndexRows
 from memdir.timeutil import Clock
 
@@ -199,16 +199,7 @@ class Index:
         through here). Any other error goes up as it was. Only the outermost guard of a
         thread mends (an inner one lets the error go up to it), so mending never waits
         for the folder lock while holding ``self.lock``."""
-        depth = getattr(self._guards, "depth", 0)
-        self._guards.depth = depth + 1
-        try:
-            return operation()
-        except sqlite3.DatabaseError as exc:
-            if depth or not self._recover(exc):
-                raise
-        finally:
-            self._guards.depth = depth
-        return operation()
+        return mended(self._guards, operation, self._recover)
 
     def _recover(self, exc: sqlite3.DatabaseError, *, opening: bool = False) -> bool:
         """True if ``exc`` came from a damaged (or moved) file and a sound one is open now."""

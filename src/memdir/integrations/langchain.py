@@ -13,7 +13,6 @@ never an exception.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 try:
@@ -25,9 +24,9 @@ except ImportError as exc:  # the framework is an extra, not a dependency
     ) from exc
 
 from memdir.aio import AsyncMemory
-from memdir.integrations.chosen import chosen_tools
+from memdir.integrations.chosen import acall_text, call_text, chosen_tools
 from memdir.memory import Memory
-from memdir.tools import Tools
+from memdir.tools import Tool, Tools
 
 
 def memdir_tools(
@@ -35,24 +34,20 @@ def memdir_tools(
 ) -> list[StructuredTool]:
     """The folder's tools as LangChain tools (``names``: only these)."""
     amemory, tools, chosen = chosen_tools(memory, names)
-    return [_structured_tool(amemory, tools, name) for name in chosen]
+    return [_structured_tool(amemory, tools, tool) for tool in chosen]
 
 
-def _structured_tool(amemory: AsyncMemory, tools: Tools, name: str) -> StructuredTool:
-    tool = tools.get(name)
-    assert tool is not None  # listed by tools.names()
-
+def _structured_tool(amemory: AsyncMemory, tools: Tools, tool: Tool) -> StructuredTool:
     def run(**arguments: Any) -> str:
-        return json.dumps(tools.call(name, arguments), ensure_ascii=False)
+        return call_text(tools, tool.name, arguments)
 
     async def arun(**arguments: Any) -> str:
-        result = await amemory.run(lambda: tools.call(name, arguments))
-        return json.dumps(result, ensure_ascii=False)
+        return await acall_text(amemory, tools, tool.name, arguments)
 
     return StructuredTool.from_function(
         func=run,
         coroutine=arun,
-        name=name,
+        name=tool.name,
         description=tool.description,
         args_schema=tool.schema(),
     )

@@ -13,7 +13,6 @@ event loop the SDK runs on never waits on a file. See examples/openai_agents_mem
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 try:
@@ -25,9 +24,9 @@ except ImportError as exc:  # the framework is an extra, not a dependency
     ) from exc
 
 from memdir.aio import AsyncMemory
-from memdir.integrations.chosen import chosen_tools
+from memdir.integrations.chosen import acall_text, chosen_tools
 from memdir.memory import Memory
-from memdir.tools import Tools
+from memdir.tools import Tool, Tools
 
 
 def memdir_tools(
@@ -35,19 +34,15 @@ def memdir_tools(
 ) -> list[FunctionTool]:
     """The folder's tools as Agents SDK tools (``names``: only these)."""
     amemory, tools, chosen = chosen_tools(memory, names)
-    return [_function_tool(amemory, tools, name) for name in chosen]
+    return [_function_tool(amemory, tools, tool) for tool in chosen]
 
 
-def _function_tool(amemory: AsyncMemory, tools: Tools, name: str) -> FunctionTool:
-    tool = tools.get(name)
-    assert tool is not None  # listed by tools.names()
-
+def _function_tool(amemory: AsyncMemory, tools: Tools, tool: Tool) -> FunctionTool:
     async def invoke(context: RunContextWrapper[Any], arguments: str) -> str:
-        result = await amemory.run(lambda: tools.call(name, arguments or "{}"))
-        return json.dumps(result, ensure_ascii=False)
+        return await acall_text(amemory, tools, tool.name, arguments or "{}")
 
     return FunctionTool(
-        name=name,
+        name=tool.name,
         description=tool.description,
         params_json_schema=tool.schema(),
         on_invoke_tool=invoke,

@@ -84,6 +84,107 @@ def check_log_entries(events: Sequence[LogEntry]) -> list[tuple[str, str, dict[s
     return checked
 
 
+# -- what every backend's history checks and makes (``History``, PostgreSQL's ``PgHistory``)
+
+
+def log_totals(checked: Sequence[tuple[str, str, dict[str, Any], int]]) -> tuple[int, int]:
+    """What checked events add to their activity's totals: the tokens they spent and
+    the tool calls they started."""
+    tokens = sum(spent for _, _, _, spent in checked)
+    tools = sum(1 for type, _, _, _ in checked if type == "tool_start")
+    return tokens, tools
+
+
+def check_activity(type: str, label: str) -> str:
+    """A new activity's label, its white space folded, or a ``HistoryError`` naming a
+    bad type or a missing label."""
+    if type not in ACTIVITY_TYPES:
+        raise HistoryError(f"activity type must be one of {', '.join(ACTIVITY_TYPES)}")
+    if not isinstance(label, str) or not label.strip():
+        raise HistoryError("an activity needs a label saying what it is")
+    return " ".join(label.split())
+
+
+def stamped_id(prefix: str, moment: datetime) -> str:
+    """A new record's id: ``prefix-{ms}-{6 hex}`` (``act-{agent}``, ``mail``, ``dec``)."""
+    return f"{prefix}-{int(moment.timestamp() * 1000)}-{secrets.token_hex(3)}"
+
+
+def activity_ending(
+    detail: ActivityDetail | None,
+    activity_id: str,
+    summary: str | None,
+    keywords: list[str] | None,
+    success: bool,
+) -> tuple[str, str]:
+    """What ending an activity writes: its summary (white space folded) and keywords
+    (comma-separated), made from its logs when not given; a ``HistoryError`` if there
+    is no such activity or it has already ended."""
+    if detail is None:
+        raise HistoryError(f"no activity {activity_id!r}")
+    if detail.activity.ended_at is not None:
+        raise HistoryError(f"activity {activity_id!r} has already ended")
+    found = list(keywords) if keywords is not None else find_keywords(detail.logs)
+    text = summary if summary is not None else summarise(
+        detail.activity.type, detail.activity.label, detail.logs, success
+    )  # fmt: skip
+    return " ".join(text.split()), ", ".join(found)
+
+
+def announce_end(
+    ended: ActivityDetail | None, on_end: Callable[[Activity], None] | None
+) -> Activity:
+    """The activity just ended (read back after the write), told to ``on_end``."""
+    assert ended is not None
+    if on_end is not None:
+        on_end(ended.activity)
+    return ended.activity
+
+
+def check_usage(used_tokens: int, window_tokens: int) -> None:
+    """A context usage to record: a positive window, tokens used not negative."""
+    if window_tokens <= 0 or used_tokens < 0:
+        raise HistoryError("window_tokens must be positive and used_tokens not negative")
+
+
+def usage_of(row: Sequence[Any] | None) -> tuple[float | None, bool]:
+    """A ``context_usage`` row (used, window, flushed_at) as ``usage`` answers it."""
+    if row is None:
+        return None, False
+    return row[0] / row[1], row[2] is not None
+
+
+def recall_words(query: str) -> list[str]:
+    """The distinct words of a recall query, lower-cased, in order."""
+    return list(dict.fromkeys(w.lower() for w in _WORD_RE.findall(query)))
+
+
+def activity_filters(
+    type: str | None,
+    task_id: str | None,
+    since: datetime | None,
+    until: datetime | None,
+    *,
+    prefix: str,
+    mark: str,
+    moment: Callable[[datetime], object],
+) -> tuple[list[str], list[object]]:
+    """Recall's filters as SQL conditions on an activity's columns (named ``prefix`` +
+    column, each value a ``mark`` placeholder, times as ``moment`` makes them) and
+    their parameters, in order."""
+    clauses: list[str] = []
+    params: list[object] = []
+    for column, value in (("type", type), ("task_id", task_id)):
+        if value is not None:
+            clauses.append(f"{prefix}{column} = {mark}")
+            params.append(value)
+    for op, bound in ((">=", since), ("<=", until)):
+        if bound is not None:
+            clauses.append(f"{prefix}started_at {op} {mark}")
+            params.append(moment(bound))
+    return clauses, params
+
+
 class History(HistoryFile):
     def __init__(
         self,
@@ -108,22 +209,17 @@ class History(HistoryFile):
 
     @writing
     def start_activity(self, type: str, label: str, task_id: str | None = None) -> str:
-        if type not in ACTIVITY_TYPES:
-            raise HistoryError(f"activity type must be one of {', '.join(ACTIVITY_TYPES)}")
-        if not isinstance(label, str) or not label.strip():
-            raise HistoryError("an activity needs a label saying what it is")
+        label = check_activity(type, label)
         now = self.clock()
-        stamp = f"act-{self.agent_id}-{int(now.timestamp() * 1000)}-"
         with self._lock:
             for attempt in range(8):  # many in one millisecond: draw the suffix again
-                activity_id = stamp + secrets.token_hex(3)
+                activity_id = stamped_id(f"act-{self.agent_id}", now)
                 try:
                     self.db.execute(
                         "INSERT INTO agent_activities (id, agent_id, type, label, task_id, "
                         "started_at) VALUES (?, ?, ?, ?, ?, ?)",
-                        (activity_id, self.agent_id, type, " ".join(label.split()), task_id,
-                         format_ts(now)),
-                    )  # fmt: skip
+                        (activity_id, self.agent_id, type, label, task_id, format_ts(now)),
+                    )
                 except sqlite3.IntegrityError:
                     if attempt == 7:
                         raise
@@ -142,8 +238,7 @@ class History(HistoryFile):
         """Append events, each ``(type, content, metadata)``, to an activity's log in one
         transaction, in order; their sequence numbers."""
         checked = check_log_entries(events)
-        tokens = sum(spent for _, _, _, spent in checked)
-        tools = sum(1 for type, _, _, _ in checked if type == "tool_start")
+        tokens, tools = log_totals(checked)
         with self._lock, transaction(self.db):
             row = self.db.execute(
                 "SELECT ended_at FROM agent_activities WHERE id = ?", (activity_id,)
@@ -178,26 +273,16 @@ class History(HistoryFile):
     ) -> Activity:
         """Close an activity; summary and keywords are computed from its logs if not given."""
         with self._lock:
-            detail = self.get(activity_id)
-            if detail is None:
-                raise HistoryError(f"no activity {activity_id!r}")
-            if detail.activity.ended_at is not None:
-                raise HistoryError(f"activity {activity_id!r} has already ended")
-            found = list(keywords) if keywords is not None else find_keywords(detail.logs)
-            text = summary if summary is not None else summarise(
-                detail.activity.type, detail.activity.label, detail.logs, success
-            )  # fmt: skip
+            text, found = activity_ending(
+                self.get(activity_id), activity_id, summary, keywords, success
+            )
             self.db.execute(
                 "UPDATE agent_activities SET summary = ?, keywords = ?, ended_at = ?, success = ? "
                 "WHERE id = ?",
-                (" ".join(text.split()), ", ".join(found), format_ts(self.clock()), int(success),
-                 activity_id),
-            )  # fmt: skip
+                (text, found, format_ts(self.clock()), int(success), activity_id),
+            )
             ended = self.get(activity_id)
-        assert ended is not None
-        if self.on_end is not None:
-            self.on_end(ended.activity)
-        return ended.activity
+        return announce_end(ended, self.on_end)
 
     @contextmanager
     def activity(self, type: str, label: str, task_id: str | None = None) -> Iterator[ActivityRun]:
@@ -218,7 +303,7 @@ class History(HistoryFile):
         activity_id: str | None = None,
     ) -> str:
         """Record a mailbox item (what the agent received); returns its id."""
-        item_id = f"mail-{int(self.clock().timestamp() * 1000)}-{secrets.token_hex(3)}"
+        item_id = stamped_id("mail", self.clock())
         with self._lock:
             self.db.execute(
                 "INSERT INTO mailbox_items (id, agent_id, source, kind, content, metadata, "
@@ -234,7 +319,7 @@ class History(HistoryFile):
         activity_id: str | None = None, metadata: dict[str, Any] | None = None,
     ) -> str:  # fmt: skip
         """Record what the agent decided (about a mailbox item, in an activity)."""
-        decision_id = f"dec-{int(self.clock().timestamp() * 1000)}-{secrets.token_hex(3)}"
+        decision_id = stamped_id("dec", self.clock())
         with self._lock:
             self.db.execute(
                 "INSERT INTO agent_decisions (id, agent_id, mailbox_item_id, activity_id, "
@@ -249,8 +334,7 @@ class History(HistoryFile):
     @writing
     def record_usage(self, session_id: str, used_tokens: int, window_tokens: int) -> None:
         """How full a session's context was on its last turn."""
-        if window_tokens <= 0 or used_tokens < 0:
-            raise HistoryError("window_tokens must be positive and used_tokens not negative")
+        check_usage(used_tokens, window_tokens)
         with self._lock:
             self.db.execute(
                 "INSERT INTO context_usage (session_id, used_tokens, window_tokens, recorded_at) "
@@ -269,9 +353,7 @@ class History(HistoryFile):
                 "WHERE session_id = ?",
                 (session_id,),
             ).fetchone()
-        if row is None:
-            return None, False
-        return row[0] / row[1], row[2] is not None
+        return usage_of(row)
 
     @writing
     def claim_flush(self, session_id: str) -> bool:
@@ -310,7 +392,7 @@ class History(HistoryFile):
         self, query: str, limit: int = 10, *, type: str | None = None, since: datetime | None = None
     ) -> list[Activity]:
         """Activities whose label, summary or keywords match ``query``, best first."""
-        words = list(dict.fromkeys(w.lower() for w in _WORD_RE.findall(query)))
+        words = recall_words(query)
         if not words:
             return self.recent(limit, type=type, since=since)
         match = " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
@@ -375,19 +457,10 @@ class History(HistoryFile):
         alias: str = "",
     ) -> tuple[str, list[object]]:
         prefix = f"{alias}." if alias else ""
-        clauses: list[str] = ["1"]
-        params: list[object] = []
-        for column, value in (("type", type), ("task_id", task_id)):
-            if value is not None:
-                clauses.append(f"{prefix}{column} = ?")
-                params.append(value)
-        if since is not None:
-            clauses.append(f"{prefix}started_at >= ?")
-            params.append(format_ts(since))
-        if until is not None:
-            clauses.append(f"{prefix}started_at <= ?")
-            params.append(format_ts(until))
-        return " AND ".join(clauses), params
+        clauses, params = activity_filters(
+            type, task_id, since, until, prefix=prefix, mark="?", moment=format_ts
+        )
+        return " AND ".join(["1", *clauses]), params
 
     # -- copies ----------------------------------------------------------------
 

@@ -110,20 +110,14 @@ class HistoryFile:
                     raise
                 self._read_as_empty(str(exc))
             return operation()
-        depth = getattr(self._guards, "depth", 0)
-        self._guards.depth = depth + 1
-        try:
-            if not depth and (writes or time.monotonic() >= self._follow_at):
+
+        def follow() -> None:
+            if writes or time.monotonic() >= self._follow_at:
                 self._follow_at = time.monotonic() + FOLLOW_SECONDS
                 if sqlite.file_id(self.path) != self._file_id:
                     self._recover(sqlite3.DatabaseError(sqlite.MOVED))
-            return operation()
-        except sqlite3.DatabaseError as exc:
-            if depth or not self._recover(exc):
-                raise
-        finally:
-            self._guards.depth = depth
-        return operation()
+
+        return sqlite.mended(self._guards, operation, self._recover, follow)
 
     def _read_as_empty(self, reason: str) -> None:
         """A damaged file in a folder this process cannot write: it cannot be set aside,

@@ -19,10 +19,9 @@ import re
 from dataclasses import dataclass
 
 from memdir.config import OBSERVATION_MAX_CHARS
-from memdir.files.sections import strip_think
 from memdir.results import WriteResult
-from memdir.stores.base import Refusal, SectionFileStore, check_text, normalize_key
-from memdir.stores.validate import flag
+from memdir.stores.base import Refusal, SectionFileStore, normalize_key
+from memdir.stores.validate import flag, one_line
 
 _FIELD_RE = re.compile(r"\*\*(Mistake|What happened|Rule|Learned):\*\*\s*(.*)")
 
@@ -48,10 +47,9 @@ def split_entries(body: str) -> list[str]:
 
 
 def _one_line(value: object, what: str) -> str:
-    if not isinstance(value, str) or not strip_think(value).strip():
-        raise Refusal(f"{what} is empty; a lesson needs the mistake, what happened and the rule")
-    check_text(value, what, limit=OBSERVATION_MAX_CHARS, hint="a lesson is a sentence or two")
-    return " ".join(strip_think(value).split())
+    empty = f"{what} is empty; a lesson needs the mistake, what happened and the rule"
+    hint = "a lesson is a sentence or two"
+    return one_line(value, what, empty=empty, limit=OBSERVATION_MAX_CHARS, hint=hint)
 
 
 class LessonsStore(SectionFileStore):

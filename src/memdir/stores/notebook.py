@@ -23,17 +23,16 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Literal, get_args
 
-from memdir.files.sections import Section, SectionDocument, strip_think
+from memdir.files.sections import Section, SectionDocument
 from memdir.results import Notice, WriteResult
 from memdir.safety.provenance import written_by
 from memdir.stores.base import (
     ArchivedText,
     Refusal,
     SectionFileStore,
-    check_text,
     normalize_key,
 )
-from memdir.stores.validate import flag
+from memdir.stores.validate import entry_text, flag
 from memdir.textutil import cut_point
 from memdir.timeutil import format_ts, parse_ts
 
@@ -149,14 +148,12 @@ class Notebook(SectionFileStore):
                 raise Refusal(
                     f"managed must be one of {', '.join(MANAGED_VALUES)}, not {managed!r}"
                 )
-            body = check_text(
-                strip_think(text).strip() if isinstance(text, str) else text,
-                "text",
+            body = entry_text(
+                text,
                 limit=limit,
                 hint="keep the entry short and save details with memory_save",
+                empty="text is empty; to remove an entry use clear_notebook with its key",
             )
-            if not body:
-                raise Refusal("text is empty; to remove an entry use clear_notebook with its key")
             flags = flag(body)
             with self._edit() as doc:
                 archived, notes = self._enforce(doc)

@@ -18,16 +18,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from memdir.files.sections import Section, SectionDocument, strip_think
+from memdir.files.sections import Section, SectionDocument
 from memdir.results import WriteResult
 from memdir.stores.base import (
     ArchivedText,
     Refusal,
     SectionFileStore,
-    check_text,
     normalize_key,
 )
-from memdir.stores.validate import flag
+from memdir.stores.validate import entry_text, flag
 from memdir.textutil import shorten
 from memdir.timeutil import format_ts, parse_ts
 
@@ -93,14 +92,12 @@ class StateStore(SectionFileStore):
         """Insert or replace the snapshot ``key`` (state_update)."""
         try:
             key = normalize_key(key)
-            body = check_text(
-                strip_think(text).strip() if isinstance(text, str) else text,
-                "text",
+            body = entry_text(
+                text,
                 limit=STATE_ENTRY_MAX_CHARS,
                 hint="a state snapshot is a short line or two; save detail with memory_save",
+                empty="text is empty; to drop a snapshot use remove with its key",
             )
-            if not body:
-                raise Refusal("text is empty; to drop a snapshot use remove with its key")
             flags = flag(body)
             with self._edit() as doc:
                 section = doc.get(key)

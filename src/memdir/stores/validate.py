@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memdir.files.encoding import clean, has_surrogates
+from memdir.files.sections import strip_think
 from memdir.safety.provenance import BY_KEY, FLAG_KEY, current_writer
 
 
@@ -76,6 +77,26 @@ def check_text(
     if reason is not None:
         raise Refusal(reason)
     return text
+
+
+def one_line(value: object, what: str, *, empty: str, limit: int, hint: str = "") -> str:
+    """``value`` as one line to write (think-tags dropped, white space folded):
+    ``Refusal(empty)`` when nothing is left of it, else what ``check_text`` refuses."""
+    if not isinstance(value, str) or not strip_think(value).strip():
+        raise Refusal(empty)
+    check_text(value, what, limit=limit, hint=hint)
+    return " ".join(strip_think(value).split())
+
+
+def entry_text(text: object, *, limit: int, hint: str, empty: str) -> str:
+    """An entry's ``text`` to write (think-tags dropped, trimmed): what ``check_text``
+    refuses, or ``Refusal(empty)`` when nothing is left of it."""
+    body = check_text(
+        strip_think(text).strip() if isinstance(text, str) else text, "text", limit=limit, hint=hint
+    )
+    if not body:
+        raise Refusal(empty)
+    return body
 
 
 def as_text(text: str) -> str:

@@ -55,7 +55,7 @@ from memdir.results import WriteResult
 from memdir.storage.mounts import layer_files
 from memdir.storage.seam import WriteLock
 from memdir.stores.base import Refusal, StoreContext, confine_in
-from memdir.stores.validate import check_text, flag
+from memdir.stores.validate import check_text, flag, one_line
 from memdir.tiers import TIERS, tier_for
 
 HISTORY = "History"
@@ -370,10 +370,12 @@ class VaultStore:
             path = self.resolve(ref)
             if path is None:
                 raise Refusal(f"no card {ref!r} in the vault; create it with a card write first")
-            if not isinstance(text, str) or not strip_think(text).strip():
-                raise Refusal("the history entry is empty; nothing was written")
-            check_text(text, "text", limit=self.ctx.limits.journal_entry_max_chars)
-            line = " ".join(strip_think(text).split())
+            line = one_line(
+                text,
+                "text",
+                empty="the history entry is empty; nothing was written",
+                limit=self.ctx.limits.journal_entry_max_chars,
+            )
             with self._edit(path) as card:
                 stamp = self.ctx.clock().date().isoformat()
                 card.body = add_history(card.body, f"- {stamp} ({self.ctx.manifest.agent}): {line}")

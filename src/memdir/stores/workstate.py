@@ -37,11 +37,11 @@ from datetime import UTC, date, datetime, time
 from pathlib import Path
 
 from memdir.config import OBSERVATION_MAX_CHARS
-from memdir.files.sections import Section, SectionDocument, strip_think
+from memdir.files.sections import Section, SectionDocument
 from memdir.results import WriteResult
 from memdir.stores.base import Refusal, SectionFileStore, check_text
 from memdir.stores.journal import JournalStore
-from memdir.stores.validate import flag
+from memdir.stores.validate import flag, one_line
 from memdir.textutil import plural
 from memdir.timeutil import format_ts, parse_ts
 
@@ -175,15 +175,9 @@ def _unstamp(item: str, day: str) -> tuple[str, datetime]:
 
 
 def _clean(value: object, what: str) -> str:
-    if not isinstance(value, str) or not strip_think(value).strip():
-        raise Refusal(f"{what} is empty; nothing was written")
-    check_text(
-        value,
-        what,
-        limit=OBSERVATION_MAX_CHARS,
-        hint="keep it to a line; details go to the journal",
-    )
-    return " ".join(strip_think(value).split())
+    empty = f"{what} is empty; nothing was written"
+    hint = "keep it to a line; details go to the journal"
+    return one_line(value, what, empty=empty, limit=OBSERVATION_MAX_CHARS, hint=hint)
 
 
 class WorkState:

@@ -19,6 +19,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
@@ -149,8 +150,20 @@ class FolderLock:
         if getattr(local, "pid", None) != os.getpid():
             local.pid = os.getpid()
             local.stack = []
+            local.after = []
         stack: list[Any] = local.stack
         return stack
+
+    def after_commit(self, statement: str) -> None:
+        """Run ``statement`` on this thread's writer once the lock's outermost transaction
+        has committed (not if it rolls back), each statement once however often asked:
+        what must not hold a table lock until the commit, such as ``ANALYZE``, whose
+        table lock a second writer's ``ANALYZE`` would wait for until that commit."""
+        if not self._stack():
+            raise RuntimeError(f"the lock of {self.agent!r} is not held by this thread")
+        after: list[str] = self._local.after
+        if statement not in after:
+            after.append(statement)
 
     @property
     def is_held(self) -> bool:
@@ -189,11 +202,23 @@ class FolderLock:
             raise
 
     def _leave(self, exc: BaseException | None) -> None:
-        transaction = self._stack().pop()
-        if exc is None:
-            transaction.__exit__(None, None, None)
-        else:
-            transaction.__exit__(type(exc), exc, exc.__traceback__)
+        stack = self._stack()
+        transaction = stack.pop()
+        outermost = not stack
+        after: list[str] = self._local.after
+        try:
+            if exc is None:
+                transaction.__exit__(None, None, None)
+            else:
+                transaction.__exit__(type(exc), exc, exc.__traceback__)
+        except BaseException:
+            if outermost:
+                after.clear()
+            raise
+        if outermost:
+            statements, after[:] = list(after), []
+            if exc is None:
+                _run_after(self.db.writer(), statements)
 
     def release(self) -> None:
         self._leave(None)
@@ -209,6 +234,15 @@ class FolderLock:
         tb: TracebackType | None,
     ) -> None:
         self._leave(exc)
+
+
+def _run_after(conn: Connection, statements: list[str]) -> None:
+    """``statements`` (``FolderLock.after_commit``) on ``conn``, outside any transaction.
+    What they keep up (planner statistics) is never the truth: one that fails is left
+    for autovacuum, and the committed write it followed stands."""
+    for statement in statements:
+        with contextlib.suppress(psycopg.Error):
+            conn.execute(statement)
 
 
 class Folder:

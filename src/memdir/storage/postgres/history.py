@@ -14,8 +14,6 @@ has no counterpart here (PostgreSQL's own recovery stands in for
 
 from __future__ import annotations
 
-import re
-import secrets
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from datetime import UTC, datetime
@@ -32,16 +30,22 @@ from memdir.stores.history import (
     ActivityRun,
     HistoryError,
     LogEntry,
+    activity_ending,
+    activity_filters,
+    announce_end,
+    check_activity,
     check_log_entries,
+    check_usage,
+    log_totals,
+    recall_words,
     run_activity,
+    stamped_id,
+    usage_of,
     write_jsonl,
 )
-from memdir.stores.history_digest import LogEvent, summarise
-from memdir.stores.history_digest import keywords as find_keywords
-from memdir.stores.history_schema import ACTIVITY_TYPES
+from memdir.stores.history_digest import LogEvent
 from memdir.timeutil import Clock, format_ts, utc_now
 
-_WORD_RE = re.compile(r"\w+", re.UNICODE)
 _COLUMNS = (
     "id, agent, type, label, task_id, summary, keywords, started_at, ended_at, "
     "total_tokens, total_tools, success"
@@ -102,19 +106,15 @@ class PgHistory:
     # -- writing ---------------------------------------------------------------
 
     def start_activity(self, type: str, label: str, task_id: str | None = None) -> str:
-        if type not in ACTIVITY_TYPES:
-            raise HistoryError(f"activity type must be one of {', '.join(ACTIVITY_TYPES)}")
-        if not isinstance(label, str) or not label.strip():
-            raise HistoryError("an activity needs a label saying what it is")
-        now = self._now()
-        stamp = f"act-{self.agent}-{int(self.clock().timestamp() * 1000)}-"
+        label = check_activity(type, label)
+        now, stamp = self._now(), self.clock()
         with self._writing() as conn:
             for _ in range(8):  # many in one millisecond: draw the suffix again
-                activity_id = stamp + secrets.token_hex(3)
+                activity_id = stamped_id(f"act-{self.agent}", stamp)
                 row = conn.execute(
                     "INSERT INTO activities (agent, id, type, label, task_id, started_at) "
                     "VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING RETURNING id",
-                    (self.agent, activity_id, type, " ".join(label.split()), task_id, now),
+                    (self.agent, activity_id, type, label, task_id, now),
                 ).fetchone()
                 if row is not None:
                     return activity_id
@@ -129,8 +129,7 @@ class PgHistory:
         """``History.log_many``: the events in one transaction, sent in one round trip
         (a pipeline: the activity's row locked, then the rows numbered after the last)."""
         checked = check_log_entries(events)
-        tokens = sum(spent for _, _, _, spent in checked)
-        tools = sum(1 for type, _, _, _ in checked if type == "tool_start")
+        tokens, tools = log_totals(checked)
         values = ", ".join("(%s::int, %s::text, %s::text, %s::jsonb)" for _ in checked)
         params: list[object] = [self.agent, activity_id, self._now()]
         for n, (type, content, meta, _) in enumerate(checked, start=1):
@@ -168,26 +167,16 @@ class PgHistory:
         success: bool = True,
     ) -> Activity:
         with self._writing() as conn:
-            detail = self.get(activity_id)
-            if detail is None:
-                raise HistoryError(f"no activity {activity_id!r}")
-            if detail.activity.ended_at is not None:
-                raise HistoryError(f"activity {activity_id!r} has already ended")
-            found = list(keywords) if keywords is not None else find_keywords(detail.logs)
-            text = summary if summary is not None else summarise(
-                detail.activity.type, detail.activity.label, detail.logs, success
-            )  # fmt: skip
+            text, found = activity_ending(
+                self.get(activity_id), activity_id, summary, keywords, success
+            )
             conn.execute(
                 "UPDATE activities SET summary = %s, keywords = %s, ended_at = %s, success = %s "
                 "WHERE agent = %s AND id = %s",
-                (" ".join(text.split()), ", ".join(found), self._now(), success, self.agent,
-                 activity_id),
-            )  # fmt: skip
+                (text, found, self._now(), success, self.agent, activity_id),
+            )
             ended = self.get(activity_id)
-        assert ended is not None
-        if self.on_end is not None:
-            self.on_end(ended.activity)
-        return ended.activity
+        return announce_end(ended, self.on_end)
 
     def activity(
         self, type: str, label: str, task_id: str | None = None
@@ -203,7 +192,7 @@ class PgHistory:
         metadata: dict[str, Any] | None = None,
         activity_id: str | None = None,
     ) -> str:
-        item_id = f"mail-{int(self.clock().timestamp() * 1000)}-{secrets.token_hex(3)}"
+        item_id = stamped_id("mail", self.clock())
         with self._writing() as conn:
             conn.execute(
                 "INSERT INTO mailbox_items (agent, id, source, kind, content, metadata, "
@@ -222,7 +211,7 @@ class PgHistory:
         activity_id: str | None = None,
         metadata: dict[str, Any] | None = None,
     ) -> str:
-        decision_id = f"dec-{int(self.clock().timestamp() * 1000)}-{secrets.token_hex(3)}"
+        decision_id = stamped_id("dec", self.clock())
         with self._writing() as conn:
             conn.execute(
                 "INSERT INTO decisions (agent, id, mailbox_item_id, activity_id, decision, "
@@ -233,8 +222,7 @@ class PgHistory:
         return decision_id
 
     def record_usage(self, session_id: str, used_tokens: int, window_tokens: int) -> None:
-        if window_tokens <= 0 or used_tokens < 0:
-            raise HistoryError("window_tokens must be positive and used_tokens not negative")
+        check_usage(used_tokens, window_tokens)
         with self._writing() as conn:
             conn.execute(
                 "INSERT INTO context_usage (agent, session_id, used_tokens, window_tokens, "
@@ -254,9 +242,7 @@ class PgHistory:
             )
             .fetchone()
         )
-        if row is None:
-            return None, False
-        return row[0] / row[1], row[2] is not None
+        return usage_of(row)
 
     def claim_flush(self, session_id: str) -> bool:
         with self._writing() as conn:
@@ -276,19 +262,10 @@ class PgHistory:
         since: datetime | None,
         until: datetime | None,
     ) -> tuple[str, list[object]]:
-        clauses = ["a.agent = %s"]
-        params: list[object] = [self.agent]
-        for column, value in (("type", type), ("task_id", task_id)):
-            if value is not None:
-                clauses.append(f"a.{column} = %s")
-                params.append(value)
-        if since is not None:
-            clauses.append("a.started_at >= %s")
-            params.append(_second(since))
-        if until is not None:
-            clauses.append("a.started_at <= %s")
-            params.append(_second(until))
-        return " AND ".join(clauses), params
+        clauses, params = activity_filters(
+            type, task_id, since, until, prefix="a.", mark="%s", moment=_second
+        )
+        return " AND ".join(["a.agent = %s", *clauses]), [self.agent, *params]
 
     def recent(
         self,
@@ -310,7 +287,7 @@ class PgHistory:
     def search(
         self, query: str, limit: int = 10, *, type: str | None = None, since: datetime | None = None
     ) -> list[Activity]:
-        words = list(dict.fromkeys(w.lower() for w in _WORD_RE.findall(query)))
+        words = recall_words(query)
         if not words:
             return self.recent(limit, type=type, since=since)
         where, params = self._filters(type, None, since, None)

@@ -248,8 +248,9 @@ class IndexWrites:
             for path in set(self.file_states()) - seen:
                 self.remove_file(path)
             self._flush()
-            if prune_vectors:
-                conn.execute("ANALYZE items")
+            if prune_vectors:  # after the commit: inside, it holds a lock every
+                # other agent's reindex would wait for until this one commits
+                self.folder.lock.after_commit("ANALYZE items, index_files")
             if progress is not None:
                 progress(done, total)
 
