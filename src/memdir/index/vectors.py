@@ -25,6 +25,7 @@ import numpy as np
 import numpy.typing as npt
 
 from memdir.index import matrix as disk
+from memdir.index.blas import single_thread
 from memdir.index.db import log_bounds
 from memdir.index.embedders import Vectors
 
@@ -250,6 +251,7 @@ class VectorCache:
         with self._lock:
             if self.size == 0:
                 return []
+            single_thread()
             scores: npt.NDArray[np.float32] = self.matrix[: self.size] @ query
             scores = np.where(self.alive[: self.size], scores, -np.inf).astype(np.float32)
             limit = min(limit, int(self.alive[: self.size].sum()))
@@ -267,6 +269,7 @@ class VectorCache:
             rows = np.fromiter((self.rows[i] for i in item_ids if i in self.rows), dtype=np.int64)
             if rows.size == 0:
                 return []
+            single_thread()
             scores: npt.NDArray[np.float32] = self.matrix[rows] @ query
             limit = min(limit, rows.size)
             best = np.argpartition(-scores, limit - 1)[:limit]
