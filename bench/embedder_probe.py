@@ -54,11 +54,9 @@ sys.path.insert(0, str(HERE))
 
 import numpy as np  # noqa: E402
 import realmem  # noqa: E402
-from bench_folders import built_folder  # noqa: E402
-from realmem import SHARED, MemdirRetriever, render_session, session_path  # noqa: E402
-from retrieval import KEEP, anchors  # noqa: E402
+from realmem import SHARED, MemdirRetriever  # noqa: E402
+from retrieval import KEEP  # noqa: E402
 
-import memdir  # noqa: E402
 from memdir.index.embedders import MiniLMEmbedder, normalise  # noqa: E402
 
 MINILM_FLOOR = 0.2
@@ -120,21 +118,8 @@ class E5Retriever(MemdirRetriever):
 
     embedder: E5Embedder
 
-    def index(self, hid: str, docs: list[dict[str, Any]], sessions: list[dict[str, Any]]) -> None:
-        folder = self.folder(hid)
-        files = {session_path(s): render_session(s) for s in sessions}
-        mapping: dict[tuple[str, str], str] = {}
-        for session in sessions:
-            turns = [turn for turn in session["turns"] if turn["text"].strip()]
-            for turn, anchor in zip(turns, anchors(t["speaker"] for t in turns), strict=True):
-                mapping[(session_path(session), anchor)] = turn["id"]
-        self.memories[hid] = built_folder(
-            folder,
-            files,
-            self.embedder.id,
-            lambda f: memdir.open(f, embedder=self.embedder, clock=self.clock),
-        )
-        self.ids[hid] = mapping
+    def embedder_of(self) -> tuple[str, Any]:
+        return self.embedder.id, self.embedder
 
     def search(self, hid: str, question: dict[str, Any], depth: int) -> list[str]:
         self.embedder.querying = True

@@ -85,6 +85,11 @@ class MemdirRetriever(FolderRetriever):
         """The folders' clock: the moment the current query is asked."""
         return self.now
 
+    def embedder_of(self) -> tuple[str, Any]:
+        """(the embedder's name a kept folder is built for, what ``memdir.open`` is
+        given): ``--embedder``'s name for both here; a probe passes an object."""
+        return EMBEDDER, EMBEDDER
+
     def index(self, hid: str, docs: list[dict[str, Any]], sessions: list[dict[str, Any]]) -> None:
         folder = self.folder(hid)
         files = {session_path(s): render_session(s) for s in sessions}
@@ -94,8 +99,9 @@ class MemdirRetriever(FolderRetriever):
             turns = [turn for turn in session["turns"] if turn["text"].strip()]
             for turn, anchor in zip(turns, anchors(t["speaker"] for t in turns), strict=True):
                 mapping[(session_path(session), anchor)] = turn["id"]
+        name, embedder = self.embedder_of()
         memory = built_folder(
-            folder, files, EMBEDDER, lambda f: memdir.open(f, embedder=EMBEDDER, clock=self.clock)
+            folder, files, name, lambda f: memdir.open(f, embedder=embedder, clock=self.clock)
         )
         self.memories[hid] = on_backend(memory, folder.name, SCHEMA)
         self.ids[hid] = mapping
