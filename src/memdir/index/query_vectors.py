@@ -14,8 +14,10 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from memdir.index.embedders import Embedder, Vectors
+if TYPE_CHECKING:  # numpy is loaded with the model, not with memdir
+    from memdir.index.embedders import Embedder, Vectors
 
 SIZE = 256
 """queries kept per index: a vector is 1.5 kB (384 float32), so at most ~400 kB"""
