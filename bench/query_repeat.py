@@ -11,15 +11,12 @@ each and the second as a ratio to the first, and checks they return the same hit
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import statistics
 import sys
 import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-SHARED = Path(os.environ.get("MEMDIR_SHARED_BENCH", HERE.parent.parent / "shared" / "bench"))
 
 
 def main() -> None:
@@ -28,14 +25,10 @@ def main() -> None:
         "--keep", required=True, help="the realmem folders (bench/realmem.py --keep)"
     )
     args = parser.parse_args()
-    os.environ["MEMDIR_BENCH_KEEP"] = args.keep
     sys.path.insert(0, str(HERE))
     import realmem
 
-    data = json.loads((SHARED / "realmem-dev.json").read_text(encoding="utf-8"))
-    retriever = realmem.MemdirRetriever()
-    for hid, sessions in data["haystacks"].items():
-        retriever.index(hid, [], sessions)
+    data, retriever = realmem.kept(args.keep)
     questions = data["questions"]
     for q in questions[:3]:  # warm: the model loaded, the vectors in memory
         retriever.search(q["haystack"], {**q, "question": q["question"] + " (warm)"}, 100)

@@ -29,6 +29,7 @@ PostgreSQL (bench/locomo.py's docstring says how), and prints both.
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from datetime import UTC, datetime, timedelta
@@ -37,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from bench_folders import backend, built_folder, on_backend, p50_ratio
-from retrieval import FolderRetriever, anchors, run_scorer, scorer_args
+from retrieval import KEEP, FolderRetriever, anchors, run_scorer, scorer_args
 
 import memdir
 from memdir.files.sections import Section, SectionDocument
@@ -112,6 +113,17 @@ class MemdirRetriever(FolderRetriever):
         until = asked - timedelta(seconds=1)
         hits = self.memories[hid].search(question["question"], k=depth, mode=MODE, until=until)
         return self.found(hid, hits)
+
+
+def kept(keep: str) -> tuple[dict[str, Any], MemdirRetriever]:
+    """The dev data and a retriever over its personas' folders under ``keep`` (built
+    there first if they are not), for the probes that search them outside the scorer."""
+    os.environ[KEEP] = keep
+    data: dict[str, Any] = json.loads((SHARED / "realmem-dev.json").read_text(encoding="utf-8"))
+    retriever = MemdirRetriever()
+    for hid, sessions in data["haystacks"].items():
+        retriever.index(hid, [], sessions)
+    return data, retriever
 
 
 def _interleaved(data: str, sqlite: MemdirRetriever, postgres: MemdirRetriever) -> float:

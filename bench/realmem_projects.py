@@ -28,15 +28,12 @@ sessions it returns in several ways, printing recall@10 over sessions for each:
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
-SHARED = Path(os.environ.get("MEMDIR_SHARED_BENCH", HERE.parent.parent / "shared" / "bench"))
 CHATS = "Enhanced"
 """the name's prefix of a session that belongs to no project"""
 
@@ -65,17 +62,14 @@ def main() -> None:
         "--keep", required=True, help="the realmem folders (bench/realmem.py --keep)"
     )
     args = parser.parse_args()
-    os.environ["MEMDIR_BENCH_KEEP"] = args.keep
     sys.path.insert(0, str(HERE))
     import realmem
 
-    data = json.loads((SHARED / "realmem-dev.json").read_text(encoding="utf-8"))
-    retriever = realmem.MemdirRetriever()
+    data, retriever = realmem.kept(args.keep)
     project: dict[str, str] = {}
     order: dict[str, int] = {}
     session_of: dict[str, str] = {}
-    for hid, sessions in data["haystacks"].items():
-        retriever.index(hid, [], sessions)
+    for sessions in data["haystacks"].values():
         for s in sessions:
             project[s["id"]] = s["name"].split(":")[0]
             order[s["id"]] = s["index"]
