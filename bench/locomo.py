@@ -82,6 +82,11 @@ class MemdirRetriever(FolderRetriever):
         super().__init__()
         RETRIEVERS.append(self)
 
+    def embedder_of(self) -> tuple[str, Any]:
+        """(the embedder's name a kept folder is built for, what ``memdir.open`` is
+        given): ``--embedder``'s name for both here; a probe passes an object."""
+        return EMBEDDER, EMBEDDER
+
     def index(self, conv_id: str, docs: list[dict[str, Any]]) -> None:
         folder = self.folder(conv_id)
         sessions: dict[int, list[dict[str, Any]]] = {}
@@ -96,7 +101,8 @@ class MemdirRetriever(FolderRetriever):
             files[relpath] = render_session(number, turns[0]["date"], turns)
             for turn, anchor in zip(turns, anchors(t["speaker"] for t in turns), strict=True):
                 mapping[(relpath, anchor)] = turn["dia_id"]
-        memory = built_folder(folder, files, EMBEDDER, lambda f: memdir.open(f, embedder=EMBEDDER))
+        name, embedder = self.embedder_of()
+        memory = built_folder(folder, files, name, lambda f: memdir.open(f, embedder=embedder))
         self.memories[conv_id] = on_backend(memory, folder.name, SCHEMA)
         self.ids[conv_id] = mapping
 

