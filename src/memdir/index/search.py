@@ -59,7 +59,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from memdir.config import Decay
-from memdir.index.embedders import EmbedderUnavailable, Vectors
+from memdir.index.embedders import EmbedderUnavailable, Vectors, embed_query
 from memdir.index.hits import Hit as Hit
 from memdir.index.hits import Hits as Hits
 from memdir.index.ranking import DEFAULT, Pairs, item_relevance, rank
@@ -241,7 +241,7 @@ def _query_vector(index: Index, query: str) -> Vectors | None:
         if not index.rows.vectors_ready(index.embedder.id):
             return None
         embedder = index.embedder
-        vector = index.query_vectors.get(embedder, query, lambda: embedder.embed([query])[0])
+        vector = index.query_vectors.get(embedder, query, lambda: embed_query(embedder, query))
     except Exception as exc:  # a broken model must not take keyword search down with it
         if isinstance(exc, EmbedderUnavailable):  # the model's failure, not the database's
             _semantic_failed(index, exc)
