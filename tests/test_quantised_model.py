@@ -186,6 +186,8 @@ def test_queries_go_to_the_packaged_graph_when_no_conversion_can_be_made(
         memory.knowledge.save("Deploys happen on Tuesdays.")
         hits = memory.search("when do we ship")
         assert hits and hits[0].semantic is not None  # still a semantic search
+        said = [n.message for n in memory.check() if "slower than it should be" in n.message]
+        assert len(said) == 1 and "packaged graph" in said[0] and "disagrees" in said[0]
 
 
 def test_a_kept_model_loads_without_the_quantiser(converted: Path) -> None:

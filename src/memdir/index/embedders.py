@@ -22,7 +22,9 @@ whole first), so one enormous item costs what a long one does.
 An embedder may have ``embed_queries(texts)``: search embeds its query with it
 (``embed_query``), ``embed`` everything stored. For a model whose queries take
 another form (e5's "query: " prefix) or, as MiniLM's, another graph of the same
-model: its vectors must be comparable with ``embed``'s.
+model: its vectors must be comparable with ``embed``'s. And ``degraded``: why it
+runs slower than it should (None when it does not); search says it once, in
+``memory.check()``.
 
 An embedder's ``id`` is stored with every vector: vectors made by another id
 are never compared with this one's, they are recomputed.
@@ -206,6 +208,8 @@ class MiniLMEmbedder:
         self._ort: Any = None
         self._path: Path | None = None
         self._queries: Any = None  # the int8 session, False when it could not be made
+        self.degraded: str | None = None
+        """why queries run on the packaged graph (slower), if they do; search says it"""
         self._tokenizer: Any = None
         self._inputs: tuple[str, ...] = ()
         self.stats = EmbedStats()
@@ -258,6 +262,7 @@ class MiniLMEmbedder:
                     model = quantised(self._path, MINILM_SHA256)  # type: ignore[arg-type]
                 except EmbedderUnavailable as exc:
                     _LOG.warning("queries embedded on the packaged graph: %s", exc)
+                    self.degraded = f"queries embedded on the packaged graph: {exc}"
                     self._queries = False
                 else:
                     self._queries = self._new_session(optimised=False, model=model)

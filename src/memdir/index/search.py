@@ -244,21 +244,23 @@ def _query_vector(index: Index, query: str) -> Vectors | None:
         vector = index.query_vectors.get(embedder, query, lambda: embed_query(embedder, query))
     except Exception as exc:  # a broken model must not take keyword search down with it
         if isinstance(exc, EmbedderUnavailable):  # the model's failure, not the database's
-            _semantic_failed(index, exc)
+            _say_once(index, f"keyword search only: {str(exc) or type(exc).__name__}")
         return None
+    degraded = getattr(embedder, "degraded", None)  # slower than it should be, and why
+    if degraded:
+        _say_once(index, f"search is slower than it should be: {degraded}")
     return vector
 
 
-def _semantic_failed(index: Index, exc: Exception) -> None:
-    """Say once (per index and reason) why a search went by keyword only: a model file
-    that failed its check, an embedding server that is down."""
+def _say_once(index: Index, message: str) -> None:
+    """Say once (per index and message) why a search went by keyword only (a model file
+    that failed its check, an embedding server that is down) or ran slower."""
     from memdir.results import Notice
 
-    reason = str(exc) or type(exc).__name__
     said: set[str] = index.__dict__.setdefault("_semantic_failures", set())
-    if index.on_notice is not None and reason not in said:
-        said.add(reason)
-        index.on_notice(Notice("index", f"keyword search only: {reason}"))
+    if index.on_notice is not None and message not in said:
+        said.add(message)
+        index.on_notice(Notice("index", message))
 
 
 def _semantic(index: Index, vector: Vectors, scope: Scope, depth: int) -> _Pairs:
