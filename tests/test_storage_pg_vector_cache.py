@@ -35,7 +35,48 @@ QUERIES = (
 
 
 WORDS = tuple(
-    ["amber", "basil", "cedar", "dune", "ember", "fjord", "grove", "heron", "iris", "juniper", "kelp", "lark", "moss", "nectar", "onyx", "pine", "quartz", "reed", "sage", "thistle", "umber", "vale", "willow", "yarrow", "zephyr", "acorn", "birch", "clover", "delta", "elm", "fern", "glade", "hazel", "ivy", "jade", "kestrel", "linden", "maple", "nettle", "oak"]
+    [
+        "amber",
+        "basil",
+        "cedar",
+        "dune",
+        "ember",
+        "fjord",
+        "grove",
+        "heron",
+        "iris",
+        "juniper",
+        "kelp",
+        "lark",
+        "moss",
+        "nectar",
+        "onyx",
+        "pine",
+        "quartz",
+        "reed",
+        "sage",
+        "thistle",
+        "umber",
+        "vale",
+        "willow",
+        "yarrow",
+        "zephyr",
+        "acorn",
+        "birch",
+        "clover",
+        "delta",
+        "elm",
+        "fern",
+        "glade",
+        "hazel",
+        "ivy",
+        "jade",
+        "kestrel",
+        "linden",
+        "maple",
+        "nettle",
+        "oak",
+    ]
 )
 
 
