@@ -184,6 +184,7 @@ def test_the_cache_finds_what_sql_finds(
         vector = embedder.embed([query])[0]
         for depth in (5, 20, 200):
             monkeypatch.setenv(vector_cache.ENV, "off")
+            vector_cache.REGISTRY.clear()
             sql = filled.candidates(query_words(query), vector, embedder.id, scopes, depth, FLOOR)
             assert vector_cache.REGISTRY.held_keys() == []  # off: nothing held
             monkeypatch.delenv(vector_cache.ENV)

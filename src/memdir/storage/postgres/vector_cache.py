@@ -157,9 +157,7 @@ class Registry:
     def held(self, key: Key) -> Held | None:
         """The agent's entry (made empty if new), or None: the cache is off, or the agent
         was over the bound within ``RECHECK_SECONDS``."""
-        if limit_bytes() == 0:
-            if self._held:
-                self.clear()  # switched off: let what was held go
+        if limit_bytes() == 0:  # (what was held stays until evicted or ``clear``)
             return None
         with self._lock:
             found = self._held.get(key)
