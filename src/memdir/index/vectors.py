@@ -304,7 +304,7 @@ class VectorCache:
             if limit <= 0:
                 return []
             best = _best(scores, self.ids[: self.size], limit)
-            return [(int(self.ids[row]), float(scores[row])) for row in best]
+            return list(zip(self.ids[best].tolist(), scores[best].tolist(), strict=True))
 
     def top_among(
         self, query: Vectors, item_ids: Iterable[int], limit: int

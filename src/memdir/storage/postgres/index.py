@@ -243,7 +243,7 @@ class PgIndex(IndexWrites):
         conn = self._conn()
         args = {"agent": self.agent, "model": model, "dim": key[4]}
         with held.lock:
-            guesses = [held.best(query, depth, floor, f) for f in filtered]
+            guesses = held.best(query, depth, floor, filtered)
             asked: list[tuple[Any, Any]] = []
             with conn.pipeline():
                 check = conn.execute(
@@ -253,7 +253,7 @@ class PgIndex(IndexWrites):
                     statement = self._keyword_sql(words, scope, depth)
                     keyword = None if statement is None else conn.execute(*statement)
                     allowed = (
-                        conn.execute(*self._allowed_sql([i for i, _ in guess], scope))
+                        conn.execute(*self._excluded_sql([i for i, _ in guess], scope))
                         if f and guess
                         else None
                     )
@@ -269,10 +269,10 @@ class PgIndex(IndexWrites):
             if held.version != kept or moved:
                 if not vector_cache.REGISTRY.settle(key):
                     return self._candidates_sql(asked, vector, model, scopes, depth, floor)
-                guesses = [held.best(query, depth, floor, f) for f in filtered]
+                guesses = held.best(query, depth, floor, filtered)
                 with conn.pipeline():
                     again = [
-                        conn.execute(*self._allowed_sql([i for i, _ in guess], scope))
+                        conn.execute(*self._excluded_sql([i for i, _ in guess], scope))
                         if f and guess
                         else None
                         for scope, guess, f in zip(scopes, guesses, filtered, strict=True)
@@ -283,9 +283,9 @@ class PgIndex(IndexWrites):
         for n, ((keyword, allowed), guess) in enumerate(zip(asked, guesses, strict=True)):
             kw = [] if keyword is None else [(int(i), float(s)) for i, s in keyword.fetchall()]
             sem = guess
-            if filtered[n]:
-                passed = set() if allowed is None else {int(r[0]) for r in allowed.fetchall()}
-                sem = [pair for pair in guess if pair[0] in passed]
+            if filtered[n] and allowed is not None:
+                out = set((allowed.fetchone() or [None])[0] or ())
+                sem = [pair for pair in guess if pair[0] not in out]
                 if len(sem) < depth and len(guess) == depth * vector_cache.WIDEN:
                     short.append(n)
             results.append((kw, sem[:depth]))
@@ -299,6 +299,17 @@ class PgIndex(IndexWrites):
                 pairs = [(int(i), float(s)) for i, s in cursor.fetchall()]
                 results[n] = (results[n][0], [(i, s) for i, s in pairs if s >= floor])
         return results
+
+    def _excluded_sql(self, ids: Sequence[int], scope: Scope) -> tuple[str, list[object]]:
+        """Which of ``ids`` the scope leaves out, as one array: the matrix's best are
+        mostly in (one row back, not one an id), and the ids go as one string (a list
+        of ints is dumped element by element)."""
+        where, params = where_sql(scope)
+        return (
+            "SELECT array_agg(i.id) FROM items AS i WHERE i.agent = %s "
+            f"AND i.id = ANY(string_to_array(%s, ',')::bigint[]) AND ({where}) IS NOT TRUE",
+            [self.agent, ",".join(map(str, ids)), *params],
+        )
 
     def _candidates_sql(
         self,

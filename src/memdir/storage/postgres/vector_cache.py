@@ -97,10 +97,14 @@ class Held:
     version: int = -1
     lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def best(self, query: Vectors, depth: int, floor: float, filtered: bool) -> list[Pair]:
-        """The matrix's best for a scope: ``depth``, or ``WIDEN x depth`` to filter."""
-        wanted = depth * WIDEN if filtered else depth
-        return [pair for pair in self.vectors.top(query, wanted) if pair[1] >= floor]
+    def best(
+        self, query: Vectors, depth: int, floor: float, filtered: list[bool]
+    ) -> list[list[Pair]]:
+        """The matrix's best for each scope: ``depth``, or ``WIDEN x depth`` for one to
+        filter (one scan: the first is a prefix of the second)."""
+        wanted = depth * WIDEN if any(filtered) else depth
+        found = [pair for pair in self.vectors.top(query, wanted) if pair[1] >= floor]
+        return [found if f else found[:depth] for f in filtered]
 
     def apply(self, rows: list[tuple[object, ...]], *, whole: bool) -> bool:
         """A ``CHECK_SQL`` (or, ``whole``, ``LOAD_SQL``) answer applied; False when the
