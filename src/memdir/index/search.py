@@ -240,7 +240,8 @@ def _query_vector(index: Index, query: str) -> Vectors | None:
         index.ensure_vectors(seconds=EMBED_SECONDS)
         if not index.rows.vectors_ready(index.embedder.id):
             return None
-        vector: Vectors = index.embedder.embed([query])[0]
+        embedder = index.embedder
+        vector = index.query_vectors.get(embedder, query, lambda: embedder.embed([query])[0])
     except Exception as exc:  # a broken model must not take keyword search down with it
         if isinstance(exc, EmbedderUnavailable):  # the model's failure, not the database's
             _semantic_failed(index, exc)

@@ -57,6 +57,7 @@ from memdir.files.encoding import clean
 from memdir.files.sections import Parsed
 from memdir.index.embedders import Embedder
 from memdir.index.extract import extract
+from memdir.index.query_vectors import QueryVectors
 from memdir.index.ranking import DEFAULT as DEFAULT_RANKING
 from memdir.index.ranking import Ranking
 from memdir.index.rows import FileState, file_hash, placement
@@ -149,6 +150,8 @@ class Index:
         self.scanned_at: float | None = None
         self.ranking: Ranking = DEFAULT_RANKING
         """how searches score (the defaults; the benchmarks switch parts off through it)"""
+        self.query_vectors = QueryVectors()
+        """the vectors of recent queries (``memdir.index.query_vectors``)"""
         self.unnamable = self.survey.unnamable
         """files left out because their names are not UTF-8 (``memdir doctor`` lists them)"""
         self._guards = threading.local()  # how deep in ``guard`` each thread is
