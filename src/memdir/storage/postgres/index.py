@@ -44,8 +44,10 @@ from memdir.index.sqlite_rows import COLUMNS as _COLUMNS
 from memdir.index.sync import Index
 from memdir.index.words import STOPWORDS
 from memdir.results import Notice
+from memdir.storage.postgres import vector_cache
 from memdir.storage.postgres.db import Database, Folder
 from memdir.storage.postgres.schema import COLUMN_WEIGHTS, TS_CONFIG
+from memdir.storage.postgres.vector_cache import Held
 from memdir.storage.postgres.writes import MAX_TOKENS as MAX_TOKENS
 from memdir.storage.postgres.writes import IndexWrites
 from memdir.storage.postgres.writes import tokens as tokens
@@ -190,7 +192,12 @@ class PgIndex(IndexWrites):
         floor: float,
     ) -> list[tuple[Pairs, Pairs]]:
         """``keyword`` and the exact ``semantic`` for each scope, their statements sent
-        together in one pipeline: the same statements, one wait for all the answers."""
+        together in one pipeline: the same statements, one wait for all the answers.
+        With the agent's vectors held in memory (``vector_cache``), the semantic side
+        is the matrix's, checked by version in that same pipeline."""
+        held = None if vector is None else self._vectors_held(model, vector)
+        if vector is not None and held is not None:
+            return self._candidates_held(words, vector, model, scopes, depth, floor, held)
         conn = self._conn()
         asked: list[tuple[Any, Any]] = []
         with conn.pipeline():
@@ -210,6 +217,121 @@ class PgIndex(IndexWrites):
             found.append((kw, [(i, s) for i, s in sem if s >= floor]))
         return found
 
+    def _vectors_held(self, model: str, vector: Vectors) -> tuple[vector_cache.Key, Held] | None:
+        """This agent's vectors in memory (``vector_cache``), or None: the SQL path."""
+        dim = int(np.asarray(vector).shape[-1])
+        key = (self.folder.db.url, self.folder.db.schema, self.agent, model, dim)
+        held = vector_cache.REGISTRY.held(key)
+        return None if held is None else (key, held)
+
+    def _candidates_held(
+        self,
+        words: Sequence[str],
+        vector: Vectors,
+        model: str,
+        scopes: Sequence[Scope],
+        depth: int,
+        floor: float,
+        found_held: tuple[vector_cache.Key, Held],
+    ) -> list[tuple[Pairs, Pairs]]:
+        """``candidates`` with the semantic side from the matrix held: the keyword
+        statements, the version check and each filtered scope's check of the matrix's
+        best in one pipeline; again (the check and the scopes') if the version moved."""
+        key, held = found_held
+        query = vector_cache.normalised(vector)
+        filtered = [where_sql(scope)[0] != "TRUE" for scope in scopes]
+        conn = self._conn()
+        args = {"agent": self.agent, "model": model, "dim": key[4]}
+        with held.lock:
+            guesses = held.best(query, depth, floor, filtered)
+            asked: list[tuple[Any, Any]] = []
+            with conn.pipeline():
+                check = conn.execute(
+                    vector_cache.CHECK_SQL, {**args, "held": held.version}, binary=True
+                )
+                for scope, guess, f in zip(scopes, guesses, filtered, strict=True):
+                    statement = self._keyword_sql(words, scope, depth)
+                    keyword = None if statement is None else conn.execute(*statement)
+                    allowed = (
+                        conn.execute(*self._excluded_sql([i for i, _ in guess], scope))
+                        if f and guess
+                        else None
+                    )
+                    asked.append((keyword, allowed))
+            kept = held.version
+            moved = not held.apply(check.fetchall(), whole=False)
+            if moved:  # none held, or past the log's reach: load whole
+                size = conn.execute(vector_cache.SIZE_SQL, (self.agent,)).fetchone()
+                if not vector_cache.REGISTRY.fits(key, int(size[0]) if size else 0):
+                    return self._candidates_sql(asked, vector, model, scopes, depth, floor)
+                held.apply(conn.execute(vector_cache.LOAD_SQL, args, binary=True).fetchall(),
+                           whole=True)  # fmt: skip
+            if held.version != kept or moved:
+                if not vector_cache.REGISTRY.settle(key):
+                    return self._candidates_sql(asked, vector, model, scopes, depth, floor)
+                guesses = held.best(query, depth, floor, filtered)
+                with conn.pipeline():
+                    again = [
+                        conn.execute(*self._excluded_sql([i for i, _ in guess], scope))
+                        if f and guess
+                        else None
+                        for scope, guess, f in zip(scopes, guesses, filtered, strict=True)
+                    ]
+                asked = [(kw, allowed) for (kw, _), allowed in zip(asked, again, strict=True)]
+        results: list[tuple[Pairs, Pairs]] = []
+        short: list[int] = []  # scopes whose filter left too few of the matrix's best
+        for n, ((keyword, allowed), guess) in enumerate(zip(asked, guesses, strict=True)):
+            kw = [] if keyword is None else [(int(i), float(s)) for i, s in keyword.fetchall()]
+            sem = guess
+            if filtered[n] and allowed is not None:
+                out = set((allowed.fetchone() or [None])[0] or ())
+                sem = [pair for pair in guess if pair[0] not in out]
+                if len(sem) < depth and len(guess) == depth * vector_cache.WIDEN:
+                    short.append(n)
+            results.append((kw, sem[:depth]))
+        if short:
+            with conn.pipeline():
+                exact = [
+                    conn.execute(*self._semantic_sql(vector, model, scopes[n], depth))
+                    for n in short
+                ]
+            for n, cursor in zip(short, exact, strict=True):
+                pairs = [(int(i), float(s)) for i, s in cursor.fetchall()]
+                results[n] = (results[n][0], [(i, s) for i, s in pairs if s >= floor])
+        return results
+
+    def _excluded_sql(self, ids: Sequence[int], scope: Scope) -> tuple[str, list[object]]:
+        """Which of ``ids`` the scope leaves out, as one array: the matrix's best are
+        mostly in (one row back, not one an id), and the ids go as one string (a list
+        of ints is dumped element by element)."""
+        where, params = where_sql(scope)
+        return (
+            "SELECT array_agg(i.id) FROM items AS i WHERE i.agent = %s "
+            f"AND i.id = ANY(string_to_array(%s, ',')::bigint[]) AND ({where}) IS NOT TRUE",
+            [self.agent, ",".join(map(str, ids)), *params],
+        )
+
+    def _candidates_sql(
+        self,
+        asked: list[tuple[Any, Any]],
+        vector: Vectors,
+        model: str,
+        scopes: Sequence[Scope],
+        depth: int,
+        floor: float,
+    ) -> list[tuple[Pairs, Pairs]]:
+        """The keyword answers ``asked`` and pgvector's semantic side for each scope (an
+        agent over the cache's bound)."""
+        conn = self._conn()
+        with conn.pipeline():
+            exact = [conn.execute(*self._semantic_sql(vector, model, s, depth)) for s in scopes]
+        results: list[tuple[Pairs, Pairs]] = []
+        for (keyword, _), cursor in zip(asked, exact, strict=True):
+            kw = [] if keyword is None else [(int(i), float(s)) for i, s in keyword.fetchall()]
+            sem = [(int(i), float(s)) for i, s in cursor.fetchall()]
+            results.append((kw, [(i, s) for i, s in sem if s >= floor]))
+        return results
+
     def semantic(
         self,
         vector: Vectors,
@@ -220,6 +342,8 @@ class PgIndex(IndexWrites):
         *,
         method: str = "exact",
     ) -> Pairs:
+        if method == "exact" and self._vectors_held(model, vector) is not None:
+            return self.candidates([], vector, model, [scope], depth, floor)[0][1]
         where, params = where_sql(scope)
         query = np.asarray(vector, dtype=np.float32)
         conn = self._conn()
