@@ -108,7 +108,10 @@ def _write(memory: memdir.Memory, pg: PgIndex, text: str) -> None:
 
 @pytest.fixture(autouse=True)
 def fresh_cache(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Nothing held, and every agent's vectors held whatever its size (the agents here
+    are smaller than ``MIN_ITEMS``; its own tests set it)."""
     monkeypatch.delenv(vector_cache.ENV, raising=False)
+    monkeypatch.setenv(vector_cache.MIN_ITEMS_ENV, "0")
     vector_cache.REGISTRY.clear()
     yield
     vector_cache.REGISTRY.clear()
@@ -230,7 +233,12 @@ def test_a_write_from_another_connection_is_seen_by_the_next_search(
             assert best not in semantic  # deleted: never a hit
         assert after[0][1][0] == newest  # new: found first
         # and a vector re-made in place (another model's first, then this one's)
-        other_db.reader().execute("UPDATE items SET model = 'other' WHERE id = %s", (newest,))
+        (key,) = (
+            other_db.reader()
+            .execute("SELECT vector_key FROM items WHERE id = %s", (newest,))
+            .fetchone()
+        )
+        other.store_vectors("other", embedder.dim, [(str(key), embedder.embed(["x"])[0])])
         assert all(newest not in sem for _, sem in _search(memory, filled, embedder, query))
         assert other.ensure_vectors(embedder) == 1
         assert _search(memory, filled, embedder, query)[0][1][0] == newest
@@ -300,7 +308,7 @@ def test_an_agent_over_the_bound_is_searched_in_sql(
     assert (
         vector_cache.REGISTRY.held(
             (filled.folder.db.url, filled.folder.db.schema, filled.agent, embedder.id, embedder.dim)
-        )
+        )[0]
         is None
     )  # remembered as too big, looked at again later
 

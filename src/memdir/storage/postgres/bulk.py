@@ -11,6 +11,9 @@
 - ``store_vectors``: one ``UPDATE ... FROM unnest(...)`` per batch.
 - ``keys_with_vectors``: which texts already have a vector from a model.
 
+The first two bump the agent's version in the same statement where a vector is
+written (``item_log``), for the processes holding its vectors in memory.
+
 Measured in bench/RESULTS.md ("PostgreSQL bulk writes"): on a write, an HNSW
 index costs ten times the rest of the row (pgvector inserts each vector into the
 graph), so none is kept on the write path (migration ``005``).
@@ -24,6 +27,7 @@ import numpy as np
 from pgvector import Vector
 
 from memdir.storage.postgres.db import Connection
+from memdir.storage.postgres.item_log import logged
 from memdir.storage.postgres.schema import TS_CONFIG
 
 FLUSH_ROWS = 512
@@ -45,7 +49,7 @@ _TSV = " || ".join(
     f"setweight(to_tsvector('{TS_CONFIG}', u.{column}), '{weight}')"
     for column, weight in zip(_TOKENS, "ABCD", strict=True)
 )
-_INSERT = (
+_INSERT = logged(
     f"INSERT INTO items (agent, {', '.join(_NAMES)}, tsv, embedding, model) "
     f"SELECT %s, {', '.join('u.' + n for n in _NAMES)}, {_TSV}, "
     "coalesce(u.embedding, k.embedding), "
@@ -57,6 +61,12 @@ _INSERT = (
     "AND o.vector_key = u.vector_key AND o.embedding IS NOT NULL AND u.embedding IS NULL "
     "ORDER BY o.model IS NOT DISTINCT FROM %s DESC, o.id LIMIT 1) AS k ON TRUE "
     "ORDER BY u.n"
+)  # (and the agent's version bumped if a row has a vector: ``item_log``)
+_STORE = logged(
+    "UPDATE items AS i SET embedding = u.embedding, model = %s "
+    "FROM unnest(%b::text[], %b::vector[]) AS u(key, embedding) "
+    "WHERE i.agent = %s AND i.vector_key = u.key",
+    table="i",
 )
 Known = Mapping[str, tuple[object, str]]
 """vector_key -> (vector, the model that made it)"""
@@ -92,9 +102,7 @@ def store_vectors(
     if not vectors:
         return
     conn.execute(
-        "UPDATE items AS i SET embedding = u.embedding, model = %s "
-        "FROM unnest(%b::text[], %b::vector[]) AS u(key, embedding) "
-        "WHERE i.agent = %s AND i.vector_key = u.key",
+        _STORE,
         (model, [k for k, _ in vectors], [_vector(v) for _, v in vectors], agent),
     )
 

@@ -194,10 +194,18 @@ class PgIndex(IndexWrites):
         """``keyword`` and the exact ``semantic`` for each scope, their statements sent
         together in one pipeline: the same statements, one wait for all the answers.
         With the agent's vectors held in memory (``vector_cache``), the semantic side
-        is the matrix's, checked by version in that same pipeline."""
-        held = None if vector is None else self._vectors_held(model, vector)
-        if vector is not None and held is not None:
-            return self._candidates_held(words, vector, model, scopes, depth, floor, held)
+        is the matrix's, checked by version in that same pipeline (an agent of
+        ``vector_cache.min_items`` items or more; a smaller one's search is these
+        statements, its item count read with them once a minute)."""
+        ask: vector_cache.Key | None = None
+        if vector is not None:
+            key = self._vector_key(model, vector)
+            held, asks = vector_cache.REGISTRY.held(key)
+            if held is not None:
+                return self._candidates_held(
+                    words, vector, model, scopes, depth, floor, (key, held), asks
+                )
+            ask = key if asks else None
         conn = self._conn()
         asked: list[tuple[Any, Any]] = []
         with conn.pipeline():
@@ -210,6 +218,9 @@ class PgIndex(IndexWrites):
                     else conn.execute(*self._semantic_sql(vector, model, scope, depth))
                 )
                 asked.append((keyword, semantic))
+            size = None if ask is None else conn.execute(vector_cache.SIZE_SQL, (self.agent,))
+        if ask is not None and size is not None:
+            vector_cache.REGISTRY.sized(ask, _count(size))
         found: list[tuple[Pairs, Pairs]] = []
         for keyword, semantic in asked:
             kw = [] if keyword is None else [(int(i), float(s)) for i, s in keyword.fetchall()]
@@ -217,12 +228,10 @@ class PgIndex(IndexWrites):
             found.append((kw, [(i, s) for i, s in sem if s >= floor]))
         return found
 
-    def _vectors_held(self, model: str, vector: Vectors) -> tuple[vector_cache.Key, Held] | None:
-        """This agent's vectors in memory (``vector_cache``), or None: the SQL path."""
+    def _vector_key(self, model: str, vector: Vectors) -> vector_cache.Key:
+        """What this agent's vectors from ``model`` are held under (``vector_cache``)."""
         dim = int(np.asarray(vector).shape[-1])
-        key = (self.folder.db.url, self.folder.db.schema, self.agent, model, dim)
-        held = vector_cache.REGISTRY.held(key)
-        return None if held is None else (key, held)
+        return (self.folder.db.url, self.folder.db.schema, self.agent, model, dim)
 
     def _candidates_held(
         self,
@@ -233,10 +242,12 @@ class PgIndex(IndexWrites):
         depth: int,
         floor: float,
         found_held: tuple[vector_cache.Key, Held],
+        ask: bool = False,
     ) -> list[tuple[Pairs, Pairs]]:
         """``candidates`` with the semantic side from the matrix held: the keyword
         statements, the version check and each filtered scope's check of the matrix's
-        best in one pipeline; again (the check and the scopes') if the version moved."""
+        best in one pipeline (with the item count if ``ask``); again (the check and the
+        scopes') if the version moved."""
         key, held = found_held
         query = vector_cache.normalised(vector)
         filtered = [where_sql(scope)[0] != "TRUE" for scope in scopes]
@@ -258,11 +269,18 @@ class PgIndex(IndexWrites):
                         else None
                     )
                     asked.append((keyword, allowed))
+                counted = conn.execute(vector_cache.SIZE_SQL, (self.agent,)) if ask else None
             kept = held.version
             moved = not held.apply(check.fetchall(), whole=False)
+            items = None if counted is None else _count(counted)
             if moved:  # none held, or past the log's reach: load whole
-                size = conn.execute(vector_cache.SIZE_SQL, (self.agent,)).fetchone()
-                if not vector_cache.REGISTRY.fits(key, int(size[0]) if size else 0):
+                if items is None:
+                    items = _count(conn.execute(vector_cache.SIZE_SQL, (self.agent,)))
+                ask = True
+            if ask and items is not None:
+                vector_cache.REGISTRY.sized(key, items)
+            if moved and items is not None:
+                if items < vector_cache.min_items() or not vector_cache.REGISTRY.fits(key, items):
                     return self._candidates_sql(asked, vector, model, scopes, depth, floor)
                 held.apply(conn.execute(vector_cache.LOAD_SQL, args, binary=True).fetchall(),
                            whole=True)  # fmt: skip
@@ -342,7 +360,7 @@ class PgIndex(IndexWrites):
         *,
         method: str = "exact",
     ) -> Pairs:
-        if method == "exact" and self._vectors_held(model, vector) is not None:
+        if method == "exact" and vector_cache.REGISTRY.held(self._vector_key(model, vector))[0]:
             return self.candidates([], vector, model, [scope], depth, floor)[0][1]
         where, params = where_sql(scope)
         query = np.asarray(vector, dtype=np.float32)
@@ -445,6 +463,12 @@ class PgIndex(IndexWrites):
             .fetchone()
         )
         return int(row[0]) if row else 0
+
+
+def _count(cursor: Any) -> int:
+    """``vector_cache.SIZE_SQL``'s answer."""
+    row = cursor.fetchone()
+    return int(row[0]) if row else 0
 
 
 def _by_id(cursor: Any) -> dict[int, dict[str, Any]]:

@@ -18,9 +18,9 @@ partition by it (Citus's distribution column, or a schema per tenant) with no ch
   ``index_stats`` keeps per agent the item count and the tokens (BM25's N and avgdl).
 - ``item_versions``, ``item_log``: per agent, a version bumped by each statement that
   changes items' vectors (an insert, a delete, a new vector) and the ids it changed at
-  that version, written by triggers on ``items`` (migration ``006``), the last
-  ``ITEM_LOG_KEEP`` versions kept: what a process's vectors in memory catch up from
-  (``vector_cache``).
+  that version, written by that statement itself (``item_log``; migration ``006``),
+  the last ``item_log.KEEP`` versions kept: what a process's vectors in memory catch up
+  from (``vector_cache``).
 - ``activities``, ``activity_logs``, ``mailbox_items``, ``decisions``,
   ``context_usage``: the history, as ``history.db``'s tables (``history_schema``).
 - ``tokens``: the team server's bearer tokens (``tokens``): an id, the sha256 of the
@@ -267,62 +267,17 @@ def _m005_no_hnsw_on_write(conn: Connection, schema: str) -> None:
         conn.execute(sql.SQL("DROP INDEX {}").format(sql.Identifier(str(name))))
 
 
-ITEM_LOG_KEEP = 1000
-"""versions of an agent's ``item_log`` kept: a process whose vectors are older reloads"""
-
-
 def _m006_item_log(conn: Connection, schema: str) -> None:
     # Which items' vectors changed, by agent and version, for the vectors a process keeps
-    # in memory (``vector_cache``). Each statement that inserts, deletes or changes the
-    # vector of items with a vector bumps its agent's ``item_versions`` row and logs
-    # their ids at that version: the row's lock, held until commit, orders the versions
-    # as their commits (a reader that sees version V sees every change up to V). Done by
-    # triggers, so no write path can forget it; statement-level, over the transition
-    # tables, so a bulk insert adds one statement, not one a row.
+    # in memory (``vector_cache``). Written by the write path itself, in the statement
+    # that changes the vectors (``item_log``): no trigger, so a write pays for it only
+    # where vectors change, and placements rewritten row by row pay nothing.
     conn.execute("CREATE TABLE item_versions (agent TEXT PRIMARY KEY, version BIGINT NOT NULL)")
     conn.execute(
         "CREATE TABLE item_log (agent TEXT NOT NULL, version BIGINT NOT NULL, "
         "item_id BIGINT NOT NULL)"
     )
     conn.execute("CREATE INDEX item_log_by_version ON item_log (agent, version)")
-    changed = {
-        "INSERT": "SELECT n.agent, n.id FROM new_rows AS n WHERE n.embedding IS NOT NULL",
-        "DELETE": "SELECT o.agent, o.id FROM old_rows AS o WHERE o.embedding IS NOT NULL",
-        "UPDATE": (
-            "SELECT n.agent, n.id FROM new_rows AS n JOIN old_rows AS o USING (id) "
-            "WHERE n.embedding IS DISTINCT FROM o.embedding "
-            "OR n.model IS DISTINCT FROM o.model"
-        ),
-    }
-    for op, rows in changed.items():
-        name = f"memdir_item_log_{op.lower()}"
-        conn.execute(
-            f"""
-            CREATE FUNCTION {schema}.{name}() RETURNS trigger LANGUAGE plpgsql AS $$
-            BEGIN
-                WITH changed AS ({rows}),
-                bumped AS (
-                    INSERT INTO {schema}.item_versions AS v (agent, version)
-                    SELECT DISTINCT agent, 1 FROM changed
-                    ON CONFLICT (agent) DO UPDATE SET version = v.version + 1
-                    RETURNING agent, version),
-                trimmed AS (
-                    DELETE FROM {schema}.item_log AS l USING bumped AS b
-                    WHERE l.agent = b.agent AND l.version <= b.version - {ITEM_LOG_KEEP})
-                INSERT INTO {schema}.item_log (agent, version, item_id)
-                SELECT c.agent, b.version, c.id FROM changed AS c JOIN bumped AS b USING (agent);
-                RETURN NULL;
-            END $$"""
-        )
-        tables = {
-            "INSERT": "NEW TABLE AS new_rows",
-            "DELETE": "OLD TABLE AS old_rows",
-            "UPDATE": "OLD TABLE AS old_rows NEW TABLE AS new_rows",
-        }[op]
-        conn.execute(
-            f"CREATE TRIGGER {name} AFTER {op} ON items REFERENCING {tables} "
-            f"FOR EACH STATEMENT EXECUTE FUNCTION {schema}.{name}()"
-        )
 
 
 MIGRATIONS: list[tuple[str, Migration]] = [

@@ -6,11 +6,11 @@ of pgvector's cosine over every item in SQL at every search (``PgIndex._semantic
 still the path when the cache is off, too small for the agent, or a filter leaves too
 few of the matrix's best):
 
-- Kept in step by ``item_versions`` and ``item_log`` (migration ``006``): triggers on
-  ``items`` bump an agent's version with each statement that inserts, deletes or
-  re-embeds items with vectors, and log their ids at it. A search sends ``check_sql``
-  (the version, and the current vector of each item logged since the one held: one
-  statement, one snapshot) in the pipeline of its keyword statements; a held matrix
+- Kept in step by ``item_versions`` and ``item_log`` (migration ``006``): each statement
+  of the write path that inserts, deletes or re-embeds items with vectors bumps their
+  agent's version and logs their ids at it, in that statement (``item_log``). A search
+  sends ``CHECK_SQL`` (the version, and the current vector of each item logged since
+  the one held: one statement, one snapshot) with its keyword statements; a held matrix
   older than the log reaches, or none, is loaded whole (``load_sql``).
 - The scope (tiers, dates, kinds, tags, until) is applied as on disk, in SQL over the
   matrix's best: the ``depth`` best for a scope with no filter, else the ``4 x depth``
@@ -19,6 +19,11 @@ few of the matrix's best):
   pass while more were above the floor, that scope goes to pgvector's statement.
 - The rows are normalised as they arrive and so is the query: the dot product is
   pgvector's cosine (``<=>``), up to float32 rounding.
+- Only for agents of ``MIN_ITEMS`` items or more (``MEMDIR_PG_VECTOR_CACHE_ITEMS``):
+  below that pgvector's statement over the agent's rows is the faster. The count is
+  ``index_stats``' (``SIZE_SQL``), read in a search's pipeline when this process has
+  none younger than ``RECHECK_SECONDS``: a smaller agent's search is the SQL path's
+  statements, plus that one statement once a minute.
 - Bounded: ``MEMDIR_PG_VECTOR_CACHE`` megabytes across every agent of the process
   (or ``k``/``g``; default ``DEFAULT_MB``), the least recently searched dropped
   first; ``off`` (or 0) keeps none. An agent bigger than the bound alone is searched
@@ -37,13 +42,19 @@ import numpy as np
 
 from memdir.index.embedders import Vectors
 from memdir.index.vectors import VectorCache
-from memdir.storage.postgres.schema import ITEM_LOG_KEEP
+from memdir.storage.postgres.item_log import KEEP as ITEM_LOG_KEEP
 
 ENV = "MEMDIR_PG_VECTOR_CACHE"
 """how much of PostgreSQL's agents' vectors a process keeps in memory: megabytes, or a
 number with ``k``, ``m`` or ``g``; ``off`` (or 0): none"""
 DEFAULT_MB = 256
+MIN_ITEMS_ENV = "MEMDIR_PG_VECTOR_CACHE_ITEMS"
+"""the fewest items an agent has for its vectors to be held (a whole number; 0: every
+agent); below it pgvector's statement is the faster (bench/RESULTS.md)"""
+MIN_ITEMS = 5000
+"""``MIN_ITEMS_ENV``'s default: the crossover measured (bench/pg_vector_cache.py)"""
 RECHECK_SECONDS = 60.0
+"""how long an agent's item count (or its being over the bound) is taken as known"""
 WIDEN = 4
 """a filtered scope checks this many times ``depth`` of the matrix's best (as on disk)"""
 
@@ -82,6 +93,13 @@ def limit_bytes(setting: str | None = None) -> int:
     if not number.isdigit():
         return DEFAULT_MB * 2**20  # unset, or unreadable: the default
     return int(number) * (unit or 2**20)
+
+
+def min_items(setting: str | None = None) -> int:
+    """``MEMDIR_PG_VECTOR_CACHE_ITEMS`` read (or ``setting``): unset or unreadable, the
+    default ``MIN_ITEMS``."""
+    text = (os.environ.get(MIN_ITEMS_ENV, "") if setting is None else setting).strip()
+    return int(text) if text.isdigit() else MIN_ITEMS
 
 
 def row_bytes(dim: int) -> int:
@@ -156,25 +174,43 @@ class Registry:
     def __init__(self) -> None:
         self._held: OrderedDict[Key, Held] = OrderedDict()
         self._too_big: dict[Key, float] = {}  # when an agent was found over the bound
+        self._sizes: dict[Key, tuple[int, float]] = {}  # agents' item counts, when read
         self._lock = threading.Lock()
 
-    def held(self, key: Key) -> Held | None:
-        """The agent's entry (made empty if new), or None: the cache is off, or the agent
-        was over the bound within ``RECHECK_SECONDS``."""
+    def held(self, key: Key) -> tuple[Held | None, bool]:
+        """The agent's entry (made empty if new), or None: the cache is off, the agent
+        has fewer than ``min_items`` items (or its count is not known yet), or it was
+        over the bound within ``RECHECK_SECONDS``; and whether its item count is to be
+        read (``SIZE_SQL``, in the search's pipeline: not known, or older than
+        ``RECHECK_SECONDS``), then told to ``sized``."""
         if limit_bytes() == 0:  # (what was held stays until evicted or ``clear``)
-            return None
+            return None, False
+        least = min_items()
         with self._lock:
+            now = time.monotonic()
+            known = self._sizes.get(key)
+            ask = least > 0 and (known is None or now - known[1] >= RECHECK_SECONDS)
             found = self._held.get(key)
             if found is not None:
                 self._held.move_to_end(key)
-                return found
+                return found, ask
+            if least > 0 and (known is None or known[0] < least):
+                return None, ask
             since = self._too_big.get(key)
-            if since is not None and time.monotonic() - since < RECHECK_SECONDS:
-                return None
+            if since is not None and now - since < RECHECK_SECONDS:
+                return None, False
             self._too_big.pop(key, None)
             entry = Held(VectorCache(key[3], key[4]))
             self._held[key] = entry
-            return entry
+            return entry, ask
+
+    def sized(self, key: Key, items: int) -> None:
+        """The agent has ``items`` items (``index_stats``): below ``min_items`` what is
+        held of it is dropped, and its next searches until ``RECHECK_SECONDS`` are SQL."""
+        with self._lock:
+            self._sizes[key] = (items, time.monotonic())
+            if items < min_items():
+                self._held.pop(key, None)
 
     def fits(self, key: Key, rows: int) -> bool:
         """Whether ``rows`` of this key's size fit the bound at all; else noted."""
@@ -214,6 +250,7 @@ class Registry:
         with self._lock:
             self._held.clear()
             self._too_big.clear()
+            self._sizes.clear()
 
 
 REGISTRY = Registry()

@@ -35,6 +35,7 @@ from memdir.index.rows import FileState, file_hash, placement
 from memdir.results import Progress
 from memdir.storage.postgres import bulk
 from memdir.storage.postgres.db import Connection, Database, Folder
+from memdir.storage.postgres.item_log import logged
 from memdir.storage.seam import Extracted
 from memdir.timeutil import format_ts
 
@@ -43,6 +44,12 @@ _DIFFED = (
     "id, anchor, content_hash, ordinal, line_start, line_end, layer, tier, decay_from, relevance"
 )
 """what ``_diff`` reads of a file's rows"""
+# the deletes of items, each bumping the agent's version if a vector goes (``item_log``)
+_DELETE_STALE = logged(
+    "DELETE FROM items WHERE agent = %s AND id = ANY(%s)",
+    ("ntokens", "vector_key", "embedding", "model"),
+)
+_DELETE_FILE = logged("DELETE FROM items WHERE agent = %s AND path = %s", ("ntokens",))
 EMBED_BATCH = 256
 BUDGET_BATCH = 64  # under a time budget (a search): small batches, kept to closely
 _TOKEN_RE = re.compile(r"[^\W_]+", re.UNICODE)
@@ -353,11 +360,7 @@ class IndexWrites:
         removed_tokens = 0
         carried: dict[str, tuple[object, str]] = {}
         if stale:
-            gone = conn.execute(
-                "DELETE FROM items WHERE agent = %s AND id = ANY(%s) "
-                "RETURNING ntokens, vector_key, embedding, model",
-                (self.agent, stale),
-            ).fetchall()
+            gone = conn.execute(_DELETE_STALE, (self.agent, stale)).fetchall()
             removed_tokens = sum(int(n) for n, *_ in gone)
             # a text moved or rewritten keeps its vector (inserted with it); in a bulk
             # job, also one moved to a file written later in it
@@ -413,10 +416,7 @@ class IndexWrites:
             self._flush()
         with self._held():
             conn = self.folder.lock.connection()
-            gone = conn.execute(
-                "DELETE FROM items WHERE agent = %s AND path = %s RETURNING ntokens",
-                (self.agent, path),
-            ).fetchall()
+            gone = conn.execute(_DELETE_FILE, (self.agent, path)).fetchall()
             conn.execute(
                 "DELETE FROM index_files WHERE agent = %s AND path = %s", (self.agent, path)
             )
@@ -427,7 +427,8 @@ class IndexWrites:
         with self.folder.lock:
             self._drop_pending()
             conn = self.folder.lock.connection()
-            for table in ("items", "index_files", "index_stats"):
+            conn.execute(logged("DELETE FROM items WHERE agent = %s"), (self.agent,))
+            for table in ("index_files", "index_stats"):
                 conn.execute(
                     sql.SQL("DELETE FROM {} WHERE agent = %s").format(sql.Identifier(table)),
                     (self.agent,),
