@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime
+from typing import Any
 
 import pytest
 
@@ -17,7 +19,7 @@ from memdir.index.words import query_words
 from memdir.storage.postgres import vector_cache
 from memdir.storage.postgres.db import Database
 from memdir.storage.postgres.index import PgIndex, index_text
-from memdir.storage.seam import Scope
+from memdir.storage.seam import Pairs, Scope
 
 TOPICS = (
     "sailing on the lake", "painting the harbour", "a charity race in the rain",
@@ -179,6 +181,86 @@ def _tied_blocks(pairs: list[tuple[int, float]]) -> list[set[int]]:
     return [{i for i, _ in block} for block in blocks[:-1]]
 
 
+def _same(held: list[tuple[Pairs, Pairs]], sql: list[tuple[Pairs, Pairs]]) -> None:
+    """The matrix's candidates are pgvector's: the same keyword side, the same ids in
+    the same order but within float32 rounding, the same scores to 1e-5."""
+    for (kw_sql, sem_sql), (kw_held, sem_held) in zip(sql, held, strict=True):
+        assert kw_held == kw_sql
+        assert _tied_blocks(sem_held) == _tied_blocks(sem_sql)
+        for (_, mine), (_, theirs) in zip(sem_held, sem_sql, strict=True):
+            assert mine == pytest.approx(theirs, abs=1e-5)
+
+
+@contextmanager
+def _sent(pg: PgIndex) -> Iterator[list[str]]:
+    """The statements ``pg``'s searches send inside (its connection's ``execute``
+    watched; PostgreSQL answers them)."""
+    conn = pg._conn()
+    sent: list[str] = []
+    execute = conn.execute
+
+    def watched(query: Any, *args: Any, **kwargs: Any) -> Any:
+        sent.append(str(query))
+        return execute(query, *args, **kwargs)
+
+    conn.execute = watched  # type: ignore[method-assign]
+    try:
+        yield sent
+    finally:
+        del conn.execute
+
+
+def test_below_the_crossover_a_search_is_the_sql_path(
+    memory: memdir.Memory, filled: PgIndex, embedder: Embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (items,) = filled._conn().execute(vector_cache.SIZE_SQL, (filled.agent,)).fetchone()
+    monkeypatch.setenv(vector_cache.MIN_ITEMS_ENV, str(items + 1))
+    scopes, query = _scopes(memory), "sailing with kids"
+    words, vector = query_words(query), embedder.embed([query])[0]
+    with _sent(filled) as sent:
+        first = filled.candidates(words, vector, embedder.id, scopes, 20, FLOOR)
+    assert sent[-1] == vector_cache.SIZE_SQL  # the count read with them, once a minute
+    assert vector_cache.SIZE_SQL not in sent[:-1]
+    with _sent(filled) as searched:
+        second = filled.candidates(words, vector, embedder.id, scopes, 20, FLOOR)
+    monkeypatch.setenv(vector_cache.ENV, "off")
+    with _sent(filled) as off:
+        sql = filled.candidates(words, vector, embedder.id, scopes, 20, FLOOR)
+    assert searched == off  # the statements of the SQL path, and those only
+    assert len(searched) == 2 * len(scopes)  # a keyword and a vector statement each
+    assert first == second == sql
+    assert vector_cache.REGISTRY.held_keys() == []
+
+
+def test_from_the_crossover_on_the_cache_answers_what_sql_answers(
+    memory: memdir.Memory, filled: PgIndex, embedder: Embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (items,) = filled._conn().execute(vector_cache.SIZE_SQL, (filled.agent,)).fetchone()
+    monkeypatch.setenv(vector_cache.MIN_ITEMS_ENV, str(items))
+    scopes = _scopes(memory)
+    for query in QUERIES:
+        words, vector = query_words(query), embedder.embed([query])[0]
+        monkeypatch.setenv(vector_cache.ENV, "off")
+        sql = filled.candidates(words, vector, embedder.id, scopes, 20, FLOOR)
+        monkeypatch.delenv(vector_cache.ENV)
+        if query == QUERIES[0]:  # the agent's count not known yet: SQL, and the count read
+            with _sent(filled) as sent:
+                first = filled.candidates(words, vector, embedder.id, scopes, 20, FLOOR)
+            assert vector_cache.CHECK_SQL not in sent and sent[-1] == vector_cache.SIZE_SQL
+            assert vector_cache.REGISTRY.held_keys() == []
+            assert first == sql
+        with _sent(filled) as sent:
+            held = filled.candidates(words, vector, embedder.id, scopes, 20, FLOOR)
+        assert vector_cache.CHECK_SQL in sent  # the matrix's, checked by version
+        assert len(vector_cache.REGISTRY.held_keys()) == 1
+        _same(held, sql)
+    # an agent that shrank below it is dropped once its count is read again
+    monkeypatch.setenv(vector_cache.MIN_ITEMS_ENV, str(items + 1))
+    monkeypatch.setattr(vector_cache, "RECHECK_SECONDS", 0.0)
+    filled.candidates([], embedder.embed(["violin"])[0], embedder.id, scopes, 20, FLOOR)
+    assert vector_cache.REGISTRY.held_keys() == []
+
+
 def test_the_cache_finds_what_sql_finds(
     memory: memdir.Memory, filled: PgIndex, embedder: Embedder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -311,6 +393,13 @@ def test_an_agent_over_the_bound_is_searched_in_sql(
         )[0]
         is None
     )  # remembered as too big, looked at again later
+
+
+def test_the_crossover_setting() -> None:
+    assert vector_cache.min_items("") == vector_cache.MIN_ITEMS
+    assert vector_cache.min_items("0") == 0  # every agent
+    assert vector_cache.min_items("12000") == 12000
+    assert vector_cache.min_items("many") == vector_cache.MIN_ITEMS
 
 
 def test_the_setting_reads_sizes_and_off() -> None:

@@ -151,8 +151,24 @@ class FolderLock:
             local.pid = os.getpid()
             local.stack = []
             local.after = []
+            local.before = {}
         stack: list[Any] = local.stack
         return stack
+
+    def before_commit(self, name: str, run: Callable[[Connection], None]) -> bool:
+        """Call ``run`` with the lock's connection just before its outermost transaction
+        commits (not if it rolls back), once per ``name`` however often asked: what is
+        written last, so its row locks last only to the commit (the agent's version the
+        vectors in memory are checked by, ``item_log``). If it raises, the transaction
+        rolls back and the exception goes on. True if ``name`` is new to this
+        transaction."""
+        if not self._stack():
+            raise RuntimeError(f"the lock of {self.agent!r} is not held by this thread")
+        before: dict[str, Callable[[Connection], None]] = self._local.before
+        if name in before:
+            return False
+        before[name] = run
+        return True
 
     def after_commit(self, statement: str) -> None:
         """Run ``statement`` on this thread's writer once the lock's outermost transaction
@@ -203,9 +219,20 @@ class FolderLock:
 
     def _leave(self, exc: BaseException | None) -> None:
         stack = self._stack()
-        transaction = stack.pop()
-        outermost = not stack
+        outermost = len(stack) == 1
         after: list[str] = self._local.after
+        before: dict[str, Callable[[Connection], None]] = self._local.before
+        failed: BaseException | None = None
+        if outermost:
+            calls = list(before.values())
+            before.clear()
+            if exc is None:
+                try:
+                    for run in calls:
+                        run(self.db.writer())
+                except BaseException as raised:
+                    exc = failed = raised
+        transaction = stack.pop()
         try:
             if exc is None:
                 transaction.__exit__(None, None, None)
@@ -215,6 +242,9 @@ class FolderLock:
             if outermost:
                 after.clear()
             raise
+        if failed is not None:
+            after.clear()
+            raise failed
         if outermost:
             statements, after[:] = list(after), []
             if exc is None:

@@ -6,9 +6,9 @@ of pgvector's cosine over every item in SQL at every search (``PgIndex._semantic
 still the path when the cache is off, too small for the agent, or a filter leaves too
 few of the matrix's best):
 
-- Kept in step by ``item_versions`` and ``item_log`` (migration ``006``): each statement
-  of the write path that inserts, deletes or re-embeds items with vectors bumps their
-  agent's version and logs their ids at it, in that statement (``item_log``). A search
+- Kept in step by ``item_versions`` and ``item_log`` (migration ``006``): each write
+  transaction that inserts, deletes or re-embeds items with vectors bumps their
+  agent's version and logs their ids at it before it commits (``item_log``). A search
   sends ``CHECK_SQL`` (the version, and the current vector of each item logged since
   the one held: one statement, one snapshot) with its keyword statements; a held matrix
   older than the log reaches, or none, is loaded whole (``load_sql``).
@@ -191,10 +191,13 @@ class Registry:
             known = self._sizes.get(key)
             ask = least > 0 and (known is None or now - known[1] >= RECHECK_SECONDS)
             found = self._held.get(key)
+            if least > 0 and known is not None and known[0] < least:
+                self._held.pop(key, None)  # (held while the setting was lower)
+                return None, ask
             if found is not None:
                 self._held.move_to_end(key)
                 return found, ask
-            if least > 0 and (known is None or known[0] < least):
+            if least > 0 and known is None:
                 return None, ask
             since = self._too_big.get(key)
             if since is not None and now - since < RECHECK_SECONDS:
