@@ -21,7 +21,7 @@ round, so the machine's load falls on both alike):
   inserted again with its vector kept by content (every row logged).
 
 Printed per operation: each tree's median and the median of the round-by-round
-ratio this / baseline.
+ratio to the baseline (``--also NAME=SRC``: more trees beside them, in turn).
 """
 
 from __future__ import annotations
@@ -136,9 +136,14 @@ def main() -> None:
         return
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--baseline", type=Path, required=True, help="the other tree's src")
+    parser.add_argument(
+        "--also", action="append", default=[], metavar="NAME=SRC",
+        help="another tree measured beside them (its ratio to the baseline too)",
+    )  # fmt: skip
     parser.add_argument("--items", type=int, default=2000)
     parser.add_argument("--rounds", type=int, default=6)
     parser.add_argument("--saves", type=int, default=20)
+    parser.add_argument("--ops", default="save,push,reindex", help="which, in turn")
     parser.add_argument("--seed", type=int, default=15)
     args = parser.parse_args()
 
@@ -154,30 +159,42 @@ def main() -> None:
     write_journal(folder, Corpus(args.seed), max(args.items // 10, 1))
     url, stop = start_database()
     trees = {"this": HERE.parent / "src", "baseline": args.baseline.resolve()}
+    for extra in args.also:
+        name, _, src = extra.partition("=")
+        trees[name] = Path(src).resolve()
     workers: dict[str, Worker] = {}
     try:
         with psycopg.connect(url, autocommit=True) as conn:
             conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
         for name, src in trees.items():
-            workers[name] = Worker(src, url, f"bench_wc_{name}", folder)
+            workers[name] = Worker(src, url, f"bench_wc_{name.replace('-', '_')}", folder)
             print(f"{name}: {workers[name].ready['ready']}", flush=True)
         times: dict[tuple[str, str], list[float]] = {}
         for round_ in range(args.rounds):
-            order = list(workers) if round_ % 2 == 0 else list(reversed(workers))
-            for command in (f"save {args.saves}", "push", "reindex"):
+            names = list(workers)  # each round another tree first
+            order = names[round_ % len(names) :] + names[: round_ % len(names)]
+            ops = args.ops.split(",")
+            for command in (f"save {args.saves}" if op == "save" else op for op in ops):
                 for name in order:
                     for op, ms in workers[name].ask(command).items():
                         times.setdefault((op, name), []).append(ms)
         print(f"{args.items:,} items an agent, {args.rounds} rounds, {args.saves} saves a round")
-        print("| operation | this ms | baseline ms | this / baseline (median of rounds) |")
-        print("|---|---:|---:|---:|")
+        others = [name for name in workers if name != "baseline"]
+        print(
+            "| operation | baseline ms | "
+            + " | ".join(f"{name} ms | {name} / baseline" for name in others)
+            + " |"
+        )
+        print("|---|---:|" + "---:|---:|" * len(others))
         for op in dict.fromkeys(op for op, _ in times):
-            mine, theirs = times[(op, "this")], times[(op, "baseline")]
-            ratio = statistics.median(a / b for a, b in zip(mine, theirs, strict=True))
-            print(
-                f"| {op} | {statistics.median(mine):.2f} | {statistics.median(theirs):.2f} "
-                f"| {ratio:.3f} |"
-            )
+            theirs = times[(op, "baseline")]
+            cells = [f"{statistics.median(theirs):.2f}"]
+            for name in others:
+                mine = times[(op, name)]
+                ratio = statistics.median(a / b for a, b in zip(mine, theirs, strict=True))
+                cells += [f"{statistics.median(mine):.2f}", f"{ratio:.3f}"]
+            print(f"| {op} | " + " | ".join(cells) + " |")
+        print("(ratios: the median of the round-by-round ratios)")
         with psycopg.connect(url, autocommit=True) as conn:  # the bumps were made
             logged = conn.execute(
                 "SELECT (SELECT count(*) FROM bench_wc_this.item_versions), "

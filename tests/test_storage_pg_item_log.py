@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+import psycopg
 import pytest
 
 import memdir
@@ -183,3 +184,19 @@ def test_the_bump_is_in_the_writes_transaction(
         assert [i for i, _ in found[0][1]] == [i for i, _ in sql[0][1]]
     finally:
         other.close()
+
+
+def test_a_statement_failing_before_the_commit_rolls_the_write_back(
+    memory: memdir.Memory, pg_db: Database, embedder: Embedder
+) -> None:
+    pg = PgIndex(pg_db, "agent-a")
+    with pytest.raises(psycopg.Error), pg.folder.lock:
+        with pg.bulk(embedder):
+            _write(memory, pg, _journal(*NOTES))
+        # sent after the bump, with the commit (one pipeline): it fails on the server
+        pg.folder.lock.before_commit("fails", lambda conn: conn.execute("SELECT 1 / 0"))
+    assert _ids(pg_db, "agent-a", with_vector=False) == set()
+    assert _version(pg_db, "agent-a") == 0
+    with pg.bulk(embedder):  # the lock and its connection work on
+        _write(memory, pg, _journal(*NOTES))
+    assert _logged(pg_db, "agent-a", 1) == _ids(pg_db, "agent-a") != set()

@@ -219,22 +219,17 @@ class FolderLock:
 
     def _leave(self, exc: BaseException | None) -> None:
         stack = self._stack()
-        outermost = len(stack) == 1
+        transaction = stack.pop()
+        outermost = not stack
         after: list[str] = self._local.after
         before: dict[str, Callable[[Connection], None]] = self._local.before
-        failed: BaseException | None = None
+        calls = list(before.values()) if outermost else []
         if outermost:
-            calls = list(before.values())
             before.clear()
-            if exc is None:
-                try:
-                    for run in calls:
-                        run(self.db.writer())
-                except BaseException as raised:
-                    exc = failed = raised
-        transaction = stack.pop()
         try:
-            if exc is None:
+            if exc is None and calls:
+                _last_then_commit(self.db.writer(), transaction, calls)
+            elif exc is None:
                 transaction.__exit__(None, None, None)
             else:
                 transaction.__exit__(type(exc), exc, exc.__traceback__)
@@ -242,9 +237,6 @@ class FolderLock:
             if outermost:
                 after.clear()
             raise
-        if failed is not None:
-            after.clear()
-            raise failed
         if outermost:
             statements, after[:] = list(after), []
             if exc is None:
@@ -264,6 +256,28 @@ class FolderLock:
         tb: TracebackType | None,
     ) -> None:
         self._leave(exc)
+
+
+def _last_then_commit(
+    conn: Connection, transaction: Any, calls: list[Callable[[Connection], None]]
+) -> None:
+    """``FolderLock.before_commit``'s ``calls``, then the commit, in one pipeline (one
+    wait, as the commit alone). If one fails, the transaction rolls back."""
+    try:
+        with conn.pipeline():
+            try:
+                for run in calls:
+                    run(conn)
+            except BaseException as exc:
+                transaction.__exit__(type(exc), exc, exc.__traceback__)
+                raise
+            transaction.__exit__(None, None, None)
+    except BaseException:
+        # a statement that failed in the pipeline leaves the transaction aborted, its
+        # commit never run
+        if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+            conn.rollback()
+        raise
 
 
 def _run_after(conn: Connection, statements: list[str]) -> None:
