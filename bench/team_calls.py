@@ -16,10 +16,11 @@ call by call so the machine's load falls on both alike:
   same ``TeamApp`` over the folders on disk), one client, a warm agent: search, save,
   get, notebook p50 at the client, and their ratio.
 
-PostgreSQL is measured twice: with the agent's vectors held in memory (the default,
-``storage.postgres.vector_cache``) and with ``MEMDIR_PG_VECTOR_CACHE=off`` (pgvector's
-cosine in SQL): in-process the same ``Memory`` in turn, through servers a second
-fleet started with the setting off.
+PostgreSQL is measured twice: with the settings as shipped (``storage.postgres.
+vector_cache``: an agent's vectors held in memory from ``MEMDIR_PG_VECTOR_CACHE_ITEMS``
+items on, 5,000 unless set: agents smaller than that are searched in SQL either way)
+and with ``MEMDIR_PG_VECTOR_CACHE=off`` (pgvector's cosine in SQL): in-process the
+same ``Memory`` in turn, through servers a second fleet started with the setting off.
 
 Times swing with the machine's load; the ratios are measured in the same run.
 """

@@ -460,13 +460,16 @@ class IndexWrites:
 
     def store_vectors(self, model: str, dim: int, vectors: Sequence[tuple[str, Vectors]]) -> None:
         """Give every item whose text has ``vector_key`` its vector from ``model``: one
-        statement (``dim`` is the vectors' size; no index is built on it, see ``bulk``)."""
-        locked = self.folder.lock.is_held
-        conn = self._conn() if locked else self.folder.db.reader()
+        statement (``dim`` is the vectors' size; no index is built on it, see ``bulk``).
+        Outside the folder lock (``Index.ensure_vectors`` does not take it) the one
+        statement is its own transaction: no BEGIN and COMMIT of their own."""
+        if not self.folder.lock.is_held:  # one statement, a transaction of its own
+            # (autocommit), the agent's version bumped in it (``item_log.logged``)
+            bulk.store_vectors(self.folder.db.reader(), self.agent, model, vectors, locked=False)
+            return
+        conn = self._conn()
         with conn.transaction():
-            self._vectors_changed(
-                bulk.store_vectors(conn, self.agent, model, vectors, locked=locked)
-            )
+            self._vectors_changed(bulk.store_vectors(conn, self.agent, model, vectors, locked=True))
 
     def ensure_vectors(
         self,
