@@ -11,6 +11,8 @@ embedder id, so kept folders never mix its vectors with memdir's.
 
 ``MEMDIR_CONTEXT_CHARS`` (default 300) bounds the previous turn's share; the item's
 own text comes first, so MiniLM's 256-token cut drops context before content.
+``MEMDIR_CONTEXT_SHORT`` (default 0: every item): only items whose own text is
+shorter than this get the context (a reply too short to stand alone).
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ from memdir.index.embedders import MiniLMEmbedder
 from memdir.index.ranking import NARRATIVE_KINDS
 
 CHARS = int(os.environ.get("MEMDIR_CONTEXT_CHARS", "300"))
+SHORT = int(os.environ.get("MEMDIR_CONTEXT_SHORT", "0"))
+"""only items whose own text is under this many characters get context (0: every item)"""
 
 
 def embed_texts(self: Any, item_ids: list[int]) -> dict[int, str]:
@@ -40,7 +44,7 @@ def embed_texts(self: Any, item_ids: list[int]) -> dict[int, str]:
         sql, item_ids
     ):
         text = "\n".join(part for part in (heading, meta, body) if part)
-        if kind in NARRATIVE_KINDS and before:
+        if kind in NARRATIVE_KINDS and before and (not SHORT or len(text) < SHORT):
             text += f"\n(after {before_heading}: {before[:CHARS]})"
         out[item_id] = text
     return out
@@ -52,15 +56,15 @@ sqlite_rows.SqliteRows.embed_texts = embed_texts  # type: ignore[method-assign]
 class ContextualMiniLM(MiniLMEmbedder):
     @property
     def id(self) -> str:
-        return f"minilm-contextual-probe-{CHARS}"
+        return f"minilm-contextual-probe-{CHARS}-{SHORT}"
 
 
 def _contextual(retriever: type) -> type:
     class Contextual(retriever):  # type: ignore[misc, valid-type]
-        name = f"{retriever.name[:-1]}, contextual {CHARS})"
+        name = f"{retriever.name[:-1]}, contextual {CHARS}, short {SHORT})"
 
         def embedder_of(self) -> tuple[str, Any]:
-            return f"minilm-contextual-{CHARS}", ContextualMiniLM()
+            return f"minilm-contextual-{CHARS}-{SHORT}", ContextualMiniLM()
 
     return Contextual
 
