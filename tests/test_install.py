@@ -63,7 +63,8 @@ def venv(tmp_path_factory: pytest.TempPathFactory, wheel: Path) -> Path:
 def _env(bin_dir: Path, home: Path) -> dict[str, str]:
     """A user's environment: the venv first on PATH, no PYTHONPATH pointing at a checkout."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMDIR_", "PYTHON"))}
-    env["MEMDIR_MODEL_CACHE"] = os.environ["MEMDIR_MODEL_CACHE"]  # the session's converted model
+    if "MEMDIR_MODEL_CACHE" in os.environ:  # a test's (not a module fixture's): the session's
+        env["MEMDIR_MODEL_CACHE"] = os.environ["MEMDIR_MODEL_CACHE"]  # converted model
     env.update(MEMDIR_HOME=str(home), PATH=f"{bin_dir}{os.pathsep}{env.get('PATH', '')}")
     return env
 

@@ -119,6 +119,18 @@ def test_the_cache_is_made_once_under_its_lock(own_cache: Path, conversions: lis
     assert not [p for p in own_cache.iterdir() if p.name.startswith(".")]  # no temp left
 
 
+def test_what_a_killed_conversion_left_is_cleared_by_the_next(
+    own_cache: Path, conversions: list[Path]
+) -> None:
+    own_cache.mkdir()
+    name = f"minilm-{quantised_model.RECIPE}-{MINILM_SHA256[:16]}.onnx"
+    left = [own_cache / f".{name}.abc123.onnx", own_cache / f".{name}.abc123.onnx.folded.onnx"]
+    for path in left:
+        path.write_bytes(b"half a model")
+    assert quantised(_packaged_model(), MINILM_SHA256) == own_cache / name
+    assert not any(path.exists() for path in left) and len(conversions) == 1
+
+
 def test_a_damaged_cached_model_is_never_used_but_made_again(
     own_cache: Path, conversions: list[Path], converted: Path
 ) -> None:
@@ -172,22 +184,35 @@ def test_a_conversion_that_disagrees_is_refused_and_not_kept(
     assert not list(own_cache.glob("*.onnx")) and not list(own_cache.glob(".*"))
 
 
+@pytest.mark.parametrize(
+    "failure",
+    [
+        EmbedderUnavailable("the int8 conversion of model.onnx disagrees with it"),
+        OSError(28, "No space left on device"),
+        TypeError("quantize_dynamic() got an unexpected keyword argument"),  # another release
+    ],
+)
 def test_queries_go_to_the_packaged_graph_when_no_conversion_can_be_made(
-    folder: Path, own_cache: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+    folder: Path,
+    own_cache: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    failure: Exception,
 ) -> None:
     def fail(source: Path, out: Path) -> None:
-        raise EmbedderUnavailable("the int8 conversion of model.onnx disagrees with it")
+        raise failure
 
     monkeypatch.setattr(quantised_model, "_convert", fail)
     model = MiniLMEmbedder()
     assert np.array_equal(model.embed_queries(["rate limits"]), model.embed(["rate limits"]))
-    assert any("packaged graph" in r.message and "disagrees" in r.message for r in caplog.records)
+    reason = str(failure)
+    assert any("packaged graph" in r.message and reason in r.message for r in caplog.records)
     with memdir.open(folder, embedder=model) as memory:
         memory.knowledge.save("Deploys happen on Tuesdays.")
         hits = memory.search("when do we ship")
         assert hits and hits[0].semantic is not None  # still a semantic search
         said = [n.message for n in memory.check() if "slower than it should be" in n.message]
-        assert len(said) == 1 and "packaged graph" in said[0] and "disagrees" in said[0]
+        assert len(said) == 1 and "packaged graph" in said[0] and reason in said[0]
 
 
 def test_a_kept_model_loads_without_the_quantiser(converted: Path) -> None:

@@ -260,7 +260,7 @@ class MiniLMEmbedder:
 
                 try:
                     model = quantised(self._path, MINILM_SHA256)  # type: ignore[arg-type]
-                except EmbedderUnavailable as exc:
+                except Exception as exc:  # an optimisation's failure: the packaged graph serves
                     _LOG.warning("queries embedded on the packaged graph: %s", exc)
                     self.degraded = f"queries embedded on the packaged graph: {exc}"
                     self._queries = False

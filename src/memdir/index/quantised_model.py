@@ -80,10 +80,13 @@ def quantised(source: Path, source_sha256: str) -> Path | bytes:
         return _cached(source, cache / f"{name}.onnx")
     except OSError as exc:
         _LOG.info("model cache %s not writable (%s): converting in memory", cache, exc)
-    with tempfile.TemporaryDirectory(prefix="memdir-model-") as scratch:
-        out = Path(scratch) / "model.onnx"
-        _convert(source, out)
-        return out.read_bytes()
+    try:
+        with tempfile.TemporaryDirectory(prefix="memdir-model-") as scratch:
+            out = Path(scratch) / "model.onnx"
+            _convert(source, out)
+            return out.read_bytes()
+    except OSError as exc:
+        raise EmbedderUnavailable(f"the int8 conversion has nowhere to be made: {exc}") from exc
 
 
 def _cached(source: Path, path: Path) -> Path:
@@ -99,6 +102,8 @@ def _cached(source: Path, path: Path) -> Path:
         found = _kept(path)  # another process may have made it meanwhile
         if found is not None:
             return found
+        for left in path.parent.glob(f".{path.name}.*"):  # a conversion killed midway
+            left.unlink(missing_ok=True)  # (the lock is ours: no one else writes them)
         handle, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".onnx")
         os.close(handle)
         try:
