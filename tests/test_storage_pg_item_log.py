@@ -200,3 +200,24 @@ def test_a_statement_failing_before_the_commit_rolls_the_write_back(
     with pg.bulk(embedder):  # the lock and its connection work on
         _write(memory, pg, _journal(*NOTES))
     assert _logged(pg_db, "agent-a", 1) == _ids(pg_db, "agent-a") != set()
+
+
+def test_the_log_keeps_the_last_versions(
+    memory: memdir.Memory, pg_db: Database, embedder: Embedder
+) -> None:
+    pg = PgIndex(pg_db, "agent-a")
+    _write(memory, pg, _journal(*NOTES))
+    conn = pg_db.reader()
+    every = item_log.TRIM_EVERY  # the next bump trims, to KEEP versions
+    last = (item_log.KEEP // every + 1) * every - 1
+    conn.execute("INSERT INTO item_versions VALUES ('agent-a', %s)", (last,))
+    conn.execute(
+        "INSERT INTO item_log SELECT 'agent-a', v, v FROM generate_series(1, %s) AS v", (last,)
+    )
+    pg.ensure_vectors(embedder)  # the bump to a multiple of TRIM_EVERY: trimmed
+    (low, high) = conn.execute(
+        "SELECT min(version), max(version) FROM item_log WHERE agent = 'agent-a'"
+    ).fetchone()
+    assert (low, high) == (last + 1 - item_log.KEEP + 1, last + 1)
+    assert low > 1
+    assert _logged(pg_db, "agent-a", last + 1) == _ids(pg_db, "agent-a")

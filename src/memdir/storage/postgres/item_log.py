@@ -17,8 +17,9 @@ vector of each id logged since the one it holds.
   as their commits: a reader that sees version V sees every change up to V. Taken
   last in a locked write, it is held only to the commit: a write outside the lock
   that waits for it holds no row the locked write still wants (no deadlock).
-- The last ``KEEP`` versions of an agent are kept; a process older than that loads the
-  agent whole (``clear`` moves the version ``KEEP`` on: every holder reloads).
+- The last ``KEEP`` versions of an agent are kept (trimmed at one bump in
+  ``TRIM_EVERY``); a process older than that loads the agent whole (``clear`` moves
+  the version ``KEEP`` on: every holder reloads).
 """
 
 from __future__ import annotations
@@ -29,13 +30,17 @@ from memdir.storage.postgres.db import Connection
 
 KEEP = 1000
 """versions of an agent's ``item_log`` kept: a process whose vectors are older reloads"""
+TRIM_EVERY = 64
+"""the log is trimmed (to ``KEEP`` versions) by one bump in this many: the delete cost a
+one-vector store 1.4 ms at each (bench/RESULTS.md)"""
+_TRIM = f"AND b.version %% {TRIM_EVERY} = 0 AND l.version <= b.version - {KEEP}"
 
 BUMP_SQL = (
     "WITH bumped AS (INSERT INTO item_versions AS v (agent, version) "
     "VALUES (%(agent)s, %(step)s) ON CONFLICT (agent) DO UPDATE "
     "SET version = v.version + %(step)s RETURNING version), "
     "trimmed AS (DELETE FROM item_log AS l USING bumped AS b "
-    f"WHERE l.agent = %(agent)s AND l.version <= b.version - {KEEP}), "
+    f"WHERE l.agent = %(agent)s {_TRIM}), "
     "noted AS (INSERT INTO item_log (agent, version, item_id) "
     "SELECT %(agent)s, b.version, u.id FROM bumped AS b CROSS JOIN "
     "unnest(string_to_array(%(ids)s, ',')::bigint[]) AS u(id)) "
@@ -66,7 +71,7 @@ def logged(change: str) -> str:
         "SELECT DISTINCT agent, 1 FROM changed "
         "ON CONFLICT (agent) DO UPDATE SET version = v.version + 1 RETURNING agent, version), "
         "trimmed AS (DELETE FROM item_log AS l USING bumped AS b "
-        f"WHERE l.agent = b.agent AND l.version <= b.version - {KEEP}), "
+        f"WHERE l.agent = b.agent {_TRIM}), "
         "noted AS (INSERT INTO item_log (agent, version, item_id) "
         "SELECT b.agent, b.version, c.id FROM changed AS c JOIN bumped AS b USING (agent)) "
         "SELECT count(*) FROM changed"
