@@ -16,6 +16,12 @@ call by call so the machine's load falls on both alike:
   same ``TeamApp`` over the folders on disk), one client, a warm agent: search, save,
   get, notebook p50 at the client, and their ratio.
 
+PostgreSQL is measured twice: with the settings as shipped (``storage.postgres.
+vector_cache``: an agent's vectors held in memory from ``MEMDIR_PG_VECTOR_CACHE_ITEMS``
+items on, 5,000 unless set: agents smaller than that are searched in SQL either way)
+and with ``MEMDIR_PG_VECTOR_CACHE=off`` (pgvector's cosine in SQL): in-process the
+same ``Memory`` in turn, through servers a second fleet started with the setting off.
+
 Times swing with the machine's load; the ratios are measured in the same run.
 """
 
@@ -99,7 +105,7 @@ def in_process(url: str, home: Path, agents: list[str], runs: int, seed: int) ->
     rng = random.Random(seed)
     pg = {a: open_agent(url, a, embedder="hashing") for a in agents}
     disk = {a: memdir.open(home / "agents" / a, embedder="hashing") for a in agents}
-    times: dict[str, list[float]] = {"postgres": [], "disk": []}
+    times: dict[str, list[float]] = {"postgres": [], "postgres sql": [], "disk": []}
     trips: list[int] = []
     counter = RoundTrips()
     try:
@@ -114,6 +120,10 @@ def in_process(url: str, home: Path, agents: list[str], runs: int, seed: int) ->
                 pg[agent].search(query)
                 times["postgres"].append((time.perf_counter() - t0) * 1000)
             trips.append(counter.count - before)
+            with cache_off():  # the same search with pgvector's cosine in SQL
+                t0 = time.perf_counter()
+                pg[agent].search(query)
+                times["postgres sql"].append((time.perf_counter() - t0) * 1000)
             t0 = time.perf_counter()
             disk[agent].search(query)
             times["disk"].append((time.perf_counter() - t0) * 1000)
@@ -121,13 +131,35 @@ def in_process(url: str, home: Path, agents: list[str], runs: int, seed: int) ->
         for memory in (*pg.values(), *disk.values()):
             memory.close()
     pg50, disk50 = statistics.median(times["postgres"]), statistics.median(times["disk"])
+    sql50 = statistics.median(times["postgres sql"])
     return {
         "search p50 ms postgres": round(pg50, 2),
+        "search p50 ms postgres, cache off": round(sql50, 2),
         "search p50 ms disk": round(disk50, 2),
         "postgres / disk": round(pg50 / disk50, 2),
+        "cache off / disk": round(sql50 / disk50, 2),
+        "cache on / off": round(pg50 / sql50, 2),
         "round trips per search (postgres, median)": statistics.median(trips),
         "round trips per search (max)": max(trips),
     }
+
+
+@contextmanager
+def cache_off() -> Iterator[None]:
+    """``MEMDIR_PG_VECTOR_CACHE=off`` for the calls inside (read at each search)."""
+    import os
+
+    from memdir.storage.postgres.vector_cache import ENV
+
+    before = os.environ.get(ENV)
+    os.environ[ENV] = "off"
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(ENV, None)
+        else:
+            os.environ[ENV] = before
 
 
 def call_trips(url: str, agent: str, runs: int, seed: int) -> dict[str, float]:
@@ -168,9 +200,11 @@ async def through_servers(
     async with (
         session(f"{fleets['postgres'].bases[0]}/agents/{agent}/mcp", fleets["postgres"].token)
         as on_pg,
+        session(f"{fleets['postgres sql'].bases[0]}/agents/{agent}/mcp", fleets["postgres"].token)
+        as on_sql,
         session(f"{fleets['disk'].bases[0]}/agents/{agent}/mcp", LOCAL_TOKEN) as on_disk,
     ):  # fmt: skip
-        clients = {"postgres": on_pg, "disk": on_disk}
+        clients = {"postgres": on_pg, "postgres sql": on_sql, "disk": on_disk}
         for client in clients.values():
             await client.list_tools()
             for op in ("search", "save", "get", "notebook"):
@@ -237,14 +271,19 @@ def main() -> None:
         local = [sys.executable, str(here), "--serve-local", str(home)]
         fleets["postgres"] = start_fleet("postgres", [serve], env, logs)
         fleets["postgres"].token = token
+        off = dict(env, MEMDIR_PG_VECTOR_CACHE="off")
+        fleets["postgres sql"] = start_fleet("postgres-sql", [serve], off, logs)
         fleets["disk"] = start_fleet("disk", [local], env, logs)
         log("calls through one server each ...")
         medians = anyio.run(through_servers, fleets, agents, args.runs, args.seed)
-        print("| op | postgres p50 ms | disk p50 ms | postgres / disk |")
-        print("|---|---:|---:|---:|")
+        print("| op | postgres p50 ms | cache off | disk p50 ms | postgres / disk | off / disk |")
+        print("|---|---:|---:|---:|---:|---:|")
         for op, ms in medians["postgres"].items():
-            other = medians["disk"][op]
-            print(f"| {op} | {ms:.1f} | {other:.1f} | {ms / other:.2f}x |")
+            other, sql = medians["disk"][op], medians["postgres sql"][op]
+            print(
+                f"| {op} | {ms:.1f} | {sql:.1f} | {other:.1f} | {ms / other:.2f}x "
+                f"| {sql / other:.2f}x |"
+            )
     finally:
         for fleet in fleets.values():
             fleet.stop()

@@ -7,6 +7,9 @@ a search after a write costs the few changed rows, not a reload. Brute-force
 cosine over it is exact; the scale benchmark measures when that stops being
 cheap enough.
 
+PostgreSQL's index keeps one of these per agent too (``storage.postgres.vector_cache``),
+fed by ``load`` and ``update`` from its own log of changed items, with no copy on disk.
+
 Loading whole reads the copy on disk (``index.matrix``) when it is sound and
 the log still reaches back to it, and catches up from there: one read, no row by
 row. Otherwise the rows come from SQLite, a batch at a time into one array, and
@@ -20,6 +23,7 @@ import sqlite3
 import threading
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -219,7 +223,55 @@ class VectorCache:
     def _append(self, rows: list[tuple[int, bytes]]) -> None:
         width = self.dim * 4
         rows = [row for row in rows if len(row[1]) == width]  # another embedder's: skip
-        need = self.size + len(rows)
+        self._grow(self.size + len(rows))
+        if not rows:
+            return
+        block = np.frombuffer(b"".join(blob for _, blob in rows), dtype=np.float32)
+        self._append_block([item_id for item_id, _ in rows], block.reshape(len(rows), self.dim))
+
+    def _append_block(self, ids: list[int], block: Vectors) -> None:
+        """``block``'s rows (of item ``ids``) after the rows held, room made already."""
+        start, end = self.size, self.size + len(ids)
+        self.matrix[start:end] = block
+        self.ids[start:end] = ids
+        self.alive[start:end] = True
+        if self._rows is not None:
+            self._rows.update(zip(ids, range(start, end), strict=True))
+        self.size = end
+
+    def load(self, ids: list[int], block: Vectors) -> None:
+        """Hold exactly these rows (``block``, of item ``ids``): a whole load from a store
+        with no log of its own here (PostgreSQL's ``vector_cache``)."""
+        with self._lock:
+            capacity = max(int(len(ids) * _GROW), 16)
+            self.size = 0
+            self._rows = None  # built when first needed
+            self.ids = np.zeros(capacity, dtype=np.int64)
+            self.matrix = np.zeros((capacity, self.dim), dtype=np.float32)
+            self.alive = np.zeros(capacity, dtype=bool)
+            self._grow(len(ids))
+            self._append_block(ids, block)
+
+    def update(self, gone: Iterable[int], ids: list[int], block: Vectors) -> None:
+        """Drop the rows of items ``gone`` and of ``ids``, then add ``block`` (the new
+        rows of ``ids``): a catch-up from a store with no log here."""
+        with self._lock:
+            for item_id in (*gone, *ids):
+                self._drop(item_id)
+            live = int(self.alive[: self.size].sum())
+            if self.size > 2 * live + 64:  # mostly dead rows, which every scan reads: pack
+                keep = np.flatnonzero(self.alive[: self.size])
+                self.ids[: keep.size] = self.ids[keep]
+                self.matrix[: keep.size] = self.matrix[keep]
+                self.alive[: self.size] = False
+                self.alive[: keep.size] = True
+                self.size = int(keep.size)
+                self._rows = None
+            self._grow(self.size + len(ids))
+            if ids:
+                self._append_block(ids, block)
+
+    def _grow(self, need: int) -> None:
         if need > len(self.ids):
             capacity = max(int(len(self.ids) * _GROW), need, 16)
             self.ids = np.resize(self.ids, capacity)
@@ -229,17 +281,11 @@ class VectorCache:
             alive = np.zeros(capacity, dtype=bool)
             alive[: self.size] = self.alive[: self.size]
             self.alive = alive
-        if not rows:
-            return
-        start, end = self.size, need
-        block = np.frombuffer(b"".join(blob for _, blob in rows), dtype=np.float32)
-        self.matrix[start:end] = block.reshape(len(rows), self.dim)
-        ids = [item_id for item_id, _ in rows]
-        self.ids[start:end] = ids
-        self.alive[start:end] = True
-        if self._rows is not None:
-            self._rows.update(zip(ids, range(start, end), strict=True))
-        self.size = end
+
+    @property
+    def nbytes(self) -> int:
+        """The memory its arrays' rows in use hold (the room to grow is untouched pages)."""
+        return self.size * (self.dim * 4 + 8 + 1)
 
     def _drop(self, item_id: int) -> None:
         row = self.rows.pop(item_id, None)
@@ -257,9 +303,8 @@ class VectorCache:
             limit = min(limit, int(self.alive[: self.size].sum()))
             if limit <= 0:
                 return []
-            best = np.argpartition(-scores, limit - 1)[:limit]
-            best = best[np.argsort(-scores[best], kind="stable")]
-            return [(int(self.ids[row]), float(scores[row])) for row in best]
+            best = _best(scores, self.ids[: self.size], limit)
+            return list(zip(self.ids[best].tolist(), scores[best].tolist(), strict=True))
 
     def top_among(
         self, query: Vectors, item_ids: Iterable[int], limit: int
@@ -272,9 +317,16 @@ class VectorCache:
             single_thread()
             scores: npt.NDArray[np.float32] = self.matrix[rows] @ query
             limit = min(limit, rows.size)
-            best = np.argpartition(-scores, limit - 1)[:limit]
-            best = best[np.argsort(-scores[best], kind="stable")]
+            best = _best(scores, self.ids[rows], limit)
             return [(int(self.ids[rows[i]]), float(scores[i])) for i in best]
 
     def __len__(self) -> int:
         return int(self.alive[: self.size].sum())
+
+
+def _best(scores: npt.NDArray[np.float32], ids: npt.NDArray[np.int64], limit: int) -> Any:
+    """The positions of the ``limit`` best ``scores``, best first, equal scores by item id
+    (as PostgreSQL's ``ORDER BY distance, id`` has them, so both backends agree on ties)."""
+    kth = scores[np.argpartition(-scores, limit - 1)[:limit]].min()
+    pool = np.flatnonzero(scores >= kth)  # the best, and every tie at the last place
+    return pool[np.lexsort((ids[pool], -scores[pool]))[:limit]]

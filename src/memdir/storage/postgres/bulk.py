@@ -11,6 +11,10 @@
 - ``store_vectors``: one ``UPDATE ... FROM unnest(...)`` per batch.
 - ``keys_with_vectors``: which texts already have a vector from a model.
 
+Both answer the ids given a vector, which the caller logs at its commit
+(``item_log``, for the processes holding the agent's vectors in memory); vectors
+stored outside the folder lock are logged by their own statement.
+
 Measured in bench/RESULTS.md ("PostgreSQL bulk writes"): on a write, an HNSW
 index costs ten times the rest of the row (pgvector inserts each vector into the
 graph), so none is kept on the write path (migration ``005``).
@@ -24,6 +28,7 @@ import numpy as np
 from pgvector import Vector
 
 from memdir.storage.postgres.db import Connection
+from memdir.storage.postgres.item_log import logged
 from memdir.storage.postgres.schema import TS_CONFIG
 
 FLUSH_ROWS = 512
@@ -56,8 +61,14 @@ _INSERT = (
     "LEFT JOIN LATERAL (SELECT o.embedding, o.model FROM items AS o WHERE o.agent = %s "
     "AND o.vector_key = u.vector_key AND o.embedding IS NOT NULL AND u.embedding IS NULL "
     "ORDER BY o.model IS NOT DISTINCT FROM %s DESC, o.id LIMIT 1) AS k ON TRUE "
-    "ORDER BY u.n"
+    "ORDER BY u.n RETURNING id, embedding IS NOT NULL"
 )
+_STORE = (
+    "UPDATE items AS i SET embedding = u.embedding, model = %s "
+    "FROM unnest(%b::text[], %b::vector[]) AS u(key, embedding) "
+    "WHERE i.agent = %s AND i.vector_key = u.key"
+)
+_STORE_LOGGED = logged(_STORE)
 Known = Mapping[str, tuple[object, str]]
 """vector_key -> (vector, the model that made it)"""
 
@@ -68,35 +79,42 @@ def insert_items(
     rows: Sequence[tuple[object, ...]],
     vectors: Known,
     prefer: str | None,
-) -> None:
+) -> list[int]:
     """Insert ``rows`` (``PgIndex._row``'s tuples: the agent, ``ROW_COLUMNS``, then the
     four columns' words) in one statement, each with the vector ``vectors`` has for
     its text, else one of the agent's items with the same text has (``prefer``'s
-    model first), else none."""
+    model first), else none; the ids of those inserted with a vector (``item_log``)."""
     if not rows:
-        return
+        return []
     width = 1 + len(ROW_COLUMNS)
     columns: list[list[object]] = [[row[i] for row in rows] for i in range(1, width + 4)]
     keys = [str(row[11]) for row in rows]
     found = [vectors.get(key) for key in keys]
     embeddings = [None if hit is None else _vector(hit[0]) for hit in found]
     models = [None if hit is None else hit[1] for hit in found]
-    conn.execute(_INSERT, [agent, *columns, embeddings, models, agent, prefer])
+    inserted = conn.execute(_INSERT, [agent, *columns, embeddings, models, agent, prefer])
+    return [int(item_id) for item_id, has in inserted.fetchall() if has]
 
 
 def store_vectors(
-    conn: Connection, agent: str, model: str, vectors: Sequence[tuple[str, object]]
-) -> None:
+    conn: Connection,
+    agent: str,
+    model: str,
+    vectors: Sequence[tuple[str, object]],
+    *,
+    locked: bool,
+) -> list[int]:
     """Every item of ``agent`` whose text is one of ``vectors``' keys gets its vector
-    from ``model``: one statement."""
+    from ``model``: one statement. ``locked`` (in the folder lock's transaction): the
+    ids changed, for the caller to log at the commit; else the statement bumps the
+    agent's version itself (``item_log.logged``) and none are returned."""
     if not vectors:
-        return
-    conn.execute(
-        "UPDATE items AS i SET embedding = u.embedding, model = %s "
-        "FROM unnest(%b::text[], %b::vector[]) AS u(key, embedding) "
-        "WHERE i.agent = %s AND i.vector_key = u.key",
-        (model, [k for k, _ in vectors], [_vector(v) for _, v in vectors], agent),
-    )
+        return []
+    values = (model, [k for k, _ in vectors], [_vector(v) for _, v in vectors], agent)
+    if not locked:
+        conn.execute(_STORE_LOGGED, values)
+        return []
+    return [int(row[0]) for row in conn.execute(_STORE + " RETURNING i.id", values)]
 
 
 def keys_with_vectors(conn: Connection, agent: str, keys: Sequence[str], model: str) -> set[str]:

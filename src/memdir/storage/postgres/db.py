@@ -151,8 +151,24 @@ class FolderLock:
             local.pid = os.getpid()
             local.stack = []
             local.after = []
+            local.before = {}
         stack: list[Any] = local.stack
         return stack
+
+    def before_commit(self, name: str, run: Callable[[Connection], None]) -> bool:
+        """Call ``run`` with the lock's connection just before its outermost transaction
+        commits (not if it rolls back), once per ``name`` however often asked: what is
+        written last, so its row locks last only to the commit (the agent's version the
+        vectors in memory are checked by, ``item_log``). If it raises, the transaction
+        rolls back and the exception goes on. True if ``name`` is new to this
+        transaction."""
+        if not self._stack():
+            raise RuntimeError(f"the lock of {self.agent!r} is not held by this thread")
+        before: dict[str, Callable[[Connection], None]] = self._local.before
+        if name in before:
+            return False
+        before[name] = run
+        return True
 
     def after_commit(self, statement: str) -> None:
         """Run ``statement`` on this thread's writer once the lock's outermost transaction
@@ -206,8 +222,14 @@ class FolderLock:
         transaction = stack.pop()
         outermost = not stack
         after: list[str] = self._local.after
+        before: dict[str, Callable[[Connection], None]] = self._local.before
+        calls = list(before.values()) if outermost else []
+        if outermost:
+            before.clear()
         try:
-            if exc is None:
+            if exc is None and calls:
+                _last_then_commit(self.db.writer(), transaction, calls)
+            elif exc is None:
                 transaction.__exit__(None, None, None)
             else:
                 transaction.__exit__(type(exc), exc, exc.__traceback__)
@@ -234,6 +256,28 @@ class FolderLock:
         tb: TracebackType | None,
     ) -> None:
         self._leave(exc)
+
+
+def _last_then_commit(
+    conn: Connection, transaction: Any, calls: list[Callable[[Connection], None]]
+) -> None:
+    """``FolderLock.before_commit``'s ``calls``, then the commit, in one pipeline (one
+    wait, as the commit alone). If one fails, the transaction rolls back."""
+    try:
+        with conn.pipeline():
+            try:
+                for run in calls:
+                    run(conn)
+            except BaseException as exc:
+                transaction.__exit__(type(exc), exc, exc.__traceback__)
+                raise
+            transaction.__exit__(None, None, None)
+    except BaseException:
+        # a statement that failed in the pipeline leaves the transaction aborted, its
+        # commit never run
+        if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+            conn.rollback()
+        raise
 
 
 def _run_after(conn: Connection, statements: list[str]) -> None:

@@ -44,8 +44,10 @@ from memdir.index.sqlite_rows import COLUMNS as _COLUMNS
 from memdir.index.sync import Index
 from memdir.index.words import STOPWORDS
 from memdir.results import Notice
+from memdir.storage.postgres import vector_cache
 from memdir.storage.postgres.db import Database, Folder
 from memdir.storage.postgres.schema import COLUMN_WEIGHTS, TS_CONFIG
+from memdir.storage.postgres.vector_cache import Held
 from memdir.storage.postgres.writes import MAX_TOKENS as MAX_TOKENS
 from memdir.storage.postgres.writes import IndexWrites
 from memdir.storage.postgres.writes import tokens as tokens
@@ -190,7 +192,20 @@ class PgIndex(IndexWrites):
         floor: float,
     ) -> list[tuple[Pairs, Pairs]]:
         """``keyword`` and the exact ``semantic`` for each scope, their statements sent
-        together in one pipeline: the same statements, one wait for all the answers."""
+        together in one pipeline: the same statements, one wait for all the answers.
+        With the agent's vectors held in memory (``vector_cache``), the semantic side
+        is the matrix's, checked by version in that same pipeline (an agent of
+        ``vector_cache.min_items`` items or more; a smaller one's search is these
+        statements, its item count read with them once a minute)."""
+        ask: vector_cache.Key | None = None
+        if vector is not None:
+            key = self._vector_key(model, vector)
+            held, asks = vector_cache.REGISTRY.held(key)
+            if held is not None:
+                return self._candidates_held(
+                    words, vector, model, scopes, depth, floor, (key, held), asks
+                )
+            ask = key if asks else None
         conn = self._conn()
         asked: list[tuple[Any, Any]] = []
         with conn.pipeline():
@@ -203,12 +218,137 @@ class PgIndex(IndexWrites):
                     else conn.execute(*self._semantic_sql(vector, model, scope, depth))
                 )
                 asked.append((keyword, semantic))
+            size = None if ask is None else conn.execute(vector_cache.SIZE_SQL, (self.agent,))
+        if ask is not None and size is not None:
+            vector_cache.REGISTRY.sized(ask, _count(size))
         found: list[tuple[Pairs, Pairs]] = []
         for keyword, semantic in asked:
             kw = [] if keyword is None else [(int(i), float(s)) for i, s in keyword.fetchall()]
             sem = [] if semantic is None else [(int(i), float(s)) for i, s in semantic.fetchall()]
             found.append((kw, [(i, s) for i, s in sem if s >= floor]))
         return found
+
+    def _vector_key(self, model: str, vector: Vectors) -> vector_cache.Key:
+        """What this agent's vectors from ``model`` are held under (``vector_cache``)."""
+        dim = int(np.asarray(vector).shape[-1])
+        return (self.folder.db.url, self.folder.db.schema, self.agent, model, dim)
+
+    def _candidates_held(
+        self,
+        words: Sequence[str],
+        vector: Vectors,
+        model: str,
+        scopes: Sequence[Scope],
+        depth: int,
+        floor: float,
+        found_held: tuple[vector_cache.Key, Held],
+        ask: bool = False,
+    ) -> list[tuple[Pairs, Pairs]]:
+        """``candidates`` with the semantic side from the matrix held: the keyword
+        statements, the version check and each filtered scope's check of the matrix's
+        best in one pipeline (with the item count if ``ask``); again (the check and the
+        scopes') if the version moved."""
+        key, held = found_held
+        query = vector_cache.normalised(vector)
+        filtered = [where_sql(scope)[0] != "TRUE" for scope in scopes]
+        conn = self._conn()
+        args = {"agent": self.agent, "model": model, "dim": key[4]}
+        with held.lock:
+            guesses = held.best(query, depth, floor, filtered)
+            asked: list[tuple[Any, Any]] = []
+            with conn.pipeline():
+                check = conn.execute(
+                    vector_cache.CHECK_SQL, {**args, "held": held.version}, binary=True
+                )
+                for scope, guess, f in zip(scopes, guesses, filtered, strict=True):
+                    statement = self._keyword_sql(words, scope, depth)
+                    keyword = None if statement is None else conn.execute(*statement)
+                    allowed = (
+                        conn.execute(*self._excluded_sql([i for i, _ in guess], scope))
+                        if f and guess
+                        else None
+                    )
+                    asked.append((keyword, allowed))
+                counted = conn.execute(vector_cache.SIZE_SQL, (self.agent,)) if ask else None
+            kept = held.version
+            moved = not held.apply(check.fetchall(), whole=False)
+            items = None if counted is None else _count(counted)
+            if moved:  # none held, or past the log's reach: load whole
+                if items is None:
+                    items = _count(conn.execute(vector_cache.SIZE_SQL, (self.agent,)))
+                ask = True
+            if ask and items is not None:
+                vector_cache.REGISTRY.sized(key, items)
+            if moved and items is not None:
+                if items < vector_cache.min_items() or not vector_cache.REGISTRY.fits(key, items):
+                    return self._candidates_sql(asked, vector, model, scopes, depth, floor)
+                held.apply(conn.execute(vector_cache.LOAD_SQL, args, binary=True).fetchall(),
+                           whole=True)  # fmt: skip
+            if held.version != kept or moved:
+                if not vector_cache.REGISTRY.settle(key):
+                    return self._candidates_sql(asked, vector, model, scopes, depth, floor)
+                guesses = held.best(query, depth, floor, filtered)
+                with conn.pipeline():
+                    again = [
+                        conn.execute(*self._excluded_sql([i for i, _ in guess], scope))
+                        if f and guess
+                        else None
+                        for scope, guess, f in zip(scopes, guesses, filtered, strict=True)
+                    ]
+                asked = [(kw, allowed) for (kw, _), allowed in zip(asked, again, strict=True)]
+        results: list[tuple[Pairs, Pairs]] = []
+        short: list[int] = []  # scopes whose filter left too few of the matrix's best
+        for n, ((keyword, allowed), guess) in enumerate(zip(asked, guesses, strict=True)):
+            kw = [] if keyword is None else [(int(i), float(s)) for i, s in keyword.fetchall()]
+            sem = guess
+            if filtered[n] and allowed is not None:
+                out = set((allowed.fetchone() or [None])[0] or ())
+                sem = [pair for pair in guess if pair[0] not in out]
+                if len(sem) < depth and len(guess) == depth * vector_cache.WIDEN:
+                    short.append(n)
+            results.append((kw, sem[:depth]))
+        if short:
+            with conn.pipeline():
+                exact = [
+                    conn.execute(*self._semantic_sql(vector, model, scopes[n], depth))
+                    for n in short
+                ]
+            for n, cursor in zip(short, exact, strict=True):
+                pairs = [(int(i), float(s)) for i, s in cursor.fetchall()]
+                results[n] = (results[n][0], [(i, s) for i, s in pairs if s >= floor])
+        return results
+
+    def _excluded_sql(self, ids: Sequence[int], scope: Scope) -> tuple[str, list[object]]:
+        """Which of ``ids`` the scope leaves out, as one array: the matrix's best are
+        mostly in (one row back, not one an id), and the ids go as one string (a list
+        of ints is dumped element by element)."""
+        where, params = where_sql(scope)
+        return (
+            "SELECT array_agg(i.id) FROM items AS i WHERE i.agent = %s "
+            f"AND i.id = ANY(string_to_array(%s, ',')::bigint[]) AND ({where}) IS NOT TRUE",
+            [self.agent, ",".join(map(str, ids)), *params],
+        )
+
+    def _candidates_sql(
+        self,
+        asked: list[tuple[Any, Any]],
+        vector: Vectors,
+        model: str,
+        scopes: Sequence[Scope],
+        depth: int,
+        floor: float,
+    ) -> list[tuple[Pairs, Pairs]]:
+        """The keyword answers ``asked`` and pgvector's semantic side for each scope (an
+        agent over the cache's bound)."""
+        conn = self._conn()
+        with conn.pipeline():
+            exact = [conn.execute(*self._semantic_sql(vector, model, s, depth)) for s in scopes]
+        results: list[tuple[Pairs, Pairs]] = []
+        for (keyword, _), cursor in zip(asked, exact, strict=True):
+            kw = [] if keyword is None else [(int(i), float(s)) for i, s in keyword.fetchall()]
+            sem = [(int(i), float(s)) for i, s in cursor.fetchall()]
+            results.append((kw, [(i, s) for i, s in sem if s >= floor]))
+        return results
 
     def semantic(
         self,
@@ -220,6 +360,8 @@ class PgIndex(IndexWrites):
         *,
         method: str = "exact",
     ) -> Pairs:
+        if method == "exact" and vector_cache.REGISTRY.held(self._vector_key(model, vector))[0]:
+            return self.candidates([], vector, model, [scope], depth, floor)[0][1]
         where, params = where_sql(scope)
         query = np.asarray(vector, dtype=np.float32)
         conn = self._conn()
@@ -321,6 +463,12 @@ class PgIndex(IndexWrites):
             .fetchone()
         )
         return int(row[0]) if row else 0
+
+
+def _count(cursor: Any) -> int:
+    """``vector_cache.SIZE_SQL``'s answer."""
+    row = cursor.fetchone()
+    return int(row[0]) if row else 0
 
 
 def _by_id(cursor: Any) -> dict[int, dict[str, Any]]:

@@ -16,6 +16,11 @@ partition by it (Citus's distribution column, or a schema per tenant) with no ch
   ``embedding::vector(dim)`` where ``model`` is its id (``vector_index``; one column
   holds vectors of any size) is built only on demand (migration ``005``).
   ``index_stats`` keeps per agent the item count and the tokens (BM25's N and avgdl).
+- ``item_versions``, ``item_log``: per agent, a version bumped by each write that
+  changes items' vectors (an insert, a delete, a new vector) and the ids it changed at
+  that version, written by the write path in the write's transaction (``item_log``;
+  migration ``006``), the last ``item_log.KEEP`` versions kept: what a process's
+  vectors in memory catch up from (``vector_cache``).
 - ``activities``, ``activity_logs``, ``mailbox_items``, ``decisions``,
   ``context_usage``: the history, as ``history.db``'s tables (``history_schema``).
 - ``tokens``: the team server's bearer tokens (``tokens``): an id, the sha256 of the
@@ -262,12 +267,26 @@ def _m005_no_hnsw_on_write(conn: Connection, schema: str) -> None:
         conn.execute(sql.SQL("DROP INDEX {}").format(sql.Identifier(str(name))))
 
 
+def _m006_item_log(conn: Connection, schema: str) -> None:
+    # Which items' vectors changed, by agent and version, for the vectors a process keeps
+    # in memory (``vector_cache``). Written by the write path itself, once a transaction
+    # just before its commit (``item_log``): no trigger, so a write pays for it only
+    # where vectors change, and placements rewritten row by row pay nothing.
+    conn.execute("CREATE TABLE item_versions (agent TEXT PRIMARY KEY, version BIGINT NOT NULL)")
+    conn.execute(
+        "CREATE TABLE item_log (agent TEXT NOT NULL, version BIGINT NOT NULL, "
+        "item_id BIGINT NOT NULL)"
+    )
+    conn.execute("CREATE INDEX item_log_by_version ON item_log (agent, version)")
+
+
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("001_files", _m001_files),
     ("002_index", _m002_index),
     ("003_history", _m003_history),
     ("004_tokens", _m004_tokens),
     ("005_no_hnsw_on_write", _m005_no_hnsw_on_write),
+    ("006_item_log", _m006_item_log),
 ]
 
 

@@ -33,7 +33,7 @@ from memdir.index.embedders import Embedder, Vectors
 from memdir.index.extract import Item, extract
 from memdir.index.rows import FileState, file_hash, placement
 from memdir.results import Progress
-from memdir.storage.postgres import bulk
+from memdir.storage.postgres import bulk, item_log
 from memdir.storage.postgres.db import Connection, Database, Folder
 from memdir.storage.seam import Extracted
 from memdir.timeutil import format_ts
@@ -86,6 +86,9 @@ class IndexWrites:
         self._carried: dict[str, tuple[object, str]] = {}
         self._delta = (0, 0)  # a bulk job's change to index_stats, not yet written
         self._prefetched: dict[str, list[tuple[Any, ...]]] | None = None  # (refill)
+        # ids whose vector the lock's transaction changed, logged at its commit
+        self._changed: set[int] = set()
+        self._changed_whole = False
 
     def _conn(self) -> Connection:
         return self.folder.conn()
@@ -206,7 +209,23 @@ class IndexWrites:
                     vectors[key] = (vector, embedder.id)
         chosen = embedder or self.embedder
         prefer = chosen.id if chosen is not None else None
-        bulk.insert_items(conn, self.agent, rows, vectors, prefer)
+        self._vectors_changed(bulk.insert_items(conn, self.agent, rows, vectors, prefer))
+
+    def _vectors_changed(self, ids: Iterable[int], *, whole: bool = False) -> None:
+        """Note ``ids`` (or, ``whole``, every item) as given or stripped of a vector by
+        this write, for ``item_log.bump`` just before the lock's transaction commits."""
+        noted = set(ids)
+        if not noted and not whole:
+            return
+        if self.folder.lock.before_commit(f"item_log {id(self)}", self._log_vectors):
+            self._changed, self._changed_whole = set(), False  # (a rolled-back write's)
+        self._changed |= noted
+        self._changed_whole = self._changed_whole or whole
+
+    def _log_vectors(self, conn: Connection) -> None:
+        changed, whole = self._changed, self._changed_whole
+        self._changed, self._changed_whole = set(), False
+        item_log.bump(conn, self.agent, sorted(changed), whole=whole)
 
     def refill(
         self,
@@ -355,16 +374,17 @@ class IndexWrites:
         if stale:
             gone = conn.execute(
                 "DELETE FROM items WHERE agent = %s AND id = ANY(%s) "
-                "RETURNING ntokens, vector_key, embedding, model",
+                "RETURNING ntokens, vector_key, embedding, model, id",
                 (self.agent, stale),
             ).fetchall()
+            self._vectors_changed(int(row[4]) for row in gone if row[2] is not None)
             removed_tokens = sum(int(n) for n, *_ in gone)
             # a text moved or rewritten keeps its vector (inserted with it); in a bulk
             # job, also one moved to a file written later in it
             wanted = {str(row[11]) for row in inserts}
             carried = {
                 str(key): (vector, str(model))
-                for _, key, vector, model in gone
+                for _, key, vector, model, _ in gone
                 if vector is not None and (self._depth > 0 or str(key) in wanted)
             }
         if updates:
@@ -414,19 +434,22 @@ class IndexWrites:
         with self._held():
             conn = self.folder.lock.connection()
             gone = conn.execute(
-                "DELETE FROM items WHERE agent = %s AND path = %s RETURNING ntokens",
+                "DELETE FROM items WHERE agent = %s AND path = %s "
+                "RETURNING ntokens, id, embedding IS NOT NULL",
                 (self.agent, path),
             ).fetchall()
+            self._vectors_changed(int(item_id) for _, item_id, has in gone if has)
             conn.execute(
                 "DELETE FROM index_files WHERE agent = %s AND path = %s", (self.agent, path)
             )
             if gone:
-                self._count(conn, -len(gone), -sum(int(n) for (n,) in gone))
+                self._count(conn, -len(gone), -sum(int(n) for n, *_ in gone))
 
     def clear(self) -> None:
         with self.folder.lock:
             self._drop_pending()
             conn = self.folder.lock.connection()
+            self._vectors_changed((), whole=True)
             for table in ("items", "index_files", "index_stats"):
                 conn.execute(
                     sql.SQL("DELETE FROM {} WHERE agent = %s").format(sql.Identifier(table)),
@@ -437,10 +460,16 @@ class IndexWrites:
 
     def store_vectors(self, model: str, dim: int, vectors: Sequence[tuple[str, Vectors]]) -> None:
         """Give every item whose text has ``vector_key`` its vector from ``model``: one
-        statement (``dim`` is the vectors' size; no index is built on it, see ``bulk``)."""
-        conn = self.folder.db.reader() if not self.folder.lock.is_held else self._conn()
+        statement (``dim`` is the vectors' size; no index is built on it, see ``bulk``).
+        Outside the folder lock (``Index.ensure_vectors`` does not take it) the one
+        statement is its own transaction: no BEGIN and COMMIT of their own."""
+        if not self.folder.lock.is_held:  # one statement, a transaction of its own
+            # (autocommit), the agent's version bumped in it (``item_log.logged``)
+            bulk.store_vectors(self.folder.db.reader(), self.agent, model, vectors, locked=False)
+            return
+        conn = self._conn()
         with conn.transaction():
-            bulk.store_vectors(conn, self.agent, model, vectors)
+            self._vectors_changed(bulk.store_vectors(conn, self.agent, model, vectors, locked=True))
 
     def ensure_vectors(
         self,
