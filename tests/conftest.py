@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, settings
 import memdir
 from memdir.testing import FakeClock
 from pg_fixture import pg_db, pg_schema, pg_url  # noqa: F401  (PostgreSQL, started for real)
+from pg_vector_fixtures import embedder, fresh_vector_cache  # noqa: F401
 
 # Hypothesis fails an example slower than 200 ms, and a test whose data comes slowly:
 # timing assertions that a loaded machine breaks. Speed is measured in bench/.

@@ -6,21 +6,20 @@ commits and rolls back with the write, and a process's vectors in memory
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import psycopg
 import pytest
 
 import memdir
-from memdir.index.embedders import Embedder, load_embedder
+from memdir.index.embedders import Embedder
 from memdir.index.search import Filters
 from memdir.index.words import query_words
 from memdir.storage.postgres import item_log, vector_cache
 from memdir.storage.postgres.db import Connection, Database
-from memdir.storage.postgres.index import PgIndex, index_text
+from memdir.storage.postgres.index import PgIndex
 from memdir.storage.seam import Scope
+from pg_vector_fixtures import write_journal
 
-PATH = "journal/2026-11-29.md"
+pytestmark = pytest.mark.usefixtures("fresh_vector_cache")
 
 
 def _journal(*notes: str) -> str:
@@ -36,27 +35,6 @@ NOTES = (
     "a train to the mountains",
     "learning the violin slowly",
 )
-
-
-@pytest.fixture(autouse=True)
-def fresh_cache(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.delenv(vector_cache.ENV, raising=False)
-    monkeypatch.setenv(vector_cache.MIN_ITEMS_ENV, "0")  # (these agents are small)
-    vector_cache.REGISTRY.clear()
-    yield
-    vector_cache.REGISTRY.clear()
-
-
-@pytest.fixture
-def embedder() -> Embedder:
-    found = load_embedder("hashing")
-    assert found is not None
-    return found
-
-
-def _write(memory: memdir.Memory, pg: PgIndex, text: str, path: str = PATH) -> None:
-    layer = memory.manifest.layers["journal"]
-    index_text(pg, path, text, "journal", layer, mtime_ns=1, size=len(text))
 
 
 def _version(db: Database, agent: str) -> int:
@@ -87,24 +65,24 @@ def test_each_write_of_vectors_bumps_the_version_and_logs_its_ids(
     memory: memdir.Memory, pg_db: Database, embedder: Embedder
 ) -> None:
     pg = PgIndex(pg_db, "agent-a")
-    _write(memory, pg, _journal(*NOTES))  # rows with no vector yet: nothing to log
+    write_journal(memory, pg, _journal(*NOTES))  # rows with no vector yet: nothing to log
     assert _version(pg_db, "agent-a") == 0
     pg.ensure_vectors(embedder)  # new vectors (``store_vectors``)
     assert _version(pg_db, "agent-a") == 1
     assert _logged(pg_db, "agent-a", 1) == _ids(pg_db, "agent-a") != set()
 
     before = _ids(pg_db, "agent-a")
-    _write(memory, pg, _journal(*NOTES[:3]))  # a section gone: its row deleted
+    write_journal(memory, pg, _journal(*NOTES[:3]))  # a section gone: its row deleted
     (gone,) = before - _ids(pg_db, "agent-a")
     assert _version(pg_db, "agent-a") == 2
     assert _logged(pg_db, "agent-a", 2) == {gone}
 
     with pg.bulk(embedder):  # rows inserted with their vector (a push, a reindex)
-        _write(memory, pg, _journal("a concert by the river"), "journal/2026-11-30.md")
+        write_journal(memory, pg, _journal("a concert by the river"), "journal/2026-11-30.md")
     assert _version(pg_db, "agent-a") == 3
     assert _logged(pg_db, "agent-a", 3) == _ids(pg_db, "agent-a") - before
 
-    _write(memory, pg, _journal(NOTES[1], NOTES[0], NOTES[2]))  # moved: placements only
+    write_journal(memory, pg, _journal(NOTES[1], NOTES[0], NOTES[2]))  # moved: placements only
     assert _version(pg_db, "agent-a") == 3
 
     kept = _ids(pg_db, "agent-a")
@@ -114,10 +92,10 @@ def test_each_write_of_vectors_bumps_the_version_and_logs_its_ids(
 
     kept = _ids(pg_db, "agent-a")
     with pg.folder.lock:  # many writes in one transaction: one version
-        _write(memory, pg, _journal(*NOTES[:2]))
+        write_journal(memory, pg, _journal(*NOTES[:2]))
         pg.ensure_vectors(embedder)  # (nothing left to embed)
         with pg.bulk(embedder):
-            _write(memory, pg, _journal("a concert by the river"), "journal/2026-12-01.md")
+            write_journal(memory, pg, _journal("a concert by the river"), "journal/2026-12-01.md")
         assert _version(pg_db, "agent-a") == 4  # not before the commit
     assert _version(pg_db, "agent-a") == 5
     now = _ids(pg_db, "agent-a")
@@ -139,7 +117,7 @@ def test_the_bump_is_in_the_writes_transaction(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     pg = PgIndex(pg_db, "agent-a")
-    _write(memory, pg, _journal(*NOTES))
+    write_journal(memory, pg, _journal(*NOTES))
     pg.ensure_vectors(embedder)
     scope = [Scope(Filters(mode="deep"), memory.manifest.decay, memory.clock())]
     query = "rye bread"
@@ -151,7 +129,7 @@ def test_the_bump_is_in_the_writes_transaction(
     try:
         with pytest.raises(RuntimeError), pg.folder.lock:  # fails before the bump
             with pg.bulk(embedder):
-                _write(memory, pg, _journal(*NOTES, "rye bread and rye flour, rye"))
+                write_journal(memory, pg, _journal(*NOTES, "rye bread and rye flour, rye"))
             raise RuntimeError("the write fails after its rows were sent")
         assert _version(pg_db, "agent-a") == version
         seen: list[int] = []
@@ -165,7 +143,7 @@ def test_the_bump_is_in_the_writes_transaction(
 
         with pytest.raises(RuntimeError), pg.folder.lock:
             with pg.bulk(embedder):
-                _write(memory, pg, _journal(*NOTES, "rye bread and rye flour, rye"))
+                write_journal(memory, pg, _journal(*NOTES, "rye bread and rye flour, rye"))
             pg.folder.lock.before_commit("fail", fail)
         assert seen == [version + 1, version]  # bumped in the write's transaction, unseen
         assert _version(pg_db, "agent-a") == _version(other, "agent-a") == version
@@ -174,7 +152,7 @@ def test_the_bump_is_in_the_writes_transaction(
         assert after == before  # the matrix held is still right
         writer = PgIndex(other, "agent-a")
         with writer.bulk(embedder):  # the same write committed: seen at the next search
-            _write(memory, writer, _journal(*NOTES, "rye bread and rye flour, rye"))
+            write_journal(memory, writer, _journal(*NOTES, "rye bread and rye flour, rye"))
         assert _version(pg_db, "agent-a") == version + 1
         (new,) = _logged(pg_db, "agent-a", version + 1)
         found = pg.candidates(query_words(query), vector, embedder.id, scope, 10, 0.01)
@@ -192,13 +170,13 @@ def test_a_statement_failing_before_the_commit_rolls_the_write_back(
     pg = PgIndex(pg_db, "agent-a")
     with pytest.raises(psycopg.Error), pg.folder.lock:
         with pg.bulk(embedder):
-            _write(memory, pg, _journal(*NOTES))
+            write_journal(memory, pg, _journal(*NOTES))
         # sent after the bump, with the commit (one pipeline): it fails on the server
         pg.folder.lock.before_commit("fails", lambda conn: conn.execute("SELECT 1 / 0"))
     assert _ids(pg_db, "agent-a", with_vector=False) == set()
     assert _version(pg_db, "agent-a") == 0
     with pg.bulk(embedder):  # the lock and its connection work on
-        _write(memory, pg, _journal(*NOTES))
+        write_journal(memory, pg, _journal(*NOTES))
     assert _logged(pg_db, "agent-a", 1) == _ids(pg_db, "agent-a") != set()
 
 
@@ -206,7 +184,7 @@ def test_the_log_keeps_the_last_versions(
     memory: memdir.Memory, pg_db: Database, embedder: Embedder
 ) -> None:
     pg = PgIndex(pg_db, "agent-a")
-    _write(memory, pg, _journal(*NOTES))
+    write_journal(memory, pg, _journal(*NOTES))
     conn = pg_db.reader()
     every = item_log.TRIM_EVERY  # the next bump trims, to KEEP versions
     last = (item_log.KEEP // every + 1) * every - 1

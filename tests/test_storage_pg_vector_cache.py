@@ -13,13 +13,14 @@ from typing import Any
 import pytest
 
 import memdir
-from memdir.index.embedders import Embedder, load_embedder
+from memdir.index.embedders import Embedder
 from memdir.index.search import Filters, _floor
 from memdir.index.words import query_words
 from memdir.storage.postgres import vector_cache
 from memdir.storage.postgres.db import Database
 from memdir.storage.postgres.index import PgIndex, index_text
 from memdir.storage.seam import Pairs, Scope
+from pg_vector_fixtures import write_journal
 
 TOPICS = (
     "sailing on the lake", "painting the harbour", "a charity race in the rain",
@@ -34,6 +35,8 @@ QUERIES = (
     "violin lessons",
     "sailing on the lake, then sailing on the lake",  # note 0's: ties among its copies
 )
+
+pytestmark = pytest.mark.usefixtures("fresh_vector_cache")
 
 
 WORDS = tuple(
@@ -103,29 +106,6 @@ def _journal(sections: int, *, skip: int | None = None, extra: str | None = None
     return "\n".join(lines)
 
 
-def _write(memory: memdir.Memory, pg: PgIndex, text: str) -> None:
-    layer = memory.manifest.layers["journal"]
-    index_text(pg, "journal/2026-11-29.md", text, "journal", layer, mtime_ns=1, size=len(text))
-
-
-@pytest.fixture(autouse=True)
-def fresh_cache(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Nothing held, and every agent's vectors held whatever its size (the agents here
-    are smaller than ``MIN_ITEMS``; its own tests set it)."""
-    monkeypatch.delenv(vector_cache.ENV, raising=False)
-    monkeypatch.setenv(vector_cache.MIN_ITEMS_ENV, "0")
-    vector_cache.REGISTRY.clear()
-    yield
-    vector_cache.REGISTRY.clear()
-
-
-@pytest.fixture
-def embedder() -> Embedder:
-    found = load_embedder("hashing")
-    assert found is not None
-    return found
-
-
 @pytest.fixture
 def filled(memory: memdir.Memory, pg_db: Database, embedder: Embedder) -> PgIndex:
     """An agent of 300 journal notes (and the starter layout's items), every vector made."""
@@ -134,7 +114,7 @@ def filled(memory: memdir.Memory, pg_db: Database, embedder: Embedder) -> PgInde
     for relpath, (name, layer) in memory.index.files_on_disk().items():
         text = (memory.root / relpath).read_text()
         index_text(pg, relpath, text, name, layer, mtime_ns=1, size=len(text))
-    _write(memory, pg, _journal(300))
+    write_journal(memory, pg, _journal(300))
     assert pg.ensure_vectors(embedder) > 300
     return pg
 
@@ -301,7 +281,9 @@ def test_a_write_from_another_connection_is_seen_by_the_next_search(
     other_db = Database(pg_url, schema=pg_schema)  # another process's connections
     try:
         other = PgIndex(other_db, filled.agent)
-        _write(memory, other, _journal(300, skip=number, extra="Sailing with kids, sailing!"))
+        write_journal(
+            memory, other, _journal(300, skip=number, extra="Sailing with kids, sailing!")
+        )
         assert other.ensure_vectors(embedder) == 1
         after = _search(memory, filled, embedder, query)
         (newest,) = (
