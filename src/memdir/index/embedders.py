@@ -183,7 +183,7 @@ class MiniLMEmbedder:
     RealMem .009 of recall@10 (bench/RESULTS.md, issue 16 phase 6). A query is run
     alone (the int8 graph scales a run's activations as one, so a batch's texts would
     move each other's vectors). If the conversion cannot be made, queries go to the
-    packaged graph, with a warning logged.
+    packaged graph: a warning is logged, and ``degraded`` says why.
     """
 
     MAX_TOKENS = 256  # sentence-transformers' max_seq_length for this model
@@ -334,10 +334,11 @@ class MiniLMEmbedder:
             return self.embed(texts)
         began = time.perf_counter()
         encodings = self._tokenizer.encode_batch([text[: self.MAX_CHARS] for text in texts])
-        lengths = [np.array([len(e)], dtype=np.int64) for e in encodings]
-        runs = zip(encodings, lengths, strict=True)
-        out = np.vstack([self._run(session, [encoding], n) for encoding, n in runs])
-        tokens = sum(int(n[0]) for n in lengths)
+        lengths = np.fromiter((len(e) for e in encodings), dtype=np.int64, count=len(texts))
+        out = np.vstack(
+            [self._run(session, [e], lengths[i : i + 1]) for i, e in enumerate(encodings)]
+        )
+        tokens = int(lengths.sum())
         with self._lock:
             self.stats.add(len(texts), tokens, tokens, len(texts), time.perf_counter() - began)
         return out
