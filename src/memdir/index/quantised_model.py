@@ -75,10 +75,12 @@ def quantised(source: Path, source_sha256: str) -> Path | bytes:
     can be written."""
     name = f"minilm-{RECIPE}-{source_sha256[:16]}"
     cache = model_cache()
+    from memdir.errors import StorageError
+
     try:
         cache.mkdir(parents=True, exist_ok=True)
         return _cached(source, cache / f"{name}.onnx")
-    except OSError as exc:
+    except (OSError, StorageError) as exc:  # StorageError: atomic_write's read-only, full disk
         _LOG.info("model cache %s not writable (%s): converting in memory", cache, exc)
     try:
         with tempfile.TemporaryDirectory(prefix="memdir-model-") as scratch:
@@ -96,6 +98,7 @@ def _cached(source: Path, path: Path) -> Path:
     import onnxruntime
     from filelock import FileLock
 
+    from memdir.files.atomic import atomic_write
     from memdir.index.model_files import file_sha256
 
     with FileLock(str(path.with_suffix(".lock"))):
@@ -114,7 +117,8 @@ def _cached(source: Path, path: Path) -> Path:
         finally:
             Path(temp).unlink(missing_ok=True)
         made_by = {"onnxruntime": onnxruntime.__version__, "onnx": _onnx().__version__}
-        _write_json(path.with_suffix(".json"), {"sha256": digest, "recipe": RECIPE, **made_by})
+        record = {"sha256": digest, "recipe": RECIPE, **made_by}
+        atomic_write(path.with_suffix(".json"), json.dumps(record, indent=1, sort_keys=True))
         found = _kept(path)
     if found is None:
         raise EmbedderUnavailable(f"the converted MiniLM model {path} could not be kept")
@@ -141,18 +145,6 @@ def _recorded(record: Path) -> str | None:
     except (OSError, ValueError, AttributeError):
         return None
     return digest if isinstance(digest, str) and len(digest) == 64 else None
-
-
-def _write_json(path: Path, data: dict[str, str]) -> None:
-    handle, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            json.dump(data, out, indent=1, sort_keys=True)
-        os.chmod(temp, 0o644)
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
 
 
 def _convert(source: Path, out: Path) -> None:
