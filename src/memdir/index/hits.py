@@ -42,6 +42,16 @@ class Hit:
     marker: Marker = field(default_factory=lambda: Marker([]), repr=False, compare=False)
     """the query's words, what the snippet marks"""
 
+    @classmethod
+    def made(cls, fields: dict[str, Any]) -> Hit:
+        """The hit holding ``fields`` (every field's value, by name), as ``Hit(**fields)``
+        makes it, for a fifth of the time: a frozen dataclass's ``__init__`` sets each
+        field through ``object.__setattr__`` (10 us a hit, a tenth of a search's own
+        time at k = 100), and does nothing else that this leaves out."""
+        hit = cls.__new__(cls)
+        hit.__dict__.update(fields)
+        return hit
+
     @cached_property
     def snippet(self) -> str:
         """A window of the item's text around the query's words, each marked ``**so**``:

@@ -8,21 +8,32 @@ tables (bench/ablation.py) without editing code.
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from dataclasses import dataclass
 from datetime import datetime
+from functools import lru_cache
 from typing import Any, NamedTuple
 
 from memdir.config import Decay
-from memdir.index.when import time_windows
+from memdir.index.when import Window, time_windows
 from memdir.index.words import WORD_RE
-from memdir.tiers import days_since, relevance, tier_ceiling
+from memdir.tiers import days_since, relevance, tier_ceiling, tier_for
 from memdir.timeutil import MONTHS, WEEKDAYS, parse_ts
 
 VALUE_CLASSES = {w: "weekday" for w in WEEKDAYS} | {
     **{w + "s": "weekday" for w in WEEKDAYS},
     **{m: "month" for m in MONTHS if m != "may"},  # 'may' is mostly a verb
 }
+_VALUE_NAMES = tuple(
+    name
+    for name in VALUE_CLASSES
+    if not any(other != name and other in name for other in VALUE_CLASSES)
+)
+"""the words of ``VALUE_CLASSES`` holding no other (a plural holds its singular): a text
+holding none of them names no value"""
+HEADINGS_KEPT = 4096
+"""headings whose words are kept (``heading_words``)"""
 NARRATIVE_KINDS = frozenset({"journal", "archive", "intel", "lesson", "document", "workstate"})
 
 
@@ -104,47 +115,129 @@ def rank(
     floor: float,
     decay: Decay,
     now: datetime,
+    ages: Ages | None = None,
 ) -> list[Ranked]:
-    """Every candidate's score, best first. ``rows`` holds each candidate's row."""
+    """Every candidate's score, best first. ``rows`` holds each candidate's row;
+    ``ages``: the search's, if it has one (its hits read them again)."""
     fused = fuse(keyword, semantic, floor, ranking.semantic_weight)
     add_neighbours(rows, fused, ranking.neighbour_share)
     add_session(rows, fused, ranking.session_share, ranking.session_items)
     tokens = WORD_RE.findall(query.lower())
-    phrase = " " + " ".join(tokens) + " "
-    longest = max(tokens, key=len, default="")
+    exact = Phrase(tokens)
     subject = set(words)
     asked = _values(words)
     windows = time_windows(tokens, now) if ranking.date_boost != 1.0 else []
-    kw_scores = dict(keyword)
+    dated = When(windows, ranking) if windows else None
+    ages = ages or Ages(decay, now)
+    in_keyword = {item_id for item_id, _ in keyword}
     ranked: list[Ranked] = []
+    keys: list[tuple[float, str, int]] = []
     for item_id, score in fused.items():
         row = rows[item_id]
-        heading_words = {word.lower() for word in WORD_RE.findall(row["heading"])}
-        if heading_words & subject:
+        if not subject.isdisjoint(heading_words(row["heading"])):
             score *= ranking.subject_boost
-        if windows:
-            moment = parse_ts(row["date"])
-            if moment is not None and any(window.holds(moment) for window in windows):
-                score *= ranking.date_boost
-                if any(window.day and window.holds(moment) for window in windows):
-                    score *= ranking.day_boost
-        exact = False
-        text = ""
-        could_be_exact = item_id in kw_scores and bool(longest)
-        if could_be_exact:  # only a keyword hit can hold the query, and its longest word
+        if dated is not None:
+            date_boost, day_boost = dated.boosts(row["date"])
+            score = score * date_boost * day_boost  # 1.0 each outside the windows
+        holds = False
+        could_be_exact = bool(exact.longest) and item_id in in_keyword
+        if asked or could_be_exact:  # only a keyword hit can hold the query
             text = f"{row['heading']} {row['body']}".lower()
-            could_be_exact = longest in text
-        if asked or could_be_exact:
-            text = text or f"{row['heading']} {row['body']}".lower()
-            body_tokens = WORD_RE.findall(text)
-            if asked and _other_value(asked, _values(body_tokens)):
+            if asked and _other_value(asked, _text_values(text)):
                 score *= ranking.other_value_share
-            exact = could_be_exact and phrase in f" {' '.join(body_tokens)} "
-        weight = 0.5 + 0.5 * item_relevance(row, decay, now) if ranking.decay else 1.0
-        total = (score + (ranking.exact_bonus if exact else 0.0)) * weight
-        ranked.append(Ranked(total, score * weight, exact, item_id))
-    ranked.sort(key=lambda e: (-e.score, rows[e.item_id]["path"], rows[e.item_id]["ordinal"]))
-    return ranked
+            holds = could_be_exact and exact.found_in(text)
+        weight = 0.5 + 0.5 * ages.relevance(row) if ranking.decay else 1.0
+        total = (score + (ranking.exact_bonus if holds else 0.0)) * weight
+        ranked.append(Ranked(total, score * weight, holds, item_id))
+        keys.append((-total, row["path"], row["ordinal"]))
+    order = sorted(range(len(keys)), key=keys.__getitem__)
+    return [ranked[place] for place in order]
+
+
+@lru_cache(maxsize=HEADINGS_KEPT)
+def heading_words(heading: str) -> frozenset[str]:
+    """A heading's words, lower-cased: worked out once per heading, not once per search
+    (a conversation's headings are its few speakers)."""
+    return frozenset(word.lower() for word in WORD_RE.findall(heading))
+
+
+class Phrase:
+    """The query's words in order, as an exact match looks for them in an item's
+    lower-cased text: consecutive words of the text, whatever lies between them.
+
+    The same test as joining the text's words with spaces and looking for the query's
+    joined alike, without cutting the text into words: each query word must be in the
+    text (the longest first), and only then is the text searched for the words in a
+    row, each whole (``\\b``) with non-word characters between."""
+
+    def __init__(self, tokens: list[str]) -> None:
+        self.tokens = tokens
+        self.longest = max(tokens, key=len, default="")
+        self.others = sorted(set(tokens) - {self.longest}, key=len, reverse=True)
+        self._pattern: re.Pattern[str] | None = None
+
+    def found_in(self, text: str) -> bool:
+        if self.longest not in text or not all(token in text for token in self.others):
+            return False
+        if self._pattern is None:
+            joined = r"\W+".join(map(re.escape, self.tokens))
+            self._pattern = re.compile(rf"\b{joined}\b")
+        return self._pattern.search(text) is not None
+
+
+class When:
+    """The date boosts of one query's time windows, each date's worked out once."""
+
+    def __init__(self, windows: list[Window], ranking: Ranking) -> None:
+        self.windows = windows
+        self.ranking = ranking
+        self._boosts: dict[str | None, tuple[float, float]] = {}
+
+    def boosts(self, date: str | None) -> tuple[float, float]:
+        """(the date boost, the day boost) an item dated ``date`` is weighted by, in
+        turn: 1.0 for each it does not earn."""
+        found = self._boosts.get(date)
+        if found is None:
+            found = (1.0, 1.0)
+            moment = parse_ts(date)
+            if moment is not None and any(window.holds(moment) for window in self.windows):
+                day = any(window.day and window.holds(moment) for window in self.windows)
+                found = (self.ranking.date_boost, self.ranking.day_boost if day else 1.0)
+            self._boosts[date] = found
+        return found
+
+
+class Ages:
+    """Each row's relevance (``item_relevance``) and tier, worked out once per
+    (relevance, tier, decay date) a search meets: the turns of a session share theirs."""
+
+    def __init__(self, decay: Decay, now: datetime) -> None:
+        self.decay = decay
+        self.now = now
+        self._relevance: dict[tuple[object, object, object], float] = {}
+        self._tiers: dict[tuple[object, object], str] = {}
+
+    def relevance(self, row: dict[str, Any]) -> float:
+        key = (row["relevance"], row["tier"], row["decay_from"])
+        found = self._relevance.get(key)
+        if found is None:
+            found = self._relevance[key] = item_relevance(row, self.decay, self.now)
+        return found
+
+    def tier(self, row: dict[str, Any]) -> str:
+        """The row's tier: its own, or the one its decay date puts it in."""
+        key = (row["tier"], row["decay_from"])
+        found = self._tiers.get(key)
+        if found is None:
+            moment = None if row["tier"] is not None else parse_ts(row["decay_from"])
+            if row["tier"] is not None:
+                found = str(row["tier"])
+            elif moment is None:
+                found = "active"
+            else:
+                found = tier_for(days_since(moment, self.now), self.decay)
+            self._tiers[key] = found
+        return found
 
 
 def add_neighbours(rows: dict[int, dict[str, Any]], fused: dict[int, float], share: float) -> None:
@@ -152,17 +245,20 @@ def add_neighbours(rows: dict[int, dict[str, Any]], fused: dict[int, float], sha
     if share <= 0:
         return
     by_place = {(row["path"], row["ordinal"]): item_id for item_id, row in rows.items()}
-    base = dict(fused)
+    gains: list[tuple[int, float]] = []  # added once all are known: each reads the fused
     for item_id, row in rows.items():
         if row["kind"] not in NARRATIVE_KINDS:
             continue
+        path, ordinal = row["path"], row["ordinal"]
         around = [
-            base[by_place[(row["path"], row["ordinal"] + step)]]
-            for step in (-1, 1)
-            if (row["path"], row["ordinal"] + step) in by_place
+            fused[other]
+            for other in (by_place.get((path, ordinal - 1)), by_place.get((path, ordinal + 1)))
+            if other is not None
         ]
         if around:
-            fused[item_id] += share * max(around)
+            gains.append((item_id, share * max(around)))
+    for item_id, gain in gains:
+        fused[item_id] += gain
 
 
 def add_session(
@@ -199,6 +295,14 @@ def _values(words: list[str]) -> dict[str, set[str]]:
         if kind is not None:
             found.setdefault(kind, set()).add(word)
     return found
+
+
+def _text_values(text: str) -> dict[str, set[str]]:
+    """``_values`` of a lower-cased text's words: none unless it holds a weekday's or a
+    month's name somewhere (most texts hold none, and are not cut into words)."""
+    if not any(name in text for name in _VALUE_NAMES):
+        return {}
+    return _values(WORD_RE.findall(text))
 
 
 def _other_value(asked: dict[str, set[str]], has: dict[str, set[str]]) -> bool:

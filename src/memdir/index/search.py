@@ -62,7 +62,7 @@ from memdir.config import Decay
 from memdir.index.embedders import EmbedderUnavailable, Vectors, embed_query
 from memdir.index.hits import Hit as Hit
 from memdir.index.hits import Hits as Hits
-from memdir.index.ranking import DEFAULT, Pairs, item_relevance, rank
+from memdir.index.ranking import DEFAULT, Ages, Pairs, rank
 from memdir.index.sqlite_rows import COLUMN_WEIGHTS as COLUMN_WEIGHTS
 from memdir.index.sqlite_rows import COLUMNS
 from memdir.index.sqlite_rows import SELECTIVE_SHARE as SELECTIVE_SHARE
@@ -75,9 +75,7 @@ from memdir.index.words import snippet as snippet
 from memdir.storage.seam import Scope
 from memdir.tiers import (
     MODE_TIERS,
-    days_since,
     max_age_days,
-    tier_for,
 )
 from memdir.timeutil import format_ts, parse_ts
 
@@ -182,7 +180,9 @@ def search(
         more = [item_id for item_id, _ in wide[0] + wide[1] if item_id not in radius]
     rows, inside = index.rows.rows_within(list(dict(keyword) | dict(semantic)), more, scope)
     radius |= inside  # in the radius, past its depth
-    ranked = rank(index.ranking, rows, query, words, keyword, semantic, _floor(index), decay, now)
+    ages = Ages(decay, now)
+    floor = _floor(index)
+    ranked = rank(index.ranking, rows, query, words, keyword, semantic, floor, decay, now, ages)
     if ranked:
         least = FLOOR_SHARE * max(entry.match for entry in ranked)
         ranked = [entry for entry in ranked if entry.exact or entry.match >= least]
@@ -198,7 +198,7 @@ def search(
     marker = Marker(words)
     hits = (
         _hit(rows[e.item_id], e.score, kw_scores.get(e.item_id), sem_scores.get(e.item_id),
-             marker, decay, now)
+             marker, ages)
         for e in ranked[:k]
     )  # fmt: skip
     return Hits(hits, mode=filters.mode, widened=widened, colder=colder)
@@ -276,39 +276,33 @@ def _rows(index: Index, ids: list[int]) -> dict[int, dict[str, Any]]:
     return index.rows.rows(ids) if ids else {}
 
 
-def _tier(row: dict[str, Any], decay: Decay, now: datetime) -> str:
-    if row["tier"] is not None:
-        return str(row["tier"])
-    moment = parse_ts(row["decay_from"])
-    return "active" if moment is None else tier_for(days_since(moment, now), decay)
-
-
 def _hit(
     row: dict[str, Any],
     score: float,
     keyword: float | None,
     semantic: float | None,
     marker: Marker,
-    decay: Decay,
-    now: datetime,
+    ages: Ages,
 ) -> Hit:
-    return Hit(
-        path=row["path"],
-        anchor=row["anchor"],
-        kind=row["kind"],
-        layer=row["layer"],
-        title=row["title"],
-        line_start=row["line_start"],
-        line_end=row["line_end"],
-        score=score,
-        keyword=keyword,
-        semantic=semantic,
-        relevance=item_relevance(row, decay, now),
-        tier=_tier(row, decay, now),
-        date=parse_ts(row["date"]),
-        tags=tuple(tag for tag in str(row["tags"]).split(",") if tag),
-        body=row["body"],
-        marker=marker,
+    return Hit.made(
+        {
+            "path": row["path"],
+            "anchor": row["anchor"],
+            "kind": row["kind"],
+            "layer": row["layer"],
+            "title": row["title"],
+            "line_start": row["line_start"],
+            "line_end": row["line_end"],
+            "score": score,
+            "keyword": keyword,
+            "semantic": semantic,
+            "relevance": ages.relevance(row),
+            "tier": ages.tier(row),
+            "date": parse_ts(row["date"]),
+            "tags": tuple(tag for tag in str(row["tags"]).split(",") if tag),
+            "body": row["body"],
+            "marker": marker,
+        }
     )
 
 
@@ -329,7 +323,8 @@ def _recent(
         widened = widened or (wide and bool(older))
         ids += older
     rows = _rows(index, ids)
-    hits = (_hit(rows[item_id], 0.0, None, None, NO_WORDS, decay, now) for item_id in ids)
+    ages = Ages(decay, now)
+    hits = (_hit(rows[item_id], 0.0, None, None, NO_WORDS, ages) for item_id in ids)
     return Hits(hits, mode=filters.mode, widened=widened, listing=True)
 
 
@@ -338,4 +333,5 @@ def creative(index: Index, n: int, *, decay: Decay, now: datetime, rng: random.R
     ids = index.rows.cold(format_ts(now - timedelta(days=decay.warm_days + 1)))
     chosen = rng.sample(ids, min(n, len(ids)))
     rows = _rows(index, chosen)
-    return [_hit(rows[item_id], 0.0, None, None, NO_WORDS, decay, now) for item_id in chosen]
+    ages = Ages(decay, now)
+    return [_hit(rows[item_id], 0.0, None, None, NO_WORDS, ages) for item_id in chosen]

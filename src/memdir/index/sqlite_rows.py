@@ -46,6 +46,7 @@ from memdir.index.db import (
 )
 from memdir.index.embedders import Embedder
 from memdir.index.extract import EXTRACT_VERSION, Item
+from memdir.index.row_cache import RowCache
 from memdir.index.rows import LAYOUT_MAX_CHARS, FileState, Layout, write_file
 from memdir.index.words import STOPWORDS
 from memdir.results import Progress
@@ -71,6 +72,9 @@ LAYOUTS_KEPT = 64  # files whose layout is kept (each holds its text)
 SELECTIVE_SHARE = 0.25
 """a filter letting through at most this share of the items is applied before the
 vector scan (score only its items) rather than after it"""
+SCAN_FACTOR = 4
+"""a looser filter is checked on the vector scan's best by reading every item it lets
+through, not each of them by id, in a folder of at most this many items per candidate"""
 COLUMN_WEIGHTS = (2.0, 1.0, 1.5, 0.5)
 """bm25() weights for the FTS columns: heading, body, tags, metadata words"""
 COLUMNS = (
@@ -118,6 +122,7 @@ class SqliteRows:
         self._layouts: dict[str, Layout] = {}  # by path: what this index last wrote there
         self._seen: int | None = None  # item_log's end as this index's last write left it
         self._batch = 0  # how deep in ``batch()``: writes inside share its transaction
+        self._rows = RowCache(COLUMNS)  # the rows searches read, while the file is unchanged
 
     def open(self) -> None:
         """Connect (the schema brought up to date); raises ``sqlite3.DatabaseError`` when
@@ -190,6 +195,7 @@ class SqliteRows:
             self.db = connect(self.path)
             self._file_id = file_id(self.path)
             self._check_version()
+            self._rows.clear()
             self._vectors = None  # the next search loads the fresh file's vectors
             self._vectors_seen = None
         return moved
@@ -489,10 +495,11 @@ class SqliteRows:
         phrase_only = all(word in STOPWORDS for word in words)
         match = " + ".join(quoted) if phrase_only else " OR ".join(quoted)
         weights = ", ".join(str(weight) for weight in COLUMN_WEIGHTS)
+        # ordered by the selected score, not bm25() again: SQLite scores each match once
         sql = (
-            f"SELECT i.id, -bm25(items_fts, {weights}) FROM items_fts "
+            f"SELECT i.id, -bm25(items_fts, {weights}) AS score FROM items_fts "
             f"JOIN items AS i ON i.id = items_fts.rowid "
-            f"WHERE items_fts MATCH ? AND {where} ORDER BY bm25(items_fts, {weights}) LIMIT ?"
+            f"WHERE items_fts MATCH ? AND {where} ORDER BY score DESC LIMIT ?"
         )
         with self.lock:
             return [(int(a), float(b)) for a, b in self.db.execute(sql, [match, *params, depth])]
@@ -515,7 +522,13 @@ class SqliteRows:
             return [pair for pair in vectors.top(vector, depth) if pair[1] >= floor]
         wanted = depth * 4
         candidates = [pair for pair in vectors.top(vector, wanted) if pair[1] >= floor]
-        allowed = self.allowed([item_id for item_id, _ in candidates], scope)
+        ids = [item_id for item_id, _ in candidates]
+        if len(vectors) <= SCAN_FACTOR * len(ids):  # one scan beats a look-up per id
+            with self.lock:
+                sql = f"SELECT i.id FROM items AS i WHERE {where}"
+                allowed = {row[0] for row in self.db.execute(sql, params)}.intersection(ids)
+        else:
+            allowed = self.allowed(ids, scope)
         kept = [(item_id, score) for item_id, score in candidates if item_id in allowed]
         if len(kept) >= depth or len(candidates) < wanted:
             return kept[:depth]  # enough, or every item above the floor was looked at
@@ -560,19 +573,8 @@ class SqliteRows:
         return rows_within_one_by_one(self, ids, among, scope)
 
     def rows(self, ids: Sequence[int]) -> dict[int, dict[str, Any]]:
-        rows: dict[int, dict[str, Any]] = {}
         with self.lock:
-            for start in range(0, len(ids), _CHUNK):
-                chunk = list(ids[start : start + _CHUNK])
-                marks = ",".join("?" * len(chunk))
-                sql = (
-                    f"SELECT {', '.join(COLUMNS)} FROM items JOIN places USING (id) "
-                    f"WHERE id IN ({marks})"
-                )
-                for values in self.db.execute(sql, chunk):
-                    row = dict(zip(COLUMNS, values, strict=True))
-                    rows[row["id"]] = row
-        return rows
+            return self._rows.rows(self.db, ids)
 
     def recent(self, scope: Scope, limit: int, *, observations: bool) -> list[int]:
         where, params = _where(scope)
