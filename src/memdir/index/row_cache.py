@@ -63,6 +63,9 @@ class RowCache:
             kept.popitem(last=False)
         return found
 
+    def __len__(self) -> int:
+        return len(self._kept)
+
     def clear(self) -> None:
         self._kept.clear()
         self._version = None
