@@ -250,13 +250,15 @@ def add_neighbours(rows: dict[int, dict[str, Any]], fused: dict[int, float], sha
         if row["kind"] not in NARRATIVE_KINDS:
             continue
         path, ordinal = row["path"], row["ordinal"]
-        around = [
-            fused[other]
-            for other in (by_place.get((path, ordinal - 1)), by_place.get((path, ordinal + 1)))
-            if other is not None
-        ]
-        if around:
-            gains.append((item_id, share * max(around)))
+        before = by_place.get((path, ordinal - 1))
+        after = by_place.get((path, ordinal + 1))
+        if before is not None:
+            best = fused[before] if after is None else max(fused[before], fused[after])
+        elif after is not None:
+            best = fused[after]
+        else:
+            continue
+        gains.append((item_id, share * best))
     for item_id, gain in gains:
         fused[item_id] += gain
 

@@ -299,11 +299,15 @@ def _hit(
             "relevance": ages.relevance(row),
             "tier": ages.tier(row),
             "date": parse_ts(row["date"]),
-            "tags": tuple(tag for tag in str(row["tags"]).split(",") if tag),
+            "tags": _tags(str(row["tags"])),
             "body": row["body"],
             "marker": marker,
         }
     )
+
+
+def _tags(text: str) -> tuple[str, ...]:
+    return tuple(tag for tag in text.split(",") if tag) if text else ()
 
 
 def _recent(

@@ -502,7 +502,7 @@ class SqliteRows:
             f"WHERE items_fts MATCH ? AND {where} ORDER BY score DESC LIMIT ?"
         )
         with self.lock:
-            return [(int(a), float(b)) for a, b in self.db.execute(sql, [match, *params, depth])]
+            return self.db.execute(sql, [match, *params, depth]).fetchall()  # (int, float)s
 
     def semantic(
         self, vector: Vectors, model: str, scope: Scope, depth: int, floor: float
