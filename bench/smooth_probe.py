@@ -25,9 +25,9 @@ import sys
 import time
 from typing import Any
 
+import ablation
 import numpy as np
 
-import ablation
 from memdir.index import sqlite_rows, vectors
 from memdir.index.ranking import NARRATIVE_KINDS
 

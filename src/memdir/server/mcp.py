@@ -361,6 +361,7 @@ def serve(
     with ``memdir maintain`` every ``maintain_every`` seconds beside it (0: never). Over
     HTTP, once it listens, it says where on stderr (``agent``: the folder is that agent's)."""
     server = build_server(folder, legacy_tools=legacy_tools, transport="http" if http else "stdio")
+    warm_search(server.memory)
     keeper = Housekeeper(server.memory.root, maintain_every) if maintain_every > 0 else None
     if keeper is not None:
         keeper.start()
@@ -380,6 +381,19 @@ def serve(
             keeper.stop()
         server.sessions.close()
         server.memory.close()
+
+
+def warm_search(memory: Memory) -> None:
+    """Make the search model ready beside the server's start (MiniLM's int8 conversion,
+    once per install): the first ``search`` call finds it done, or waits under the
+    embedder's lock for the rest of it, instead of paying all of it."""
+    from memdir.folder_index import choose_embedder
+    from memdir.index.embedders import prepare_in_background
+
+    said = len(memory.notices)
+    embedder = choose_embedder(memory)
+    del memory.notices[said:]  # a model that cannot load: the index says so when it opens
+    prepare_in_background(embedder)
 
 
 def announcement(root: Path, host: str, port: int, *, token: bool, agent: str | None = None) -> str:
