@@ -43,6 +43,7 @@ from memdir import __version__
 from memdir.aio import AsyncMemory
 from memdir.context import PROFILES
 from memdir.errors import MemdirError
+from memdir.folder_index import warm_search
 from memdir.maintain.background import Housekeeper
 from memdir.memory import Memory, open_memory
 from memdir.server.mcp_sessions import IDLE_SECONDS, SessionRecorder
@@ -361,7 +362,7 @@ def serve(
     with ``memdir maintain`` every ``maintain_every`` seconds beside it (0: never). Over
     HTTP, once it listens, it says where on stderr (``agent``: the folder is that agent's)."""
     server = build_server(folder, legacy_tools=legacy_tools, transport="http" if http else "stdio")
-    warm_search(server.memory)
+    warm_search(server.memory)  # the first search call finds the model made
     keeper = Housekeeper(server.memory.root, maintain_every) if maintain_every > 0 else None
     if keeper is not None:
         keeper.start()
@@ -381,19 +382,6 @@ def serve(
             keeper.stop()
         server.sessions.close()
         server.memory.close()
-
-
-def warm_search(memory: Memory) -> None:
-    """Make the search model ready beside the server's start (MiniLM's int8 conversion,
-    once per install): the first ``search`` call finds it done, or waits under the
-    embedder's lock for the rest of it, instead of paying all of it."""
-    from memdir.folder_index import choose_embedder
-    from memdir.index.embedders import prepare_in_background
-
-    said = len(memory.notices)
-    embedder = choose_embedder(memory)
-    del memory.notices[said:]  # a model that cannot load: the index says so when it opens
-    prepare_in_background(embedder)
 
 
 def announcement(root: Path, host: str, port: int, *, token: bool, agent: str | None = None) -> str:
