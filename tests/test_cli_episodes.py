@@ -70,6 +70,21 @@ def test_recall_list_json_and_filters(
     assert (later.exit_code, later.stdout) == (0, "No activities.\n")
 
 
+def test_a_count_past_what_a_database_counts_lists_everything(
+    folder: Path, activities: tuple[str, str]
+) -> None:
+    """``-n 10**30`` asks for every activity (it was an OverflowError's traceback)."""
+    huge = str(10**30)
+    listed = ok_json(invoke(folder, "recall", "list", "-n", huge, "--json"))
+    assert [item["id"] for item in listed] == list(reversed(activities))
+    found = ok_json(invoke(folder, "recall", "search", "invoices", "-n", huge, "--json"))
+    assert [item["id"] for item in found] == [activities[1]]
+    typed = ok_json(
+        invoke(folder, "recall", "search", "billing", "-n", huge, "--type", "task", "--json")
+    )
+    assert [item["id"] for item in typed] == [activities[0]]
+
+
 def test_recall_search(folder: Path, activities: tuple[str, str]) -> None:
     _, chat = activities
     found = ok_json(invoke(folder, "recall", "search", "invoices", "--json"))

@@ -191,6 +191,15 @@ def test_search_finds_a_saved_observation(folder: Path) -> None:
     ]
 
 
+def test_a_k_past_what_sqlite_counts_returns_every_hit(folder: Path) -> None:
+    """``-k 10**30`` asks for every hit (it was an OverflowError's traceback)."""
+    assert memdir(folder, "save", "The release train leaves on Thursdays").exit_code == 0
+    hits = ok_json(memdir(folder, "search", "release train", "-k", str(10**30), "--json"))
+    assert [hit["path"] for hit in hits] == ["knowledge.md"]
+    lessons = memdir(folder, "lessons", "check", "release", "-k", str(10**30))
+    assert (lessons.exit_code, lessons.exception) == (0, None)
+
+
 def test_search_with_no_hits(folder: Path) -> None:
     result = memdir(folder, "search", "zebra", "--kind", "card")
     assert (result.exit_code, result.stdout) == (0, "No hits in any tier.\n")
