@@ -479,7 +479,9 @@ class AsyncIntelStore(AsyncStore[IntelStore]):
     async def rotate(
         self, project: str | None = None, now: datetime | None = None
     ) -> RotationReport:
-        """Compress every past Current Week into Previous Weeks (all projects by default)."""
+        """Compress every past Current Week into Previous Weeks (all projects by default).
+        A project named that has no intel file is a ValueError, not an empty report.
+        """
         return await self._call(lambda sync_: sync_.rotate(project, now))
 
 
