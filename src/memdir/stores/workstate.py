@@ -218,6 +218,12 @@ class WorkState:
                 done = right_now.pop(0)
             else:
                 done = _clean(task, "the task")
+                if done not in right_now:  # a typo must not leave the task in Right Now
+                    listed = "; ".join(right_now) or "nothing"
+                    raise Refusal(
+                        f"no task {done!r} in Right Now (it holds: {listed}); name it as "
+                        "written there, or name none to finish the first"
+                    )
                 edit.lists["right_now"] = [item for item in right_now if item != done]
             edit.lists["done"].append(f"{done} ({edit.stamp})")
             return []
