@@ -150,9 +150,12 @@ def test_get_json(folder: Path) -> None:
         ("../outside.md", "the path leaves the memory folder"),
         ("missing.md", "no file missing.md in the memory folder"),
         (".memdir/index.db", ".memdir/index.db is internal to memdir or hidden"),
+        ("loop.md", "loop.md is a loop of links that leads to no file"),  # was a traceback
+        ("a\x00b.md", "the path holds a NUL character (U+0000); no file is named so"),
     ],
 )
 def test_get_outside_or_missing_exits_1(folder: Path, path: str, reason: str) -> None:
+    (folder / "loop.md").symlink_to("loop.md")
     result = memdir(folder, "get", path)
     assert (result.exit_code, result.stdout, result.stderr) == (1, "", f"error: {reason}\n")
     as_json = memdir(folder, "get", path, "--json")
