@@ -30,6 +30,7 @@ Rules (workspace seed, "Daily Logs"; vault seed, "Daily Files"):
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -106,7 +107,9 @@ class JournalStore:
             if str(name.parent).strip(".") != folder or name.suffix != ".md":
                 continue
             match = _DAY_RE.fullmatch(name.stem)
-            if match:
+            if match is None:
+                continue
+            with contextlib.suppress(ValueError):  # 2026-13-45.md names no day: no journal
                 found.append(date.fromisoformat(match.group(1)))
         return sorted(found)
 
