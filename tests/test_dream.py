@@ -614,6 +614,13 @@ def test_batches_fit_the_context_and_keep_similar_observations_together() -> Non
     ]  # one request when it fits
 
 
+def test_batches_size_a_text_whose_file_is_not_utf8() -> None:
+    """A byte not UTF-8 in knowledge.md reads as a lone surrogate; sizing it for the
+    request raised UnicodeEncodeError before any request was sent."""
+    entries = _entries("The caf\udcff\udcfe menu changed", "Another fact")
+    assert LLMPlanner(FakeChat(), context_tokens=1000).batches(entries) == [entries]
+
+
 def test_the_llm_dream_asks_in_batches_and_keeps_what_each_got_right(
     folder: Path, clock: FakeClock
 ) -> None:

@@ -46,6 +46,7 @@ from memdir.stores.base import (
     SectionFileStore,
     StoreContext,
     check_text,
+    encode,
     normalize_key,
 )
 from memdir.stores.validate import flag
@@ -243,7 +244,7 @@ class JournalStore:
             with store._edit() as current:
                 trimmed = SectionDocument.parse(summary)
                 current.preamble, current.sections = trimmed.preamble, trimmed.sections
-            report.bytes_after = len(summary.encode("utf-8"))
+            report.bytes_after = len(encode(summary))  # bytes not UTF-8 kept as they are
             report.compressed = True
         return report
 
