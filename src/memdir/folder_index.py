@@ -137,6 +137,12 @@ def search(
     if k < 1:
         raise ValueError("k must be at least 1")
     k = min(k, HITS_MAX)  # more asks for every hit; SQLite's LIMIT takes 64 bits at most
+    unknown = [name for name in layers or () if name not in memory.manifest.layers]
+    if unknown:  # a misspelt layer would find nothing and look like an empty memory
+        raise ValueError(
+            f"no layer {', '.join(map(repr, unknown))} in memdir.toml; its layers "
+            f"are: {', '.join(memory.manifest.layers)}"
+        )
     filters = Filters(
         mode=mode,
         layers=tuple(layers or ()),
