@@ -127,6 +127,27 @@ def test_recall_export(folder: Path, tmp_path: Path, activities: tuple[str, str]
     assert text.stdout == f"Wrote {len(records)} records to {out}.\n"
 
 
+@pytest.mark.parametrize(
+    "place", ["knowledge.md", "memdir.toml", ".memdir/history.db", "vault/crm/new.md"]
+)
+def test_recall_export_never_writes_over_the_memory(
+    folder: Path, activities: tuple[str, str], place: str
+) -> None:
+    """``-o knowledge.md`` replaced the knowledge with the history, and said it had."""
+    target = folder / place
+    before = target.read_bytes() if target.exists() else None
+    result = invoke(folder, "recall", "export", "-o", str(target))
+    assert (result.exit_code, result.stdout) == (1, ""), result.output
+    assert result.stderr == (
+        f"error: {target} would be {place} in the memory folder; name another --out file\n"
+    )
+    assert (target.read_bytes() if target.exists() else None) == before
+    beside = ok_json(
+        invoke(folder, "recall", "export", "-o", str(folder / "history.jsonl"), "--json")
+    )
+    assert beside["records"] >= 2  # a file no layer owns, such as the default, is fine
+
+
 # -- ingest and sessions ---------------------------------------------------------------------
 
 CHAT = [
