@@ -336,6 +336,24 @@ def test_http_beyond_loopback_requires_a_token(folder: Path) -> None:
     assert "give --token" in done.stderr
 
 
+@pytest.mark.parametrize("command", [["serve", "--http"], ["ui"]])
+def test_a_port_in_use_is_one_error_line_and_exit_1(folder: Path, command: list[str]) -> None:
+    """uvicorn logged its own error and exited with 3, a code the CLI does not have."""
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run(
+            [*SERVE[:-1], *command, "--dir", str(folder), "--port", str(port)],
+            env=_env(),
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr == f"error: cannot listen on 127.0.0.1:{port}: Address already in use\n"
+
+
 def test_host_config_snippet(folder: Path) -> None:
     config = host_config(folder)
     server = config["mcpServers"]["memdir"]

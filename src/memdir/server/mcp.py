@@ -398,9 +398,13 @@ def announcement(root: Path, host: str, port: int, *, token: bool, agent: str | 
 
 
 def run_http(app: ASGIApp, host: str, port: int, listening: Callable[[int], None]) -> None:
-    """uvicorn, telling ``listening`` the port once the socket is bound (not before: a
-    port in use fails first, with uvicorn's own error)."""
+    """uvicorn, telling ``listening`` the port once it serves; the socket is bound first
+    (``listen.bind``: a port in use is a MemdirError)."""
     import uvicorn
+
+    from memdir.server.listen import bind
+
+    sock = bind(host, port)
 
     class Server(uvicorn.Server):
         async def startup(self, sockets: Any = None) -> None:
@@ -408,7 +412,8 @@ def run_http(app: ASGIApp, host: str, port: int, listening: Callable[[int], None
             if self.started:
                 listening(int(self.servers[0].sockets[0].getsockname()[1]))
 
-    Server(uvicorn.Config(app, host=host, port=port, log_level="warning")).run()
+    with sock:
+        Server(uvicorn.Config(app, host=host, port=port, log_level="warning")).run([sock])
 
 
 def host_config(folder: Path | None = None, agent: str | None = None) -> dict[str, Any]:

@@ -38,6 +38,9 @@ def serve_ui(
         )
     import uvicorn
 
+    from memdir.server.listen import bind
+
+    sock = bind(host, port)
     memory = open_memory(folder)
     app = build_app(memory, token=token)
 
@@ -52,6 +55,7 @@ def serve_ui(
                 say("memdir: Ctrl-C stops it")
 
     try:
-        Server(uvicorn.Config(app, host=host, port=port, log_level="warning")).run()
+        Server(uvicorn.Config(app, host=host, port=port, log_level="warning")).run([sock])
     finally:
+        sock.close()
         memory.close()
