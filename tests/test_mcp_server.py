@@ -188,6 +188,9 @@ def test_stdio_resources_and_prompt(folder: Path) -> None:
         prompt = await client.get_prompt("boot_context", {"profile": "reflex"})
         text = prompt.messages[0].content.text  # type: ignore[union-attr]
         assert "I am Wren" in text and "Ship the release notes" in text
+        # the reason reaches the client (it was "Internal server error", and a traceback)
+        with pytest.raises(MCPError, match="^profile must be one of reflex, default, deep"):
+            await client.get_prompt("boot_context", {"profile": "sideways"})
 
     params = StdioServerParameters(
         command=SERVE[0], args=[*SERVE[1:], "--dir", str(folder)], env=_env()

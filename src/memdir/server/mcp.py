@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 import mcp_types as types
+from mcp import MCPError
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
 
@@ -261,8 +262,11 @@ def _add_resources(server: MCPServer[Any], memory: AsyncMemory) -> None:
         ),
     )
     async def boot_context(profile: str = "default", query: str | None = None) -> str:
+        # an MCPError reaches the client with its message; anything else the SDK turns
+        # into "Internal server error", with a traceback in the server's log
         if profile not in PROFILES:
-            raise ValueError(f"profile must be one of {', '.join(PROFILES)}, not {profile!r}")
+            reason = f"profile must be one of {', '.join(PROFILES)}, not {profile!r}"
+            raise MCPError(types.INVALID_PARAMS, reason)
         return (await memory.context(profile=profile, query=query or None)).text
 
 
