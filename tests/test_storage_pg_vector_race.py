@@ -76,11 +76,13 @@ def _held(pg: PgIndex, embedder: Embedder) -> vector_cache.Held | None:
     return vector_cache.REGISTRY._held.get(key)
 
 
-def _search(memory: memdir.Memory, pg: PgIndex, embedder: Embedder) -> list[Any]:
+def _search(
+    memory: memdir.Memory, pg: PgIndex, embedder: Embedder, queries: tuple[str, ...] = QUERIES
+) -> list[Any]:
     scopes = _scopes(memory)
     return [
         pg.candidates(query_words(q), embedder.embed([q])[0], embedder.id, scopes, DEPTH, FLOOR)
-        for q in QUERIES
+        for q in queries
     ]
 
 
@@ -141,8 +143,9 @@ def _searcher(
         while not done.is_set():
             if pg.ensure_vectors(embedder, seconds=0.05) and not done.is_set():
                 stats["stored_while_writing"] += 1
-            for found in _search(memory, pg, embedder):
-                held = _held(pg, embedder)
+            for query in QUERIES:
+                found = _search(memory, pg, embedder, (query,))[0]
+                held = _held(pg, embedder)  # at the version the search was answered at
                 assert held is not None
                 if 0 <= last < held.version:
                     stats["caught_up"] += 1
