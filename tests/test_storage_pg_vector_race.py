@@ -4,7 +4,8 @@ outside the lock (``item_log.logged``), on the session's PostgreSQL. Neither may
 (a deadlock is an error PostgreSQL raises in one of them), the searcher's vectors in
 memory never answer an item deleted before the version they are at, and at the end
 they are the database's: each live vector once, at its version, searching as a
-fresh process's do."""
+fresh process's do. Before the store passed over the rows a write holds
+(``bulk._STORE_FREE``), PostgreSQL found a deadlock here at every run."""
 
 from __future__ import annotations
 
