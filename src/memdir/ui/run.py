@@ -38,7 +38,10 @@ def serve_ui(
         )
     import uvicorn
 
+    from memdir.folder_index import warm_search
+
     memory = open_memory(folder)
+    warm_search(memory)  # the page's first search finds the model made
     app = build_app(memory, token=token)
 
     class Server(uvicorn.Server):
