@@ -88,6 +88,15 @@ def main() -> None:
     def top_project(ranked: list[str]) -> str | None:
         return next((project[s] for s in ranked if project[s] != CHATS), None)
 
+    def latest_project(q: Query) -> str | None:
+        """The project of the newest project session before the query (what a person
+        was last working on)."""
+        before = [
+            s for s in data["haystacks"][q["haystack"]]
+            if s["index"] < q["before_index"] and project[s["id"]] != CHATS
+        ]  # fmt: skip
+        return project[max(before, key=lambda s: s["index"])["id"]] if before else None
+
     ways: dict[str, Callable[[Query, list[str]], list[str]]] = {
         "memdir": lambda q, r: r,
         "only the gold project's sessions": lambda q, r: [
@@ -112,13 +121,19 @@ def main() -> None:
         ways[f"fused with recency in the top hit's project, {weight}"] = lambda q, r, w=weight: (
             fused(r, {s for s in r if project[s] == top_project(r)}, order, w)
         )
+        ways[f"fused with recency in the latest session's project, {weight}"] = (
+            lambda q, r, w=weight: fused(
+                r, {s for s in r if project[s] == latest_project(q)}, order, w
+            )
+        )
     totals = dict.fromkeys(ways, 0.0)
-    right = 0
+    right = latest_right = 0
     missed = elsewhere = 0
     questions = data["questions"]
     for q in questions:
         ranked = sessions_of(q)
         right += top_project(ranked) in gold_projects(q)
+        latest_right += latest_project(q) in gold_projects(q)
         lost = [g for g in q["gold"] if g not in ranked[:10]]
         missed += len(lost)
         elsewhere += sum(project[g] != top_project(ranked) for g in lost)
@@ -129,6 +144,10 @@ def main() -> None:
     for name, total in totals.items():
         print(f"| {name} | {total / len(questions):.3f} |")
     print(f"\nthe top hit's project is a gold session's project for {right / len(questions):.0%}")
+    print(
+        f"the latest project session's project is a gold session's project for "
+        f"{latest_right / len(questions):.0%}"
+    )
     print(
         f"memdir's missed gold sessions: {missed}, of another project than the top hit's: "
         f"{elsewhere}"

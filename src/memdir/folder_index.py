@@ -87,6 +87,18 @@ def choose_embedder(memory: Memory) -> Embedder | None:
         return None
 
 
+def warm_search(memory: Memory) -> None:
+    """Make the search model ready beside a server's start (``memdir serve``, ``memdir
+    ui``; MiniLM's int8 conversion, once per install): the first search finds it done,
+    or waits under the embedder's lock for the rest of it, instead of paying all of it."""
+    from memdir.index.embedders import prepare_in_background
+
+    said = len(memory.notices)
+    embedder = choose_embedder(memory)
+    del memory.notices[said:]  # a model that cannot load: the index says so when it opens
+    prepare_in_background(embedder)
+
+
 def follow_writes(memory: Memory, what: str, update: Callable[[Index], object]) -> None:
     """Run ``update`` on the index after files were written. The files are the truth:
     if the index cannot follow, say so and mark it stale, so the next scan catches up."""

@@ -104,11 +104,26 @@ def __getattr__(name: str) -> typer.Typer:
 
 def main() -> None:
     """The console script's entry point."""
+    _show_progress()
     args = sys.argv[1:]
     app = load_commands(args)
     if wants_listing(args):  # the top help or the version: no command's options needed
         app = listing_tree(app)
     app()
+
+
+def _show_progress() -> None:
+    """The library's one-time waits said on stderr as ``memdir: ...`` (the search model's
+    conversion, once per install): a command that takes seconds longer than usual says
+    why. Its warnings reach stderr anyway, through logging's last resort."""
+    import logging
+
+    logger = logging.getLogger("memdir.index.quantised_model")  # not imported: a quick start
+    if not logger.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("memdir: %(message)s"))
+        logger.addHandler(handler)
+        logger.setLevel(logging.INFO)
 
 
 __all__ = ["COMMANDS", "app", "load_commands", "main"]

@@ -100,6 +100,7 @@ def init(
         report = adopt_folder(target, chosen, agent=agent, force=force)
     else:
         report = init_folder(target, chosen or "default", agent=agent, force=force)
+    slower = _prepare_search(report.root)
     if as_json:
         print_json(_init_dict(report))
         return
@@ -118,6 +119,23 @@ def init(
         )
         for relpath in report.uncovered:
             console.print(f"    {relpath}", markup=False)
+    if slower:
+        console.print(f"  search will be slower than it should be: {slower}", markup=False)
+
+
+def _prepare_search(root: Path) -> str | None:
+    """The folder's embedder made ready for queries (MiniLM's int8 conversion, once per
+    install, said on stderr while it runs): set-up pays it, not the first search. Why
+    its searches will be slower, if they will."""
+    from memdir.folder_index import choose_embedder
+    from memdir.index.embedders import prepare_queries
+    from memdir.memory import open_memory
+
+    memory = open_memory(root)
+    try:
+        return prepare_queries(choose_embedder(memory))
+    finally:
+        memory.close()
 
 
 def _init_agent(url: str, agent: str, layout: str, force: bool, adopt: bool, as_json: bool) -> None:

@@ -103,6 +103,34 @@ def embed_query(embedder: Embedder, text: str) -> Any:
     return (own if callable(own) else embedder.embed)([text])[0]
 
 
+def prepare_queries(embedder: Embedder | None) -> str | None:
+    """Make ready now what the embedder's queries need (MiniLM: its int8 conversion,
+    once per install), so a set-up step or a server's start pays it and not the first
+    search. Returns why queries will run slower than they should, if they will."""
+    own = getattr(embedder, "prepare_queries", None)
+    return own() if callable(own) else None
+
+
+def prepare_in_background(embedder: Embedder | None) -> threading.Thread | None:
+    """``prepare_queries`` in a daemon thread (a server's start): the first search finds
+    it done, or waits for it under the embedder's lock. Stopped midway (the process
+    exits), it leaves nothing a later conversion does not clear."""
+    if not callable(getattr(embedder, "prepare_queries", None)):
+        return None
+    thread = threading.Thread(
+        target=_prepare_quietly, args=(embedder,), name="memdir-prepare-queries", daemon=True
+    )
+    thread.start()
+    return thread
+
+
+def _prepare_quietly(embedder: Embedder | None) -> None:
+    try:
+        prepare_queries(embedder)
+    except Exception as exc:  # the first search meets the same failure and says it
+        _LOG.warning("the search model could not be made ready: %s", exc)
+
+
 def normalise(matrix: npt.NDArray[Any]) -> Vectors:
     """Each row scaled to unit length (a zero row stays zero), as float32."""
     import numpy as np
@@ -248,6 +276,18 @@ class MiniLMEmbedder:
         self._ort = ort
         self._path = _checked_model(self._model_path or _packaged_model())
         self._tokenizer = WordPiece(_vocab_path(), self.MAX_TOKENS)
+
+    def prepare_queries(self) -> str | None:
+        """The int8 query graph converted now if this install has none yet (one look at
+        the cache when it has; nothing when the cache cannot keep it, so it would last
+        only this process); why queries will run on the packaged graph instead, if they
+        will. The file is checked when a search first loads it, as always."""
+        from memdir.index.model_files import MINILM_SHA256
+        from memdir.index.quantised_model import can_keep, made
+
+        if self._queries is None and not made(MINILM_SHA256) and can_keep():
+            self._query_session()
+        return self.degraded
 
     def _query_session(self) -> Any:
         """The int8 session for queries; None when it cannot be made (queries then go

@@ -49,6 +49,8 @@ from memdir.index.embedders import EmbedderUnavailable
 RECIPE = "dynamic-int8-v2"
 MIN_COSINE = 0.97  # measured .995 on the probes, .983-.997 on RealMem's turns (8-256 tokens)
 _LOG = logging.getLogger(__name__)
+CONVERTING = "making the int8 search model, once per install (a few seconds)"
+"""logged (INFO) as a conversion starts: the command line shows it on stderr"""
 # BERT uncased token ids (101 [CLS], 102 [SEP]) of a few ordinary sentences and
 # one long run: the probes the converted file must agree with the packaged one on.
 _PROBES = (
@@ -69,11 +71,33 @@ def model_cache() -> Path:
     return memdir_home() / "cache" / "models"
 
 
+def _name(source_sha256: str) -> str:
+    return f"minilm-{RECIPE}-{source_sha256[:16]}"
+
+
+def made(source_sha256: str) -> bool:
+    """Whether the cache holds a conversion of the model ``source_sha256`` with its
+    record (not hashed here: ``quantised`` checks it when it is loaded)."""
+    path = model_cache() / f"{_name(source_sha256)}.onnx"
+    return path.is_file() and _recorded(path.with_suffix(".json")) is not None
+
+
+def can_keep() -> bool:
+    """Whether the model cache is (or can be made) a folder this process may write:
+    a conversion made where it cannot be kept lasts only as long as the process."""
+    cache = model_cache()
+    try:
+        cache.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return False
+    return os.access(cache, os.W_OK | os.X_OK)
+
+
 def quantised(source: Path, source_sha256: str) -> Path | bytes:
     """The int8 model made from ``source`` (already checked to be ``source_sha256``):
     the cached file, made now if it is missing or damaged; its bytes when no cache
     can be written."""
-    name = f"minilm-{RECIPE}-{source_sha256[:16]}"
+    name = _name(source_sha256)
     cache = model_cache()
     from memdir.errors import StorageError
 
@@ -85,6 +109,7 @@ def quantised(source: Path, source_sha256: str) -> Path | bytes:
     try:
         with tempfile.TemporaryDirectory(prefix="memdir-model-") as scratch:
             out = Path(scratch) / "model.onnx"
+            _LOG.info(CONVERTING)
             _convert(source, out)
             return out.read_bytes()
     except OSError as exc:
@@ -105,6 +130,7 @@ def _cached(source: Path, path: Path) -> Path:
         found = _kept(path)  # another process may have made it meanwhile
         if found is not None:
             return found
+        _LOG.info(CONVERTING)
         for left in path.parent.glob(f".{path.name}.*"):  # a conversion killed midway
             left.unlink(missing_ok=True)  # (the lock is ours: no one else writes them)
         handle, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".onnx")

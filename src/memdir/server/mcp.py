@@ -44,6 +44,7 @@ from memdir import __version__
 from memdir.aio import AsyncMemory
 from memdir.context import PROFILES
 from memdir.errors import MemdirError
+from memdir.folder_index import warm_search
 from memdir.maintain.background import Housekeeper
 from memdir.memory import Memory, open_memory
 from memdir.server.mcp_sessions import IDLE_SECONDS, SessionRecorder
@@ -365,6 +366,7 @@ def serve(
     with ``memdir maintain`` every ``maintain_every`` seconds beside it (0: never). Over
     HTTP, once it listens, it says where on stderr (``agent``: the folder is that agent's)."""
     server = build_server(folder, legacy_tools=legacy_tools, transport="http" if http else "stdio")
+    warm_search(server.memory)  # the first search call finds the model made
     keeper = Housekeeper(server.memory.root, maintain_every) if maintain_every > 0 else None
     if keeper is not None:
         keeper.start()

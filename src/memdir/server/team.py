@@ -573,8 +573,26 @@ def serve_team(
     app = TeamApp(
         source, Tokens(source.db), max_open=max_open, workers=workers, legacy_tools=legacy_tools
     )
+    _warm_default_search()
 
     def listening(bound: int) -> None:
         print(announcement(url, host, bound), file=sys.stderr, flush=True)
 
     run_http(app, host, port, listening)
+
+
+def _warm_default_search() -> None:
+    """The default embedder's search model made ready beside the start (MiniLM's int8
+    conversion, once per install), as ``memdir serve`` does for its folder: agents open
+    on demand, and most use the default."""
+    import os
+
+    from memdir.config.manifest import IndexSettings
+    from memdir.index.embedders import EmbedderUnavailable, load_embedder, prepare_in_background
+
+    name = os.environ.get("MEMDIR_EMBEDDER") or IndexSettings().embedder
+    try:
+        embedder = load_embedder(name, None)
+    except EmbedderUnavailable:  # each agent's search says why, when it opens
+        return
+    prepare_in_background(embedder)

@@ -38,10 +38,12 @@ def serve_ui(
         )
     import uvicorn
 
+    from memdir.folder_index import warm_search
     from memdir.server.listen import bind
 
     sock = bind(host, port)
     memory = open_memory(folder)
+    warm_search(memory)  # the page's first search finds the model made
     app = build_app(memory, token=token)
 
     class Server(uvicorn.Server):
