@@ -70,6 +70,21 @@ def test_recall_list_json_and_filters(
     assert (later.exit_code, later.stdout) == (0, "No activities.\n")
 
 
+def test_a_count_past_what_a_database_counts_lists_everything(
+    folder: Path, activities: tuple[str, str]
+) -> None:
+    """``-n 10**30`` asks for every activity (it was an OverflowError's traceback)."""
+    huge = str(10**30)
+    listed = ok_json(invoke(folder, "recall", "list", "-n", huge, "--json"))
+    assert [item["id"] for item in listed] == list(reversed(activities))
+    found = ok_json(invoke(folder, "recall", "search", "invoices", "-n", huge, "--json"))
+    assert [item["id"] for item in found] == [activities[1]]
+    typed = ok_json(
+        invoke(folder, "recall", "search", "billing", "-n", huge, "--type", "task", "--json")
+    )
+    assert [item["id"] for item in typed] == [activities[0]]
+
+
 def test_recall_search(folder: Path, activities: tuple[str, str]) -> None:
     _, chat = activities
     found = ok_json(invoke(folder, "recall", "search", "invoices", "--json"))
@@ -110,6 +125,27 @@ def test_recall_export(folder: Path, tmp_path: Path, activities: tuple[str, str]
     assert {json.loads(line)["id"] for line in records} >= set(activities)
     text = invoke(folder, "history", "export", "-o", str(out))
     assert text.stdout == f"Wrote {len(records)} records to {out}.\n"
+
+
+@pytest.mark.parametrize(
+    "place", ["knowledge.md", "memdir.toml", ".memdir/history.db", "vault/crm/new.md"]
+)
+def test_recall_export_never_writes_over_the_memory(
+    folder: Path, activities: tuple[str, str], place: str
+) -> None:
+    """``-o knowledge.md`` replaced the knowledge with the history, and said it had."""
+    target = folder / place
+    before = target.read_bytes() if target.exists() else None
+    result = invoke(folder, "recall", "export", "-o", str(target))
+    assert (result.exit_code, result.stdout) == (1, ""), result.output
+    assert result.stderr == (
+        f"error: {target} would be {place} in the memory folder; name another --out file\n"
+    )
+    assert (target.read_bytes() if target.exists() else None) == before
+    beside = ok_json(
+        invoke(folder, "recall", "export", "-o", str(folder / "history.jsonl"), "--json")
+    )
+    assert beside["records"] >= 2  # a file no layer owns, such as the default, is fine
 
 
 # -- ingest and sessions ---------------------------------------------------------------------

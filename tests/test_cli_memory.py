@@ -150,9 +150,12 @@ def test_get_json(folder: Path) -> None:
         ("../outside.md", "the path leaves the memory folder"),
         ("missing.md", "no file missing.md in the memory folder"),
         (".memdir/index.db", ".memdir/index.db is internal to memdir or hidden"),
+        ("loop.md", "loop.md is a loop of links that leads to no file"),  # was a traceback
+        ("a\x00b.md", "the path holds a NUL character (U+0000); no file is named so"),
     ],
 )
 def test_get_outside_or_missing_exits_1(folder: Path, path: str, reason: str) -> None:
+    (folder / "loop.md").symlink_to("loop.md")
     result = memdir(folder, "get", path)
     assert (result.exit_code, result.stdout, result.stderr) == (1, "", f"error: {reason}\n")
     as_json = memdir(folder, "get", path, "--json")
@@ -189,6 +192,15 @@ def test_search_finds_a_saved_observation(folder: Path) -> None:
     assert [(hit["path"], hit["anchor"], hit["kind"]) for hit in hits] == [
         ("knowledge.md", saved["key"], "observation")
     ]
+
+
+def test_a_k_past_what_sqlite_counts_returns_every_hit(folder: Path) -> None:
+    """``-k 10**30`` asks for every hit (it was an OverflowError's traceback)."""
+    assert memdir(folder, "save", "The release train leaves on Thursdays").exit_code == 0
+    hits = ok_json(memdir(folder, "search", "release train", "-k", str(10**30), "--json"))
+    assert [hit["path"] for hit in hits] == ["knowledge.md"]
+    lessons = memdir(folder, "lessons", "check", "release", "-k", str(10**30))
+    assert (lessons.exit_code, lessons.exception) == (0, None)
 
 
 def test_search_with_no_hits(folder: Path) -> None:

@@ -137,6 +137,16 @@ def test_rotate_with_nothing_to_rotate(folder: Path) -> None:
     }  # fmt: skip
 
 
+def test_rotate_of_a_project_with_no_intel_says_so(folder: Path) -> None:
+    """It printed "0 weeks rotated", exit 0: a typo looked like a rotation done."""
+    (folder / "intel" / "alpha.md").write_text(OLD_WEEK, encoding="utf-8")
+    result = invoke(folder, "rotate", "--project", "alpah")
+    assert (result.exit_code, result.stdout) == (1, "")
+    assert result.stderr == ("error: no intel on 'alpah' (intel/alpah.md); projects: alpha\n")
+    assert (folder / "intel" / "alpha.md").read_text(encoding="utf-8") == OLD_WEEK
+    assert not (folder / "intel" / "alpah.md").exists()
+
+
 OLD_WEEK = """\
 # Alpha Research Intel
 

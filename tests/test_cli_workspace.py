@@ -273,6 +273,29 @@ def test_work_start_finish_spawn_result_show(tmp_path: Path, layout: str) -> Non
     )
 
 
+def test_work_finish_of_a_task_not_in_right_now_is_refused(tmp_path: Path) -> None:
+    """A misspelt task was stamped done while the real one stayed in Right Now."""
+    root = made(tmp_path, "workspace")
+    ok(run(root, "work", "start", "Fix the auth bug"))
+    before = (root / WORK_FILE["workspace"]).read_bytes()
+    assert failed(run(root, "work", "finish", "Fix the auth bgu")) == (
+        "refused: no task 'Fix the auth bgu' in Right Now (it holds: Fix the auth bug); "
+        "name it as written there, or name none to finish the first\n"
+    )
+    assert (root / WORK_FILE["workspace"]).read_bytes() == before
+
+
+def test_work_show_reads_a_hand_edited_day_that_is_no_date(tmp_path: Path) -> None:
+    """``<!-- day: 2026-13-45 -->`` stopped ``work show`` with "month must be in 1..12"."""
+    root = made(tmp_path, "workspace")
+    ok(run(root, "work", "start", "Fix the auth bug"))
+    ok(run(root, "work", "finish"))
+    path = root / WORK_FILE["workspace"]
+    path.write_text(path.read_text().replace(f"day: {DAY}", "day: 2026-13-45"))
+    shown = ok_json(run(root, "work", "show", "--json"))
+    assert (shown["day"], shown["done"]) == (None, [f"Fix the auth bug ({DAY} 10:00)"])
+
+
 def produced(path: Path, text: str = "done\n", *, at: float = NOW.timestamp() + 300) -> Path:
     """A file a sub-agent wrote, last modified ``at`` (five minutes after the spawn)."""
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -229,6 +229,18 @@ def test_doctor_reports_a_card_it_cannot_read(memory: memdir.Memory) -> None:
     assert "vault/crm/broken.md" in {finding.path for finding in memory.doctor()}
 
 
+@pytest.mark.parametrize("name", ["knowledge.md", "NOTEBOOK.md"])
+def test_doctor_reports_a_hot_file_not_utf8_instead_of_failing(
+    memory: memdir.Memory, name: str
+) -> None:
+    """Counting its loaded bytes raised UnicodeEncodeError: `memdir doctor` said only
+    "error: 'utf-8' codec can't encode characters"."""
+    heading = "## s\n" if name == "knowledge.md" else "## s\n<!-- managed: agent -->\n"
+    (memory.root / name).write_bytes(b"# T\n\n" + heading.encode() + b"caf\xff\xfe menu\n")
+    encoding = [f for f in memory.doctor() if f.check == "encoding"]
+    assert [f.path for f in encoding] == [name]
+
+
 def cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "COLUMNS": "400"}  # no wrapping of the lines we check
     for name in ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE", "CLICOLOR_FORCE"):

@@ -11,8 +11,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from typer.testing import CliRunner
 
 import memdir
+from memdir.cli import app
 from memdir.dream import Entry, Merge, OfflinePlanner, Plan, Promotion, dream_due, parse_plan
 from memdir.dream.contrasts import contrast
 from memdir.dream.llm_planner import LLMPlanner
@@ -92,6 +94,27 @@ def test_a_folder_without_knowledge_cannot_dream(tmp_path: Path) -> None:
         with pytest.raises(MemdirError, match="declares no knowledge layer"):
             memory.dream(force=True)
         assert "no knowledge layer" in memory.maintain(only=["dream"]).jobs[0].summary
+
+
+@pytest.mark.parametrize("shape", ["a folder", "a link out"])
+def test_a_knowledge_file_that_cannot_be_written_stops_the_dream_with_why(
+    tmp_path: Path, shape: str
+) -> None:
+    """It was a traceback (the store's internal Refusal, raised again by the fallback)."""
+    root, outside = tmp_path / "m", tmp_path / "outside.md"
+    memdir.init(root)
+    outside.write_text("# Knowledge\n\n## _observations\n### obs_1_a\nx\n")
+    (root / "knowledge.md").unlink()
+    if shape == "a folder":
+        (root / "knowledge.md").mkdir()
+    else:
+        (root / "knowledge.md").symlink_to(outside)
+    result = CliRunner().invoke(app, ["dream", "--force", "--dir", str(root)])
+    assert (result.exit_code, result.stdout) == (1, ""), result.output
+    assert result.stderr.startswith(f"error: knowledge.md is {shape[:3]}"), result.stderr
+    assert result.stderr.count("\n") == 1
+    assert not (root / "archive" / "dreams").exists()
+    assert outside.read_text() == "# Knowledge\n\n## _observations\n### obs_1_a\nx\n"
 
 
 # -- the offline planner ---------------------------------------------------------------
@@ -589,6 +612,13 @@ def test_batches_fit_the_context_and_keep_similar_observations_together() -> Non
     assert LLMPlanner(FakeChat(), context_tokens=100_000).batches(_entries(*texts)) == [
         _entries(*texts)
     ]  # one request when it fits
+
+
+def test_batches_size_a_text_whose_file_is_not_utf8() -> None:
+    """A byte not UTF-8 in knowledge.md reads as a lone surrogate; sizing it for the
+    request raised UnicodeEncodeError before any request was sent."""
+    entries = _entries("The caf\udcff\udcfe menu changed", "Another fact")
+    assert LLMPlanner(FakeChat(), context_tokens=1000).batches(entries) == [entries]
 
 
 def test_the_llm_dream_asks_in_batches_and_keeps_what_each_got_right(

@@ -312,6 +312,23 @@ def test_a_layer_file_linking_inside_the_folder_is_written_through(folder: Path)
     assert "kept through the link" in real.read_text()
 
 
+@pytest.mark.parametrize("where", ["loop.md", "vault/loop.md", "journal/2026-11-30.md"])
+def test_a_loop_of_links_is_left_out_not_fatal(
+    folder: Path, where: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One link leading to itself, anywhere, stopped search, status, context, doctor and
+    reindex for the whole folder: "Too many levels of symbolic links"."""
+    monkeypatch.setenv("MEMDIR_EMBEDDER", "hashing")
+    (folder / where).symlink_to((folder / where).name)
+    assert cli("save", "The narwhal migrates in spring", "--dir", folder)[0] == 0
+    for command in (["search", "narwhal"], ["status"], ["context"], ["doctor"], ["reindex"]):
+        code, output = cli(*command, "--dir", folder)
+        assert code in (0, 1) and "symbolic links" not in output, (command, output)
+    code, output = cli("search", "narwhal", "--dir", folder)
+    assert code == 0 and "knowledge.md" in output
+    assert (folder / where).is_symlink()
+
+
 def test_a_card_or_journal_day_linking_outside_is_refused(folder: Path, tmp_path: Path) -> None:
     outside = tmp_path / "elsewhere.md"
     outside.write_text("---\ntype: person\n---\n# Eve\nprivate\n")

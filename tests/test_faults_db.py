@@ -409,3 +409,23 @@ def test_a_folder_where_graph_json_goes_does_not_stop_the_graph(
     found = invoke(root, "doctor")
     assert f"[state] {where}/{GRAPH_FILE}: " in found.stdout
     assert invoke(root, "moc").exit_code == 0
+
+
+@pytest.mark.parametrize(
+    ("name", "command"), [("index.db", ("search", "acme")), ("history.db", ("recall", "list"))]
+)
+def test_a_folder_where_a_database_goes_is_an_error_line(
+    folder: Path, name: str, command: tuple[str, ...]
+) -> None:
+    """SQLite's "unable to open database file" reached the user as a traceback."""
+    path = folder / ".memdir" / name
+    gc.collect()  # memdir.init's Memory lets its connections go
+    for old in [path, *(path.with_name(name + suffix) for suffix in ("-wal", "-shm"))]:
+        old.unlink(missing_ok=True)
+    path.mkdir()
+    result = invoke(folder, *command)
+    assert (result.exit_code, result.stdout) == (1, ""), result.output
+    assert result.stderr == (
+        f"error: {path} is a folder, not a database: move it away, and memdir makes a new one\n"
+    )
+    assert path.is_dir() and list(path.iterdir()) == []

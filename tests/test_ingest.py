@@ -177,6 +177,9 @@ def test_reimport_adds_nothing(mem: memdir.Memory, tmp_path: Path) -> None:
         ('[{"role": "user"}]', "content"),
         ('{"role": "user", "content": "a"}\n{oops\n', "line 2"),
         ('{"nope": 1}', "no known chat format"),
+        # a RecursionError's traceback, before
+        ("[" * 100_000 + "]" * 100_000, "bad.json: nested too deeply to be a chat history$"),
+        ('{"role": "user", "content": "a"}\n' + "[" * 100_000, "line 2: nested too deeply"),
     ],
 )
 def test_a_malformed_file_is_refused_and_writes_nothing(

@@ -219,7 +219,9 @@ def test_rotate_gives_a_file_without_a_current_week_one(intel: IntelStore, folde
         "# Beta\n\n## Current Week (Nov 30-Dec 6, 2026)\n---\n\n## Notes\nhand written\n"
     )
     assert intel.rotate().unchanged == 1
-    assert not (folder / "intel/gamma.md").exists() and not intel.rotate("gamma").rotated
+    with pytest.raises(ValueError, match=r"no intel on 'gamma' \(intel/gamma.md\); projects: beta"):
+        intel.rotate("gamma")  # a project named that has no file: said, not an empty report
+    assert not (folder / "intel/gamma.md").exists()
 
 
 def test_the_summariser_can_be_swapped(

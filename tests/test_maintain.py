@@ -82,6 +82,19 @@ def invoke(folder: Path, *args: str) -> Result:
     )
 
 
+def test_a_journal_file_named_for_no_day_is_left_out(folder: Path) -> None:
+    """``journal/2026-13-45.md`` (a hand-made file) stopped maintain: "month must be in
+    1..12", after the jobs before it had written."""
+    stray = folder / "journal" / "2026-13-45.md"
+    stray.write_text("# notes\n\n- kept as written\n", encoding="utf-8")
+    result = invoke(folder, "maintain", "--only", "journals", "--json")
+    assert result.exit_code == 0, result.output
+    assert [job["job"] for job in json.loads(result.stdout)["jobs"]] == ["journals"]
+    assert stray.read_text(encoding="utf-8") == "# notes\n\n- kept as written\n"
+    with memdir.open(folder, embedder="hashing") as memory:
+        assert memory.journal.days() == []
+
+
 def test_cli_dream_when_not_due_then_forced(folder: Path) -> None:
     with memdir.open(folder, embedder="hashing") as memory:
         memory.knowledge.save("Same fact.", "fact", ["ops"])

@@ -188,6 +188,9 @@ def test_stdio_resources_and_prompt(folder: Path) -> None:
         prompt = await client.get_prompt("boot_context", {"profile": "reflex"})
         text = prompt.messages[0].content.text  # type: ignore[union-attr]
         assert "I am Wren" in text and "Ship the release notes" in text
+        # the reason reaches the client (it was "Internal server error", and a traceback)
+        with pytest.raises(MCPError, match="^profile must be one of reflex, default, deep"):
+            await client.get_prompt("boot_context", {"profile": "sideways"})
 
     params = StdioServerParameters(
         command=SERVE[0], args=[*SERVE[1:], "--dir", str(folder)], env=_env()
@@ -334,6 +337,24 @@ def test_http_beyond_loopback_requires_a_token(folder: Path) -> None:
     )
     assert done.returncode == 1
     assert "give --token" in done.stderr
+
+
+@pytest.mark.parametrize("command", [["serve", "--http"], ["ui"]])
+def test_a_port_in_use_is_one_error_line_and_exit_1(folder: Path, command: list[str]) -> None:
+    """uvicorn logged its own error and exited with 3, a code the CLI does not have."""
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run(
+            [*SERVE[:-1], *command, "--dir", str(folder), "--port", str(port)],
+            env=_env(),
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr == f"error: cannot listen on 127.0.0.1:{port}: Address already in use\n"
 
 
 def test_host_config_snippet(folder: Path) -> None:

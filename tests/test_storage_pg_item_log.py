@@ -6,6 +6,8 @@ commits and rolls back with the write, and a process's vectors in memory
 
 from __future__ import annotations
 
+import threading
+
 import psycopg
 import pytest
 
@@ -199,3 +201,44 @@ def test_the_log_keeps_the_last_versions(
     assert (low, high) == (last + 1 - item_log.KEEP + 1, last + 1)
     assert low > 1
     assert _logged(pg_db, "agent-a", last + 1) == _ids(pg_db, "agent-a")
+
+
+def test_a_store_outside_the_lock_skips_the_rows_a_locked_write_holds(
+    memory: memdir.Memory, pg_db: Database, pg_url: str, pg_schema: str, embedder: Embedder
+) -> None:
+    """A search's store (``item_log.logged``) waits for no row a locked write holds: it
+    stores the others and leaves those for the next search. Were it to wait holding the
+    rows it had locked, a locked write wanting one of them next is a deadlock."""
+    pg = PgIndex(pg_db, "agent-a")
+    write_journal(memory, pg, _journal(*NOTES))  # no vectors yet
+    ids = {str(h): int(i) for i, h in pg_db.reader().execute("SELECT id, heading FROM items")}
+    moved = {ids[NOTES[0]], ids[NOTES[1]]}
+    other = Database(pg_url, schema=pg_schema)  # the searching process's connections
+    searcher = PgIndex(other, "agent-a")
+    stored: list[int] = []
+    store = threading.Thread(target=lambda: stored.append(searcher.ensure_vectors(embedder)))
+    try:
+        with pg.folder.lock:  # the first two sections swapped: their rows locked
+            write_journal(memory, pg, _journal(NOTES[1], NOTES[0], *NOTES[2:]))
+            store.start()
+            store.join(5)
+            assert not store.is_alive(), "the store waited for the locked write's rows"
+            assert _version(other, "agent-a") == 1  # committed while the write goes on
+            assert _logged(other, "agent-a", 1) == set(ids.values()) - moved
+            # the write wants a row the store had (a vector re-made under the lock)
+            (key,) = (
+                pg.folder.lock.connection()
+                .execute("SELECT vector_key FROM items WHERE id = %s", (ids[NOTES[2]],))
+                .fetchone()
+            )
+            pg.store_vectors(embedder.id, embedder.dim, [(str(key), embedder.embed(["x"])[0])])
+        assert _version(pg_db, "agent-a") == 2
+        assert _ids(pg_db, "agent-a") == set(ids.values()) - moved
+        assert searcher.ensure_vectors(embedder) == 2  # the rows skipped: the next search's
+        assert _logged(pg_db, "agent-a", 3) == moved
+        assert _ids(pg_db, "agent-a") == set(ids.values())
+    finally:
+        if store.ident is not None:
+            store.join(30)
+        other.close()
+    assert stored == [len(NOTES)]  # (every text embedded, the locked ones not stored)

@@ -19,8 +19,8 @@ from memdir.index.words import query_words
 from memdir.storage.postgres import vector_cache
 from memdir.storage.postgres.db import Database
 from memdir.storage.postgres.index import PgIndex, index_text
-from memdir.storage.seam import Pairs, Scope
-from pg_vector_fixtures import write_journal
+from memdir.storage.seam import Scope
+from pg_vector_fixtures import same_candidates, tied_blocks, write_journal
 
 TOPICS = (
     "sailing on the lake", "painting the harbour", "a charity race in the rain",
@@ -148,29 +148,6 @@ FLOOR = 0.01
 pgvector: a floor of exactly 0 would split them)"""
 
 
-def _tied_blocks(pairs: list[tuple[int, float]]) -> list[set[int]]:
-    """The ids in runs of scores within float32 rounding of each other (the hashing
-    embedder makes many texts score alike, which float32 in numpy and in pgvector round
-    apart), but the last run, which the cut may split."""
-    blocks: list[list[tuple[int, float]]] = []
-    for item_id, score in pairs:
-        if blocks and abs(blocks[-1][-1][1] - score) < 1e-5:
-            blocks[-1].append((item_id, score))
-        else:
-            blocks.append([(item_id, score)])
-    return [{i for i, _ in block} for block in blocks[:-1]]
-
-
-def _same(held: list[tuple[Pairs, Pairs]], sql: list[tuple[Pairs, Pairs]]) -> None:
-    """The matrix's candidates are pgvector's: the same keyword side, the same ids in
-    the same order but within float32 rounding, the same scores to 1e-5."""
-    for (kw_sql, sem_sql), (kw_held, sem_held) in zip(sql, held, strict=True):
-        assert kw_held == kw_sql
-        assert _tied_blocks(sem_held) == _tied_blocks(sem_sql)
-        for (_, mine), (_, theirs) in zip(sem_held, sem_sql, strict=True):
-            assert mine == pytest.approx(theirs, abs=1e-5)
-
-
 @contextmanager
 def _sent(pg: PgIndex) -> Iterator[list[str]]:
     """The statements ``pg``'s searches send inside (its connection's ``execute``
@@ -233,7 +210,7 @@ def test_from_the_crossover_on_the_cache_answers_what_sql_answers(
             held = filled.candidates(words, vector, embedder.id, scopes, 20, FLOOR)
         assert vector_cache.CHECK_SQL in sent  # the matrix's, checked by version
         assert len(vector_cache.REGISTRY.held_keys()) == 1
-        _same(held, sql)
+        same_candidates(held, sql)
     # an agent that shrank below it is dropped once its count is read again
     monkeypatch.setenv(vector_cache.MIN_ITEMS_ENV, str(items + 1))
     monkeypatch.setattr(vector_cache, "RECHECK_SECONDS", 0.0)
@@ -259,7 +236,7 @@ def test_the_cache_finds_what_sql_finds(
                 assert kw_held == kw_sql
                 if query == QUERIES[-1] and depth <= 20:  # exact ties: by id, as in SQL
                     assert [i for i, _ in sem_held] == [i for i, _ in sem_sql], (query, depth)
-                assert _tied_blocks(sem_held) == _tied_blocks(sem_sql), (query, depth)
+                assert tied_blocks(sem_held) == tied_blocks(sem_sql), (query, depth)
                 for (_, mine), (_, theirs) in zip(sem_held, sem_sql, strict=True):
                     assert mine == pytest.approx(theirs, abs=1e-5)
     assert any(sem for _, sem in held[3:]), "some filtered scope found something"

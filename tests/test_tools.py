@@ -216,6 +216,12 @@ def test_bad_calls_get_sentences_not_exceptions(tools: Tools) -> None:
     )
     assert "must be a JSON object" in tools.call("memory_save", ["x"])["reason"]  # type: ignore[arg-type]
     assert "a whole number" in tools.call("memory_search", {"query": "x", "k": "ten"})["reason"]
+    # a misspelt layer found nothing, and looked like a memory with nothing in it
+    misspelt = tools.call("memory_search", {"query": "x", "layers": ["knowlege", "vault"]})
+    assert misspelt["ok"] is False
+    assert misspelt["reason"].startswith(
+        "memory_search: no layer 'knowlege' in memdir.toml; its layers are: identity, knowledge,"
+    )
 
 
 def test_arguments_as_a_json_string_work(tools: Tools) -> None:

@@ -384,6 +384,19 @@ def test_compression_hooks_get_the_line_without_its_bullet(memory: Memory) -> No
     assert seen == ["The Stripe webhook needs HTTPS"]
 
 
+def test_a_day_holding_bytes_not_utf8_is_compressed_keeping_them(
+    memory: Memory, folder: Path
+) -> None:
+    """Measuring the summary raised UnicodeEncodeError once the day and its archive were
+    written: a job that failed after it had done its work."""
+    path = folder / JOURNAL["default"]
+    path.write_bytes(b"# 2026-11-30\n\n## Decisions\n- Lunch at the caf\xff\xfe\n- Ship it\n")
+    report = memory.journal.compress(DAY, limit=10)
+    assert report.compressed and report.bytes_after == len(path.read_bytes())
+    assert b"caf\xff\xfe" in path.read_bytes()
+    assert b"caf\xff\xfe" in (folder / report.archive).read_bytes()
+
+
 # -- lessons ---------------------------------------------------------------------
 
 DISCORD = (

@@ -32,6 +32,9 @@ if TYPE_CHECKING:
     from memdir.index.sync import Index
     from memdir.memory import Memory
 
+HITS_MAX = 2**31 - 1
+"""The most hits a search returns: a larger ``k`` asks for every hit there is."""
+
 
 def open_index(memory: Memory) -> Index:
     """The index ``Memory.index`` opens: through the storage's rows, or on disk."""
@@ -145,6 +148,13 @@ def search(
         raise ValueError(f"mode must be one of {', '.join(MODE_TIERS)}, not {mode!r}")
     if k < 1:
         raise ValueError("k must be at least 1")
+    k = min(k, HITS_MAX)  # more asks for every hit; SQLite's LIMIT takes 64 bits at most
+    unknown = [name for name in layers or () if name not in memory.manifest.layers]
+    if unknown:  # a misspelt layer would find nothing and look like an empty memory
+        raise ValueError(
+            f"no layer {', '.join(map(repr, unknown))} in memdir.toml; its layers "
+            f"are: {', '.join(memory.manifest.layers)}"
+        )
     filters = Filters(
         mode=mode,
         layers=tuple(layers or ()),

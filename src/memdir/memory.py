@@ -299,7 +299,7 @@ class Memory:
         tiers is strong, the search widens to cold and archive (``hits.widened``);
         otherwise ``hits.colder`` counts the hits waiting there. An empty query
         lists the most recent observations (``hits.listing``). The result is a
-        ``list[Hit]``, best first. Raises ValueError on a bad mode, k or date.
+        ``list[Hit]``, best first. Raises ValueError on a bad mode, k, date or layer name.
         """
         from memdir.folder_index import search
 

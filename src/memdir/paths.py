@@ -133,6 +133,15 @@ def _inside(base: Path, path: str | Path) -> bool:
     return Path(os.path.realpath(path)).is_relative_to(os.path.realpath(base))
 
 
+def _linked_file_inside(base: Path, entry: os.DirEntry[str]) -> bool:
+    """Whether the link ``entry`` leads to a file inside ``base``; a loop of links leads
+    nowhere (its OSError would stop every listing of the folder)."""
+    try:
+        return entry.is_file() and _inside(base, entry.path)
+    except OSError:
+        return False
+
+
 def _hidden(relative: str) -> bool:
     return any(part.startswith(".") for part in relative.split("/"))
 
@@ -184,8 +193,11 @@ def walk_files(base: Path, start: str) -> Iterator[tuple[str, os.DirEntry[str]]]
             relative = f"{folder}/{entry.name}" if folder else entry.name
             if entry.is_dir(follow_symlinks=False):
                 below.append(relative)
-            elif entry.is_file() and (not entry.is_symlink() or _inside(base, entry.path)):
-                yield relative, entry  # a link is followed only if it stays inside
+            elif entry.is_symlink():
+                if _linked_file_inside(base, entry):
+                    yield relative, entry  # a link is followed only if it stays inside
+            elif entry.is_file():
+                yield relative, entry
         folders.extend(reversed(below))
 
 
@@ -258,7 +270,7 @@ def _listed(base: Path, path: str) -> tuple[list[str], list[str], bool] | None:
             below.append(entry.name)
         elif entry.is_symlink():
             linked = True
-            if entry.is_file() and _inside(base, entry.path):
+            if _linked_file_inside(base, entry):
                 files.append(entry.name)
         elif entry.is_file():
             files.append(entry.name)

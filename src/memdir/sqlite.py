@@ -61,6 +61,10 @@ class DatabaseDamaged(MemdirError):
 def connect(path: Path, migrations: Sequence[tuple[str, Migration]]) -> sqlite3.Connection:
     """Open (creating if need be) the database at ``path`` with its schema up to date."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    if path.is_dir():  # SQLite would say only "unable to open database file"
+        raise DatabaseDamaged(
+            f"{path} is a folder, not a database: move it away, and memdir makes a new one"
+        )
     db = sqlite3.connect(path, timeout=30.0, isolation_level=None, check_same_thread=False)
     try:
         db.execute("PRAGMA journal_mode = WAL")

@@ -479,7 +479,9 @@ class AsyncIntelStore(AsyncStore[IntelStore]):
     async def rotate(
         self, project: str | None = None, now: datetime | None = None
     ) -> RotationReport:
-        """Compress every past Current Week into Previous Weeks (all projects by default)."""
+        """Compress every past Current Week into Previous Weeks (all projects by default).
+        A project named that has no intel file is a ValueError, not an empty report.
+        """
         return await self._call(lambda sync_: sync_.rotate(project, now))
 
 
@@ -818,7 +820,7 @@ class AsyncMemory(AsyncMemoryBase):
         tiers is strong, the search widens to cold and archive (``hits.widened``);
         otherwise ``hits.colder`` counts the hits waiting there. An empty query
         lists the most recent observations (``hits.listing``). The result is a
-        ``list[Hit]``, best first. Raises ValueError on a bad mode, k or date.
+        ``list[Hit]``, best first. Raises ValueError on a bad mode, k, date or layer name.
         """
         return await self._call(
             lambda sync_: sync_.search(query, k, mode, layers, kinds, tags, since, until)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import os
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -25,12 +26,14 @@ from memdir.cli._common import (
     reports_errors,
     stoppable,
 )
+from memdir.config import MANIFEST_NAME, STATE_DIR
 from memdir.ingest.model import FORMATS
 from memdir.textutil import plural
 from memdir.timeutil import format_ts, parse_ts
 
 if TYPE_CHECKING:
     from memdir.ingest import LeftOut
+    from memdir.memory import Memory
     from memdir.stores.history import Activity, ActivityDetail
 
 
@@ -194,11 +197,29 @@ def recall_export(
 ) -> None:
     """Export the whole history to JSON Lines, from a consistent snapshot."""
     with opened(folder, agent) as memory:
+        replaced = memory_file_at(memory, out)
+        if replaced is not None:
+            fail(f"{out} would be {replaced} in the memory folder; name another --out file")
         count = memory.history.export_jsonl(out)  # both backends have it
     if as_json:
         print_json({"out": str(out), "records": count})
         return
     console.print(f"Wrote {count} records to {out}.", markup=False)
+
+
+def memory_file_at(memory: Memory, out: Path) -> str | None:
+    """What of the memory folder a file written at ``out`` would replace (its manifest, a
+    file of its own or one a layer owns), or None: ``-o knowledge.md`` replaced it."""
+    target, root = Path(os.path.realpath(out)), Path(os.path.realpath(memory.root))
+    if not target.is_relative_to(root):
+        return None
+    relpath = target.relative_to(root).as_posix()
+    if relpath == MANIFEST_NAME or relpath.split("/")[0] == STATE_DIR:
+        return relpath
+    layers = memory.manifest.layers.items()
+    if any(memory.space.matches(name, layer, relpath) for name, layer in layers):
+        return relpath
+    return None
 
 
 # -- sessions and imports ---------------------------------------------------------------

@@ -242,6 +242,9 @@ def _dream(
         report.rejected = f"no usable plan ({exc})"
         plan = Plan()
     with memory.lock:
+        unwritable = store.ctx.files.unwritable(store.relpath)
+        if unwritable is not None:  # a folder, or a link out, where knowledge.md should be
+            raise MemdirError(unwritable)
         original = store.ctx.read(store.relpath) or ""  # bytes not UTF-8 kept as they are
         report.bytes_before = len(encode(original))
         observations = store.observations()

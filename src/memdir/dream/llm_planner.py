@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from memdir.dream.plan import PLAN_SCHEMA, Entry, Plan, PlanError, parse_plan
+from memdir.files.encoding import encode
 from memdir.index.embedders import Embedder
 from memdir.llm.chat import ChatModel, LLMError, Message
 from memdir.textutil import plural
@@ -106,7 +107,7 @@ class LLMPlanner:
         batches: list[list[Entry]] = [[]]
         used = 0
         for entry in self._ordered(entries):
-            size = (len(json.dumps(entry.to_dict(), ensure_ascii=False).encode()) + 3) // 4
+            size = (len(encode(json.dumps(entry.to_dict(), ensure_ascii=False))) + 3) // 4
             if batches[-1] and used + size > budget:
                 batches.append([])
                 used = 0

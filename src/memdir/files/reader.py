@@ -48,7 +48,12 @@ def resolve_inside(space: FileSpace, path: str) -> tuple[Path, str] | str:
         return "the path leaves the memory folder"
     if any(part.startswith(".") for part in posix.parts):
         return f"{raw} is internal to memdir or hidden"
-    target = space.real(raw).resolve()
+    if "\x00" in raw:
+        return "the path holds a NUL character (U+0000); no file is named so"
+    try:
+        target = space.real(raw).resolve()
+    except (OSError, RuntimeError):  # a loop of links: RuntimeError before Python 3.13
+        return f"{raw} is a loop of links that leads to no file"
     if not target.is_relative_to(space.confining(raw)):
         return "the path leaves the memory folder (through a link)"
     return target, posix.as_posix()

@@ -132,11 +132,17 @@ def _read(path: Path) -> str:
         raise IngestError(f"not JSON or JSON Lines: not UTF-8 text (byte {err.start})") from None
 
 
+TOO_DEEP = "nested too deeply to be a chat history"
+"""the refusal of JSON whose nesting Python's parser cannot follow (a RecursionError)"""
+
+
 def _load_json(text: str, refusal: str) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as err:
         raise _json_refusal(refusal, err) from None
+    except RecursionError:
+        raise IngestError(f"{refusal}: {TOO_DEEP}") from None
 
 
 def _json_refusal(refusal: str, err: json.JSONDecodeError) -> IngestError:
@@ -151,6 +157,8 @@ def _detect(text: str) -> tuple[str, Any]:
         if _first_line_is_object(text):
             return "jsonl", None
         raise _json_refusal("not JSON or JSON Lines", err) from None
+    except RecursionError:
+        raise IngestError(TOO_DEEP) from None
     return _shape(value, text), value
 
 
@@ -158,7 +166,7 @@ def _first_line_is_object(text: str) -> bool:
     first = next((line for line in text.split("\n") if line.strip()), "")
     try:
         return isinstance(json.loads(first), dict)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):
         return False
 
 

@@ -79,6 +79,8 @@ def parse_jsonl(text: str) -> list[c.Parsed]:
         except json.JSONDecodeError as err:
             reason = f"not valid JSON: {err.msg} (column {err.colno})"
             raise IngestError(reason, line=number) from None
+        except RecursionError:
+            raise IngestError("nested too deeply to be a message", line=number) from None
         if not isinstance(value, dict):
             raise IngestError(f"expected a message object, found {c.kind(value)}", line=number)
         try:

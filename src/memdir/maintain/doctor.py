@@ -38,7 +38,7 @@ from memdir.files.temps import stale_temp_files
 from memdir.maintain.databases import database_problems, index_problem
 from memdir.maintain.graph import build_graph
 from memdir.maintain.integrity import file_problems, flagged_items, folder_problems
-from memdir.stores.base import decode
+from memdir.stores.base import decode, encode
 
 if TYPE_CHECKING:
     from memdir.memory import Memory
@@ -129,9 +129,9 @@ def _loaded_bytes(memory: Memory, relpath: str, size: int) -> int:
     """What a file puts in the prompt: knowledge its curated part (capped), the
     notebook its entries; any other file all of it."""
     if memory.has("knowledge") and relpath == memory.knowledge.relpath:
-        return len(memory.knowledge.render().encode("utf-8"))
+        return len(encode(memory.knowledge.render()))  # bytes not UTF-8 kept as they are
     if memory.has("notebook") and relpath == memory.notebook.relpath:
-        return len(memory.notebook.render().encode("utf-8"))
+        return len(encode(memory.notebook.render()))
     return size
 
 

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 import mcp_types as types
+from mcp import MCPError
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
 
@@ -262,8 +263,11 @@ def _add_resources(server: MCPServer[Any], memory: AsyncMemory) -> None:
         ),
     )
     async def boot_context(profile: str = "default", query: str | None = None) -> str:
+        # an MCPError reaches the client with its message; anything else the SDK turns
+        # into "Internal server error", with a traceback in the server's log
         if profile not in PROFILES:
-            raise ValueError(f"profile must be one of {', '.join(PROFILES)}, not {profile!r}")
+            reason = f"profile must be one of {', '.join(PROFILES)}, not {profile!r}"
+            raise MCPError(types.INVALID_PARAMS, reason)
         return (await memory.context(profile=profile, query=query or None)).text
 
 
@@ -400,9 +404,13 @@ def announcement(root: Path, host: str, port: int, *, token: bool, agent: str | 
 
 
 def run_http(app: ASGIApp, host: str, port: int, listening: Callable[[int], None]) -> None:
-    """uvicorn, telling ``listening`` the port once the socket is bound (not before: a
-    port in use fails first, with uvicorn's own error)."""
+    """uvicorn, telling ``listening`` the port once it serves; the socket is bound first
+    (``listen.bind``: a port in use is a MemdirError)."""
     import uvicorn
+
+    from memdir.server.listen import bind
+
+    sock = bind(host, port)
 
     class Server(uvicorn.Server):
         async def startup(self, sockets: Any = None) -> None:
@@ -410,7 +418,8 @@ def run_http(app: ASGIApp, host: str, port: int, listening: Callable[[int], None
             if self.started:
                 listening(int(self.servers[0].sockets[0].getsockname()[1]))
 
-    Server(uvicorn.Config(app, host=host, port=port, log_level="warning")).run()
+    with sock:
+        Server(uvicorn.Config(app, host=host, port=port, log_level="warning")).run([sock])
 
 
 def host_config(folder: Path | None = None, agent: str | None = None) -> dict[str, Any]:

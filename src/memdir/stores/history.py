@@ -154,6 +154,16 @@ def usage_of(row: Sequence[Any] | None) -> tuple[float | None, bool]:
     return row[0] / row[1], row[2] is not None
 
 
+ROWS_MAX = 2**31 - 1
+"""The most activities a listing returns: a larger limit (``-n 10**30``) asks for them
+all, and a LIMIT must fit SQLite's and PostgreSQL's 64-bit integers (times 20)."""
+
+
+def row_limit(limit: int) -> int:
+    """``limit`` as a LIMIT the database takes: at most ``ROWS_MAX``."""
+    return min(limit, ROWS_MAX)
+
+
 def recall_words(query: str) -> list[str]:
     """The distinct words of a recall query, lower-cased, in order."""
     return list(dict.fromkeys(w.lower() for w in _WORD_RE.findall(query)))
@@ -385,14 +395,15 @@ class History(HistoryFile):
             "ORDER BY started_at DESC, rowid DESC LIMIT ?"
         )
         with self._lock:
-            return [activity_from_row(row) for row in self.db.execute(sql, [*params, limit])]
+            rows = self.db.execute(sql, [*params, row_limit(limit)])
+            return [activity_from_row(row) for row in rows]
 
     @guarded
     def search(
         self, query: str, limit: int = 10, *, type: str | None = None, since: datetime | None = None
     ) -> list[Activity]:
         """Activities whose label, summary or keywords match ``query``, best first."""
-        words = recall_words(query)
+        words, limit = recall_words(query), row_limit(limit)
         if not words:
             return self.recent(limit, type=type, since=since)
         match = " OR ".join('"' + w.replace('"', '""') + '"' for w in words)

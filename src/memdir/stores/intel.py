@@ -244,11 +244,15 @@ class IntelStore:
         )
 
     def rotate(self, project: str | None = None, now: datetime | None = None) -> RotationReport:
-        """Compress every past Current Week into Previous Weeks (all projects by default)."""
+        """Compress every past Current Week into Previous Weeks (all projects by default).
+        A project named that has no intel file is a ValueError, not an empty report."""
         moment = now or self.ctx.clock()
         report = RotationReport()
         prefix, suffix = self.template.split("{project}", 1)
-        names = self.projects() if project is None else [project] if slugify(project) else []
+        if project is not None and not self.ctx.exists(path := self.path(project)):
+            known = ", ".join(self.projects()) or "none yet"
+            raise ValueError(f"no intel on {project!r} ({path}); projects: {known}")
+        names = self.projects() if project is None else [project]
         for name in names:
             file = self._file(name)
             summaries, said = self._summaries(file, moment)

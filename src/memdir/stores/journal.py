@@ -30,6 +30,7 @@ Rules (workspace seed, "Daily Logs"; vault seed, "Daily Files"):
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -45,6 +46,7 @@ from memdir.stores.base import (
     SectionFileStore,
     StoreContext,
     check_text,
+    encode,
     normalize_key,
 )
 from memdir.stores.validate import flag
@@ -106,7 +108,9 @@ class JournalStore:
             if str(name.parent).strip(".") != folder or name.suffix != ".md":
                 continue
             match = _DAY_RE.fullmatch(name.stem)
-            if match:
+            if match is None:
+                continue
+            with contextlib.suppress(ValueError):  # 2026-13-45.md names no day: no journal
                 found.append(date.fromisoformat(match.group(1)))
         return sorted(found)
 
@@ -240,7 +244,7 @@ class JournalStore:
             with store._edit() as current:
                 trimmed = SectionDocument.parse(summary)
                 current.preamble, current.sections = trimmed.preamble, trimmed.sections
-            report.bytes_after = len(summary.encode("utf-8"))
+            report.bytes_after = len(encode(summary))  # bytes not UTF-8 kept as they are
             report.compressed = True
         return report
 

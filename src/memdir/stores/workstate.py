@@ -28,6 +28,7 @@ failed. ``verified=True`` with no files is the caller's word, as before.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import stat
@@ -201,7 +202,9 @@ class WorkState:
             section = doc.get(key)
             lists[name] = _items(section.body) if section is not None else []
         done = doc.get(self.keys["done"])
-        day = date.fromisoformat(done.meta["day"]) if done and "day" in done.meta else None
+        day = None
+        with contextlib.suppress(ValueError):  # a hand-edited day that is no date: not known
+            day = date.fromisoformat(done.meta["day"]) if done and "day" in done.meta else None
         return WorkView(lists["right_now"], lists["done"], lists["pending"], day)
 
     # -- the triggers ----------------------------------------------------------
@@ -218,6 +221,12 @@ class WorkState:
                 done = right_now.pop(0)
             else:
                 done = _clean(task, "the task")
+                if done not in right_now:  # a typo must not leave the task in Right Now
+                    listed = "; ".join(right_now) or "nothing"
+                    raise Refusal(
+                        f"no task {done!r} in Right Now (it holds: {listed}); name it as "
+                        "written there, or name none to finish the first"
+                    )
                 edit.lists["right_now"] = [item for item in right_now if item != done]
             edit.lists["done"].append(f"{done} ({edit.stamp})")
             return []

@@ -39,7 +39,9 @@ def serve_ui(
     import uvicorn
 
     from memdir.folder_index import warm_search
+    from memdir.server.listen import bind
 
+    sock = bind(host, port)
     memory = open_memory(folder)
     warm_search(memory)  # the page's first search finds the model made
     app = build_app(memory, token=token)
@@ -55,6 +57,7 @@ def serve_ui(
                 say("memdir: Ctrl-C stops it")
 
     try:
-        Server(uvicorn.Config(app, host=host, port=port, log_level="warning")).run()
+        Server(uvicorn.Config(app, host=host, port=port, log_level="warning")).run([sock])
     finally:
+        sock.close()
         memory.close()

@@ -13,7 +13,8 @@
 
 Both answer the ids given a vector, which the caller logs at its commit
 (``item_log``, for the processes holding the agent's vectors in memory); vectors
-stored outside the folder lock are logged by their own statement.
+stored outside the folder lock are logged by their own statement, which waits for
+no row a write holds (it passes over them: ``item_log`` has why).
 
 Measured in bench/RESULTS.md ("PostgreSQL bulk writes"): on a write, an HNSW
 index costs ten times the rest of the row (pgvector inserts each vector into the
@@ -68,7 +69,17 @@ _STORE = (
     "FROM unnest(%b::text[], %b::vector[]) AS u(key, embedding) "
     "WHERE i.agent = %s AND i.vector_key = u.key"
 )
-_STORE_LOGGED = logged(_STORE)
+# outside the folder lock: only the rows no transaction holds, locked without waiting
+# (a locked write's are left for the next search), then the version row (``logged``):
+# a store that waited for a row while holding others could hold one the locked write
+# wants next, a deadlock PostgreSQL breaks by failing one of them (item_log)
+_STORE_FREE = (
+    "UPDATE items AS i SET embedding = f.embedding, model = %s FROM (SELECT o.id, "
+    "u.embedding FROM unnest(%b::text[], %b::vector[]) AS u(key, embedding) "
+    "JOIN items AS o ON o.vector_key = u.key WHERE o.agent = %s "
+    "FOR UPDATE OF o SKIP LOCKED) AS f WHERE i.id = f.id"
+)
+_STORE_LOGGED = logged(_STORE_FREE)
 Known = Mapping[str, tuple[object, str]]
 """vector_key -> (vector, the model that made it)"""
 
@@ -107,7 +118,9 @@ def store_vectors(
     """Every item of ``agent`` whose text is one of ``vectors``' keys gets its vector
     from ``model``: one statement. ``locked`` (in the folder lock's transaction): the
     ids changed, for the caller to log at the commit; else the statement bumps the
-    agent's version itself (``item_log.logged``) and none are returned."""
+    agent's version itself (``item_log.logged``), passes over the rows another
+    transaction holds (a locked write's: the next search stores them) and none are
+    returned."""
     if not vectors:
         return []
     values = (model, [k for k, _ in vectors], [_vector(v) for _, v in vectors], agent)

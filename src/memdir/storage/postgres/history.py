@@ -38,6 +38,7 @@ from memdir.stores.history import (
     check_usage,
     log_totals,
     recall_words,
+    row_limit,
     run_activity,
     stamped_id,
     usage_of,
@@ -280,7 +281,7 @@ class PgHistory:
         rows = self.folder.conn().execute(
             f"SELECT {_COLUMNS} FROM activities AS a WHERE {where} "
             "ORDER BY a.started_at DESC, a.seq DESC LIMIT %s",
-            [*params, limit],
+            [*params, row_limit(limit)],
         )
         return [_activity(row) for row in rows]
 
@@ -297,7 +298,7 @@ class PgHistory:
             f"SELECT {_COLUMNS} FROM activities AS a, q WHERE {where} AND a.tsv @@ q.query "
             f"ORDER BY ts_rank('{_RANK_WEIGHTS}', a.tsv, q.query) DESC, a.started_at DESC "
             "LIMIT %s",
-            [" ".join(words), *params, limit],
+            [" ".join(words), *params, row_limit(limit)],
         )
         return [_activity(row) for row in rows]
 

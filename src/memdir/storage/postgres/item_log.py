@@ -14,9 +14,22 @@ vector of each id logged since the one it holds.
   vectors stored outside the lock (``ensure_vectors`` in a search) bump in their own
   statement (``logged``).
 - The version row's lock, taken by the bump and held to the commit, orders versions
-  as their commits: a reader that sees version V sees every change up to V. Taken
-  last in a locked write, it is held only to the commit: a write outside the lock
-  that waits for it holds no row the locked write still wants (no deadlock).
+  as their commits: a reader that sees version V sees every change up to V.
+- No deadlock between the two kinds of writer of one agent's vectors. A locked write
+  takes the folder's advisory lock, then ``items`` rows (those it deletes, moves or
+  gives a vector; its inserts no one else sees), ``index_files`` and ``index_stats``
+  rows, and last the version row (then ``item_log`` rows), in the pipeline of its
+  commit: once it has the version row it waits for nothing more. A store outside the
+  lock is one statement: it locks the rows of its texts that no transaction holds
+  and passes over the others (``FOR UPDATE SKIP LOCKED``: a locked write's, stored by
+  a later search), then takes the version row (``bumped`` reads every changed row
+  first), then ``item_log`` rows, and commits. So a store waits only for the version
+  row, whose holder waits for nothing more; a locked write waits for a store's rows
+  at most while that one statement runs, and holds no version row while it waits.
+  A store that waited for a row
+  while holding others was a deadlock (the locked write wanting one of them next),
+  which PostgreSQL broke by failing one side after a second
+  (tests/test_storage_pg_vector_race.py found it).
 - The last ``KEEP`` versions of an agent are kept (trimmed at one bump in
   ``TRIM_EVERY``); a process older than that loads the agent whole (``clear`` moves
   the version ``KEEP`` on: every holder reloads).
@@ -62,9 +75,10 @@ def bump(conn: Connection, agent: str, ids: Iterable[int], *, whole: bool = Fals
 def logged(change: str) -> str:
     """``change`` (an UPDATE of ``items AS i`` that gives rows a vector, no RETURNING)
     made to bump its agent's version and log the ids it changed, in that statement
-    (the one write of vectors outside the folder lock): the bump comes after the rows
-    are locked and the statement commits at once, so the version row's lock is held no
-    longer than a locked write's. It answers how many rows changed."""
+    (the one write of vectors outside the folder lock; ``change`` locks its rows with
+    ``SKIP LOCKED``, see the module): the bump comes after the rows are locked and the
+    statement commits at once, so the version row's lock is held no longer than a
+    locked write's. It answers how many rows changed."""
     return (
         f"WITH changed AS ({change} RETURNING i.id, i.agent), "
         "bumped AS (INSERT INTO item_versions AS v (agent, version) "
