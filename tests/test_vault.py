@@ -158,6 +158,51 @@ def test_what_touches_and_what_does_not(memory: memdir.Memory, folder: Path) -> 
         assert not touched()
 
 
+@pytest.mark.parametrize(
+    ("fields", "reason"),
+    [
+        ({"tier": "bogus"}, "tier must be one of"),
+        ({"relevance": "abc"}, "relevance must be a number from 0.0 to 1.0"),
+        ({"relevance": 1.5}, "relevance must be a number from 0.0 to 1.0"),
+        ({"relevance": True}, "relevance must be a number"),
+        ({"access_count": -1}, "access_count must be a whole number"),
+        ({"last_accessed": "last tuesday"}, "last_accessed must be a day"),
+        ({"created": 20261130}, "created must be a day"),
+    ],
+)
+def test_a_managed_field_out_of_its_range_is_refused_and_nothing_written(
+    memory: memdir.Memory, folder: Path, fields: dict[str, object], reason: str
+) -> None:
+    """The fields decay, the tiers and search read: a value they could not use is refused
+    before anything is written, a new card or an update alike."""
+    created = memory.vault.write("zoe", "Zoe runs the data team.", fields=fields)
+    assert not created.ok and reason in (created.reason or "")
+    assert not list((folder / "vault").rglob("zoe*.md"))
+    assert memory.vault.write("zoe", "Zoe runs the data team.").ok
+    path = next((folder / "vault").rglob("zoe*.md"))
+    before = path.read_bytes()
+    updated = memory.vault.write("zoe", fields=fields)
+    assert not updated.ok and reason in (updated.reason or "") and path.read_bytes() == before
+
+
+def test_managed_fields_in_range_are_written(memory: memdir.Memory, folder: Path) -> None:
+    fields = {"tier": "core", "relevance": 0.4, "access_count": 7, "last_accessed": "2026-11-01"}
+    assert memory.vault.write("yara", "Yara signs the contracts.", fields=fields).ok
+    meta = _card(folder, str(next((folder / "vault").rglob("yara*.md")).relative_to(folder))).meta
+    assert (meta["tier"], meta["relevance"], meta["access_count"]) == ("core", 0.4, 7)
+    assert str(meta["last_accessed"]) == "2026-11-01"
+
+
+def test_card_write_refuses_a_bad_field_on_the_command_line(folder: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "memdir", "card", "write", "quinn", "Quinn.", "--field",
+         "tier=bogus", "--dir", str(folder)],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert done.returncode == 1 and "tier must be one of" in done.stderr
+    assert "Traceback" not in done.stderr and not list((folder / "vault").rglob("quinn*.md"))
+
+
 def test_memdir_touch_command(folder: Path) -> None:
     _write_card(folder, "vault/erin.md", tier="warm", access_count=2)
     done = subprocess.run(

@@ -314,6 +314,7 @@ class VaultStore:
                 raise Refusal("type must be a string such as 'person'")
             if body is not None:
                 check_text(body, "body", limit=self.ctx.limits.card_max_chars, hint=_LONG_CARD)
+            _check_fields(fields)
             values = [ref, type or "", *(tags or []), *(links or [])]
             check_text(" ".join([*map(str, values), *map(str, (fields or {}).values())]), "fields")
             path = self.resolve(ref)
@@ -450,6 +451,39 @@ def check_card_text(text: str, before: str | None = None) -> str | None:
                 "dates at its top); keep the block and edit the lines inside it"
             )
     return None
+
+
+MANAGED_DATES = ("created", "last_accessed")
+"""card fields that hold a day, which decay and the tiers read (``updated`` is set by
+every write)"""
+
+
+def _check_fields(fields: dict[str, Any] | None) -> None:
+    """Refuse a value of a field memdir manages that its readers could not use (the
+    vault specification's ranges): a tier not one of the tiers, a relevance outside
+    0.0-1.0, a count below zero, a day that is no date. Other fields are the writer's."""
+    if fields is None:
+        return
+    if not isinstance(fields, dict):
+        raise Refusal(f"fields must be an object of field: value, not {type_name(fields)}")
+    tier = fields.get("tier")
+    if "tier" in fields and tier not in TIERS:
+        raise Refusal(f"tier must be one of {', '.join(TIERS)}, not {tier!r}")
+    relevance = fields.get("relevance")
+    if "relevance" in fields and (
+        isinstance(relevance, bool)
+        or not isinstance(relevance, (int, float))
+        or not 0.0 <= relevance <= 1.0
+    ):
+        raise Refusal(f"relevance must be a number from 0.0 to 1.0, not {relevance!r}")
+    count = fields.get("access_count")
+    if "access_count" in fields and (
+        isinstance(count, bool) or not isinstance(count, int) or count < 0
+    ):
+        raise Refusal(f"access_count must be a whole number from 0, not {count!r}")
+    for key in MANAGED_DATES:
+        if key in fields and as_date(fields[key]) is None:
+            raise Refusal(f"{key} must be a day such as 2026-11-30, not {fields[key]!r}")
 
 
 def type_name(value: object) -> str:

@@ -106,7 +106,9 @@ CARD_WRITE = Tool(
             "folder": _CARD_FOLDER,
             "fields": {
                 "type": "object",
-                "description": "Other frontmatter fields to set (strings, numbers, lists).",
+                "description": "Other frontmatter fields to set (strings, numbers, lists). Those "
+                "memdir keeps are checked: tier one of the tiers, relevance 0.0-1.0, "
+                "access_count from 0, created and last_accessed a day (2026-11-30).",
             },
         },
         required=["card"],
