@@ -87,15 +87,20 @@ def _search(
     ]
 
 
+def _side(url: str, schema: str, folder: str) -> tuple[Embedder, memdir.Memory, Database, PgIndex]:
+    """What each process works with: the hashing embedder, the folder, the database and
+    the agent's index on it."""
+    embedder = load_embedder("hashing")
+    assert embedder is not None
+    db = Database(url, schema=schema)
+    return embedder, memdir.open(folder, embedder="hashing"), db, PgIndex(db, AGENT)
+
+
 def _writer(
     url: str, schema: str, folder: str, barrier: Any, done: Any, out: Any
 ) -> None:  # runs in a process of its own
     try:
-        embedder = load_embedder("hashing")
-        assert embedder is not None
-        memory = memdir.open(folder, embedder="hashing")
-        db = Database(url, schema=schema)
-        pg = PgIndex(db, AGENT)
+        embedder, memory, db, pg = _side(url, schema, folder)
         barrier.wait(SECONDS)
         rng = random.Random(7)
         for round_ in range(1, ROUNDS + 1):
@@ -132,11 +137,7 @@ def _searcher(
     url: str, schema: str, folder: str, barrier: Any, done: Any, out: Any
 ) -> None:  # runs in a process of its own
     try:
-        embedder = load_embedder("hashing")
-        assert embedder is not None
-        memory = memdir.open(folder, embedder="hashing")
-        db = Database(url, schema=schema)
-        pg = PgIndex(db, AGENT)
+        embedder, memory, db, pg = _side(url, schema, folder)
         conn = db.reader()
         stats = {"searches": 0, "stored_while_writing": 0, "caught_up": 0, "stale": []}
         barrier.wait(SECONDS)

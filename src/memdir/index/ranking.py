@@ -229,13 +229,15 @@ class Ages:
         key = (row["tier"], row["decay_from"])
         found = self._tiers.get(key)
         if found is None:
-            moment = None if row["tier"] is not None else parse_ts(row["decay_from"])
             if row["tier"] is not None:
                 found = str(row["tier"])
-            elif moment is None:
-                found = "active"
             else:
-                found = tier_for(days_since(moment, self.now), self.decay)
+                moment = parse_ts(row["decay_from"])
+                found = (
+                    "active"
+                    if moment is None
+                    else tier_for(days_since(moment, self.now), self.decay)
+                )
             self._tiers[key] = found
         return found
 
