@@ -65,7 +65,7 @@ from memdir.index.hits import Hits as Hits
 from memdir.index.ranking import DEFAULT, Ages, Pairs, rank
 from memdir.index.sqlite_rows import COLUMN_WEIGHTS as COLUMN_WEIGHTS
 from memdir.index.sqlite_rows import COLUMNS
-from memdir.index.sqlite_rows import SELECTIVE_SHARE as SELECTIVE_SHARE
+from memdir.index.sqlite_vectors import SELECTIVE_SHARE as SELECTIVE_SHARE
 from memdir.index.sync import Index
 from memdir.index.words import SNIPPET_CHARS as SNIPPET_CHARS
 from memdir.index.words import STOPWORDS as STOPWORDS

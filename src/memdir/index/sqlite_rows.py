@@ -2,8 +2,10 @@
 
 ``index.sync.Index`` decides which files, what they hold and when vectors are made;
 this class holds the SQL: the tables (``index.db``), the per-file layouts that let a
-write re-extract only the units it changed (``index.rows``), the vectors in memory
-(``VectorCache``, with their copy on disk) and the primitives search ranks with.
+write re-extract only the units it changed (``index.rows``) and the primitives search
+ranks with; its base ``index.sqlite_vectors.SqliteVectors`` holds the vectors (their
+table, the vectors in memory, ``ensure_vectors`` and the vector primitive), as
+``PgIndex``'s base ``IndexWrites`` holds its write path.
 
 - Rows are written under ``lock`` (the ``Index``'s), each write in its own
   transaction unless inside ``batch()``, where every write shares one; a failed
@@ -14,9 +16,6 @@ write re-extract only the units it changed (``index.rows``), the vectors in memo
 - The damaged-file guard's SQLite half: ``damage`` says whether an error means the
   file is damaged (or moved away by another process), ``reopen`` moves it aside and
   opens a fresh one; ``Index.guard`` takes the folder lock and rebuilds by a scan.
-- ``semantic`` scores the vectors in memory: a filter letting through at most
-  ``SELECTIVE_SHARE`` of the items is applied before the scan (only its items are
-  scored), a looser one after it (widened to every match if too few are left).
 """
 
 from __future__ import annotations
@@ -24,13 +23,11 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 import threading
-import time
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memdir.config import STATE_DIR
 from memdir.files.sections import Parsed
 from memdir.index.db import (
     INSERT_FILE,
@@ -48,6 +45,7 @@ from memdir.index.embedders import Embedder
 from memdir.index.extract import EXTRACT_VERSION, Item
 from memdir.index.row_cache import RowCache
 from memdir.index.rows import LAYOUT_MAX_CHARS, FileState, Layout, write_file
+from memdir.index.sqlite_vectors import SqliteVectors, where_sql
 from memdir.index.words import STOPWORDS
 from memdir.results import Progress
 from memdir.sqlite import damage_reason, file_id, set_aside
@@ -62,19 +60,10 @@ from memdir.timeutil import format_ts
 
 if TYPE_CHECKING:
     from memdir.index.embedders import Vectors
-    from memdir.index.vectors import VectorCache
 
-EMBED_BATCH = 256
-BUDGET_BATCH = 64  # under a time budget: small batches, so it is kept to closely
 LOG_KEEP = 50_000
 FILL_BATCH = 500
 LAYOUTS_KEPT = 64  # files whose layout is kept (each holds its text)
-SELECTIVE_SHARE = 0.25
-"""a filter letting through at most this share of the items is applied before the
-vector scan (score only its items) rather than after it"""
-SCAN_FACTOR = 4
-"""a looser filter is checked on the vector scan's best by reading every item it lets
-through, not each of them by id, in a folder of at most this many items per candidate"""
 COLUMN_WEIGHTS = (2.0, 1.0, 1.5, 0.5)
 """bm25() weights for the FTS columns: heading, body, tags, metadata words"""
 COLUMNS = (
@@ -94,12 +83,9 @@ def item_row(relpath: str, agent: str, item: Item) -> tuple[object, ...]:
     )  # fmt: skip
 
 
-def _where(scope: Scope) -> tuple[str, list[object]]:
-    return scope.filters.sql(scope.decay, scope.now, wide=scope.wide)
-
-
-class SqliteRows:
-    """One memory folder's index rows in ``index.db`` (``IndexRows``)."""
+class SqliteRows(SqliteVectors):
+    """One memory folder's index rows in ``index.db`` (``IndexRows``; the vectors:
+    ``SqliteVectors``)."""
 
     def __init__(
         self,
@@ -109,15 +95,9 @@ class SqliteRows:
         embedder: Embedder | None,
         lock: threading.RLock,
     ) -> None:
-        self.path = path
-        self.root = root
+        super().__init__(path, root, embedder, lock)
         self.agent = agent
-        self.embedder = embedder
-        self.lock = lock
-        self.db: sqlite3.Connection
-        self._vectors: VectorCache | None = None  # built on first use: it needs numpy
         self._files_seen: tuple[object, dict[str, tuple[int, int, str]]] | None = None
-        self._vectors_seen: int | None = None  # item_log position ensure_vectors has covered
         self._file_id = file_id(path)
         self._layouts: dict[str, Layout] = {}  # by path: what this index last wrote there
         self._seen: int | None = None  # item_log's end as this index's last write left it
@@ -146,31 +126,8 @@ class SqliteRows:
                 )
 
     def close(self) -> None:
-        if self._vectors is not None:  # never made: nothing to keep
-            self._vectors.flush()
+        self._flush_vectors()
         self.db.close()
-
-    @property
-    def vectors(self) -> VectorCache | None:
-        """The vectors in memory (None without an embedder), made on first use: a
-        process that writes and never searches does without numpy."""
-        if self._vectors is None and self.embedder is not None:
-            with self.lock:  # one cache, however many threads ask first
-                if self._vectors is None:
-                    self._vectors = self._vector_cache()
-        return self._vectors
-
-    def _vector_cache(self) -> VectorCache | None:
-        """The vectors in memory, with their copy beside the folder's index: a read-only
-        folder's private copy of the index (the same database) reads it, never writes."""
-        if self.embedder is None:
-            return None
-        from memdir.index.matrix import matrix_path
-        from memdir.index.vectors import VectorCache
-
-        own = self.root / STATE_DIR / "index.db"
-        path = matrix_path(own, self.embedder.id)
-        return VectorCache(self.embedder.id, self.embedder.dim, path, keep=self.path == own)
 
     # -- a damaged database ----------------------------------------------------
 
@@ -196,8 +153,7 @@ class SqliteRows:
             self._file_id = file_id(self.path)
             self._check_version()
             self._rows.clear()
-            self._vectors = None  # the next search loads the fresh file's vectors
-            self._vectors_seen = None
+            self._forget_vectors()
         return moved
 
     # -- writing rows ----------------------------------------------------------
@@ -357,139 +313,10 @@ class SqliteRows:
             self._forget()
             raise
 
-    # -- vectors ---------------------------------------------------------------
-
-    def ensure_vectors(
-        self, embedder: Embedder, progress: Progress | None = None, *, seconds: float | None = None
-    ) -> int:
-        """Embed every item text that has no vector from ``embedder``; return how many.
-
-        After the first call only the items logged since the last one are checked,
-        so a search after no write costs one lookup of the log's end. The texts
-        missing a vector are listed once, then embedded and committed
-        ``EMBED_BATCH`` at a time: a run stopped part-way (killed, Ctrl-C) keeps
-        what it embedded, and the next call embeds the rest only. With
-        ``seconds``, stop after the batch that passes it (in batches of
-        ``BUDGET_BATCH``); the next call goes on from there.
-        """
-        done = 0
-        began = time.monotonic()
-        with self.lock:
-            low, high = log_bounds(self.db)
-            seen = self._vectors_seen
-            if seen is not None and high == seen:
-                return 0
-            whole = (
-                seen is None
-                or low > seen + 1
-                or self.db.execute(
-                    "SELECT 1 FROM item_log WHERE seq > ? AND op = 'reset' LIMIT 1", (seen,)
-                ).fetchone()
-                is not None
-            )
-            since = None if whole else seen
-            if seconds is not None:  # a search: a batch or a few, each looked up afresh
-                while True:
-                    rows = self._missing_vectors(embedder, since, BUDGET_BATCH)
-                    if not rows:
-                        break
-                    done += self._store_vectors(embedder, rows)
-                    if progress is not None:
-                        progress(done, done)
-                    if time.monotonic() - began >= seconds:
-                        return done  # the log position stays: the next call looks again
-            else:  # all of them: one look-up, not one per batch (each rescanned the done)
-                rows = self._missing_vectors(embedder, since, None)
-                for start in range(0, len(rows), EMBED_BATCH):
-                    done += self._store_vectors(embedder, rows[start : start + EMBED_BATCH])
-                    if progress is not None:
-                        progress(start + len(rows[start : start + EMBED_BATCH]), len(rows))
-            # Items another process adds from now on are past ``high``: the next call sees them.
-            self._vectors_seen = high
-        return done
-
-    def vector_counts(self, model: str) -> tuple[int, int]:
-        """(texts with a vector from ``model``, texts)."""
-        with self.lock:
-            total, embedded = self.db.execute(
-                "SELECT count(*), count(v.vector_key) FROM (SELECT DISTINCT vector_key FROM "
-                "items) AS i LEFT JOIN vectors AS v ON v.vector_key = i.vector_key "
-                "AND v.model = ?",
-                (model,),
-            ).fetchone()
-        return int(embedded), int(total)
-
-    def vectors_ready(self, model: str) -> bool:
-        """Catch the vectors in memory up with the index; True when there are any."""
-        vectors = self.vectors
-        if vectors is None or vectors.model != model:
-            return False
-        vectors.refresh(self.db)
-        return len(vectors) > 0
-
-    def _missing_vectors(
-        self, embedder: Embedder, since: int | None, limit: int | None
-    ) -> list[tuple[str, int]]:
-        """(vector key, an item id) with no vector for this embedder, up to ``limit``."""
-        missing = (
-            "NOT EXISTS (SELECT 1 FROM vectors AS v WHERE v.vector_key = i.vector_key "
-            "AND v.model = ?)"
-        )
-        if since is None:
-            sql = f"SELECT i.vector_key, min(i.id) FROM items AS i WHERE {missing} "
-            params: tuple[object, ...] = (embedder.id,)
-        else:
-            sql = (
-                f"SELECT i.vector_key, min(i.id) FROM item_log AS l JOIN items AS i "
-                f"ON i.id = l.item_id WHERE l.seq > ? AND l.op = 'add' AND {missing} "
-            )
-            params = (since, embedder.id)
-        sql += "GROUP BY i.vector_key LIMIT ?"
-        limited = (*params, -1 if limit is None else limit)
-        return [(str(key), int(item_id)) for key, item_id in self.db.execute(sql, limited)]
-
-    def _store_vectors(self, embedder: Embedder, rows: list[tuple[str, int]]) -> int:
-        """Embed and commit one batch; how many vectors it wrote (an item deleted since
-        it was listed is passed over)."""
-        texts = self.embed_texts([item_id for _, item_id in rows])
-        rows = [row for row in rows if row[1] in texts]
-        if not rows:
-            return 0
-        matrix = embedder.embed([texts[item_id] for _, item_id in rows])
-        keys = [key for key, _ in rows]
-        with self._changing():
-            self._check_seen()
-            self.db.executemany(
-                "INSERT OR IGNORE INTO vectors (vector_key, model, dim, vector) "
-                "VALUES (?, ?, ?, ?)",
-                [
-                    (key, embedder.id, embedder.dim, vector.tobytes())
-                    for key, vector in zip(keys, matrix, strict=True)
-                ],
-            )
-            marks = ",".join("?" * len(keys))
-            self.db.execute(
-                f"INSERT INTO item_log (item_id, op) SELECT id, 'vec' FROM items "
-                f"WHERE vector_key IN ({marks})",
-                keys,
-            )
-            self._seen = self._log_head()
-        return len(rows)
-
-    def embed_texts(self, item_ids: list[int]) -> dict[int, str]:
-        """Each item's text as it is embedded: heading, meta and body."""
-        marks = ",".join("?" * len(item_ids))
-        return {
-            item_id: "\n".join(part for part in (heading, meta, body) if part)
-            for item_id, heading, meta, body in self.db.execute(
-                f"SELECT id, heading, meta, body FROM items WHERE id IN ({marks})", item_ids
-            )
-        }
-
     # -- the primitives --------------------------------------------------------
 
     def keyword(self, words: Sequence[str], scope: Scope, depth: int) -> Pairs:
-        where, params = _where(scope)
+        where, params = where_sql(scope)
         quoted = ['"' + word.replace('"', '""') + '"' for word in words]
         # Only stopwords: match them as a phrase, or nearly every item would match.
         phrase_only = all(word in STOPWORDS for word in words)
@@ -504,49 +331,8 @@ class SqliteRows:
         with self.lock:
             return self.db.execute(sql, [match, *params, depth]).fetchall()  # (int, float)s
 
-    def semantic(
-        self, vector: Vectors, model: str, scope: Scope, depth: int, floor: float
-    ) -> Pairs:
-        vectors = self.vectors
-        if vectors is None or vectors.model != model:
-            return []
-        where, params = _where(scope)
-        if where != "1":
-            with self.lock:
-                count = self.db.execute(
-                    f"SELECT count(*) FROM items AS i WHERE {where}", params
-                ).fetchone()[0]
-            if count <= len(vectors) * SELECTIVE_SHARE:
-                return self._semantic_among(vector, where, params, depth, floor)
-        if where == "1":
-            return [pair for pair in vectors.top(vector, depth) if pair[1] >= floor]
-        wanted = depth * 4
-        candidates = [pair for pair in vectors.top(vector, wanted) if pair[1] >= floor]
-        ids = [item_id for item_id, _ in candidates]
-        if len(vectors) <= SCAN_FACTOR * len(ids):  # one scan beats a look-up per id
-            with self.lock:
-                sql = f"SELECT i.id FROM items AS i WHERE {where}"
-                allowed = {row[0] for row in self.db.execute(sql, params)}.intersection(ids)
-        else:
-            allowed = self.allowed(ids, scope)
-        kept = [(item_id, score) for item_id, score in candidates if item_id in allowed]
-        if len(kept) >= depth or len(candidates) < wanted:
-            return kept[:depth]  # enough, or every item above the floor was looked at
-        return self._semantic_among(vector, where, params, depth, floor)
-
-    def _semantic_among(
-        self, vector: Vectors, where: str, params: list[object], depth: int, floor: float
-    ) -> Pairs:
-        """Cosine over just the items a selective filter lets through."""
-        with self.lock:
-            sql = f"SELECT i.id FROM items AS i WHERE {where}"
-            matching = [row[0] for row in self.db.execute(sql, params)]
-        assert self.vectors is not None
-        best = self.vectors.top_among(vector, matching, depth)
-        return [(item_id, score) for item_id, score in best if score >= floor]
-
     def allowed(self, ids: Sequence[int], scope: Scope) -> set[int]:
-        where, params = _where(scope)
+        where, params = where_sql(scope)
         allowed: set[int] = set()
         with self.lock:
             for start in range(0, len(ids), _CHUNK):
@@ -577,7 +363,7 @@ class SqliteRows:
             return self._rows.rows(self.db, ids)
 
     def recent(self, scope: Scope, limit: int, *, observations: bool) -> list[int]:
-        where, params = _where(scope)
+        where, params = where_sql(scope)
         if observations:
             where += " AND i.kind = 'observation'"
         sql = (
