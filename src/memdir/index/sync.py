@@ -426,7 +426,8 @@ class Index:
         self, progress: Progress | None = None, *, seconds: float | None = None
     ) -> int:
         """Embed every item text that has no vector for the current embedder; return how
-        many (``IndexRows.ensure_vectors``: with ``seconds``, about that long at most)."""
+        many were stored (``IndexRows.ensure_vectors``: with ``seconds``, about that long
+        at most)."""
         if self.embedder is None:
             return 0
         with self.lock:

@@ -256,7 +256,9 @@ class IndexRows(Protocol):
         self, embedder: Embedder, progress: Progress | None = None, *, seconds: float | None = None
     ) -> int:
         """Embed the texts with no vector from ``embedder`` (with ``seconds``: for about
-        that long, a batch at least); return how many."""
+        that long, a batch at least); return how many texts were given their vector
+        (PostgreSQL passes over the rows a locked write holds: not counted, stored by a
+        later call)."""
         ...
 
     def vector_counts(self, model: str) -> tuple[int, int]:

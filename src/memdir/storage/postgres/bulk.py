@@ -14,7 +14,8 @@
 Both answer the ids given a vector, which the caller logs at its commit
 (``item_log``, for the processes holding the agent's vectors in memory); vectors
 stored outside the folder lock are logged by their own statement, which waits for
-no row a write holds (it passes over them: ``item_log`` has why).
+no row a write holds (it passes over them: ``item_log`` has why; the vectors it
+passed over are kept for the next search by ``unstored``).
 
 Measured in bench/RESULTS.md ("PostgreSQL bulk writes"): on a write, an HNSW
 index costs ten times the rest of the row (pgvector inserts each vector into the
@@ -114,20 +115,18 @@ def store_vectors(
     vectors: Sequence[tuple[str, object]],
     *,
     locked: bool,
-) -> list[int]:
+) -> list[tuple[int, str]]:
     """Every item of ``agent`` whose text is one of ``vectors``' keys gets its vector
-    from ``model``: one statement. ``locked`` (in the folder lock's transaction): the
-    ids changed, for the caller to log at the commit; else the statement bumps the
-    agent's version itself (``item_log.logged``), passes over the rows another
-    transaction holds (a locked write's: the next search stores them) and none are
-    returned."""
+    from ``model``: one statement; (id, vector key) of each row it changed. ``locked``
+    (in the folder lock's transaction): the caller logs the ids at the commit; else the
+    statement bumps the agent's version itself (``item_log.logged``) and passes over
+    the rows another transaction holds (a locked write's: not among those answered,
+    the next search stores them)."""
     if not vectors:
         return []
     values = (model, [k for k, _ in vectors], [_vector(v) for _, v in vectors], agent)
-    if not locked:
-        conn.execute(_STORE_LOGGED, values)
-        return []
-    return [int(row[0]) for row in conn.execute(_STORE + " RETURNING i.id", values)]
+    statement = _STORE_LOGGED if not locked else _STORE + " RETURNING i.id, i.vector_key"
+    return [(int(item_id), str(key)) for item_id, key in conn.execute(statement, values)]
 
 
 def keys_with_vectors(conn: Connection, agent: str, keys: Sequence[str], model: str) -> set[str]:

@@ -78,9 +78,10 @@ def logged(change: str) -> str:
     (the one write of vectors outside the folder lock; ``change`` locks its rows with
     ``SKIP LOCKED``, see the module): the bump comes after the rows are locked and the
     statement commits at once, so the version row's lock is held no longer than a
-    locked write's. It answers how many rows changed."""
+    locked write's. It answers each changed row's id and vector key (the rows passed
+    over are not among them)."""
     return (
-        f"WITH changed AS ({change} RETURNING i.id, i.agent), "
+        f"WITH changed AS ({change} RETURNING i.id, i.agent, i.vector_key), "
         "bumped AS (INSERT INTO item_versions AS v (agent, version) "
         "SELECT DISTINCT agent, 1 FROM changed "
         "ON CONFLICT (agent) DO UPDATE SET version = v.version + 1 RETURNING agent, version), "
@@ -88,5 +89,5 @@ def logged(change: str) -> str:
         f"WHERE l.agent = b.agent {_TRIM}), "
         "noted AS (INSERT INTO item_log (agent, version, item_id) "
         "SELECT b.agent, b.version, c.id FROM changed AS c JOIN bumped AS b USING (agent)) "
-        "SELECT count(*) FROM changed"
+        "SELECT id, vector_key FROM changed"
     )

@@ -35,6 +35,7 @@ from memdir.index.rows import FileState, file_hash, placement
 from memdir.results import Progress
 from memdir.storage.postgres import bulk, item_log
 from memdir.storage.postgres.db import Connection, Database, Folder
+from memdir.storage.postgres.unstored import Unstored
 from memdir.storage.seam import Extracted
 from memdir.timeutil import format_ts
 
@@ -89,6 +90,7 @@ class IndexWrites:
         # ids whose vector the lock's transaction changed, logged at its commit
         self._changed: set[int] = set()
         self._changed_whole = False
+        self._unstored = Unstored()  # vectors a search made and could not store
 
     def _conn(self) -> Connection:
         return self.folder.conn()
@@ -458,18 +460,25 @@ class IndexWrites:
 
     # -- vectors ---------------------------------------------------------------
 
-    def store_vectors(self, model: str, dim: int, vectors: Sequence[tuple[str, Vectors]]) -> None:
+    def store_vectors(
+        self, model: str, dim: int, vectors: Sequence[tuple[str, Vectors]]
+    ) -> set[str]:
         """Give every item whose text has ``vector_key`` its vector from ``model``: one
-        statement (``dim`` is the vectors' size; no index is built on it, see ``bulk``).
-        Outside the folder lock (``Index.ensure_vectors`` does not take it) the one
-        statement is its own transaction: no BEGIN and COMMIT of their own."""
+        statement (``dim`` is the vectors' size; no index is built on it, see ``bulk``);
+        the keys some row was given its vector for. Outside the folder lock
+        (``Index.ensure_vectors`` does not take it) the one statement is its own
+        transaction (no BEGIN and COMMIT of their own), and passes over the rows a
+        locked write holds: their keys are not among those answered."""
         if not self.folder.lock.is_held:  # one statement, a transaction of its own
             # (autocommit), the agent's version bumped in it (``item_log.logged``)
-            bulk.store_vectors(self.folder.db.reader(), self.agent, model, vectors, locked=False)
-            return
+            reader = self.folder.db.reader()
+            changed = bulk.store_vectors(reader, self.agent, model, vectors, locked=False)
+            return {key for _, key in changed}
         conn = self._conn()
         with conn.transaction():
-            self._vectors_changed(bulk.store_vectors(conn, self.agent, model, vectors, locked=True))
+            changed = bulk.store_vectors(conn, self.agent, model, vectors, locked=True)
+            self._vectors_changed(item_id for item_id, _ in changed)
+        return {key for _, key in changed}
 
     def ensure_vectors(
         self,
@@ -480,15 +489,18 @@ class IndexWrites:
         limit: int | None = None,
     ) -> int:
         """Embed the texts with no vector from ``embedder`` (an item with another
-        model's vector counts as none: it is replaced); how many. With ``seconds``, stop
-        after the batch that passes it; with ``limit``, after that many texts."""
+        model's vector counts as none: it is replaced); how many texts were stored (a
+        row a locked write holds is passed over: its text's vector is kept, ``unstored``,
+        for the next call to store without embedding it again). With ``seconds``, stop
+        after the batch that passes it; with ``limit``, after that many texts listed."""
         conn = self._conn()
         done = 0
+        listed = 0
         began = time.monotonic()
         size = EMBED_BATCH if seconds is None else BUDGET_BATCH
         after = ""  # the texts in key order, from where the last batch ended
-        while limit is None or done < limit:
-            batch = size if limit is None else min(size, limit - done)
+        while limit is None or listed < limit:
+            batch = size if limit is None else min(size, limit - listed)
             rows = conn.execute(
                 "SELECT DISTINCT ON (vector_key) vector_key, heading, meta, body FROM items "
                 "WHERE agent = %s AND vector_key > %s AND model IS DISTINCT FROM %s "
@@ -498,13 +510,17 @@ class IndexWrites:
             if not rows:
                 break
             after = str(rows[-1][0])
-            texts = ["\n".join(part for part in row[1:] if part) for row in rows]
-            matrix = embedder.embed(texts)
-            self.store_vectors(
-                embedder.id, embedder.dim,
-                [(str(row[0]), vector) for row, vector in zip(rows, matrix, strict=True)],
-            )  # fmt: skip
-            done += len(rows)
+            listed += len(rows)
+            keys = [str(row[0]) for row in rows]
+            made = self._unstored.take(embedder.id, keys)
+            todo = [(key, row) for key, row in zip(keys, rows, strict=True) if key not in made]
+            if todo:
+                texts = ["\n".join(part for part in row[1:] if part) for _, row in todo]
+                made.update(zip([key for key, _ in todo], embedder.embed(texts), strict=True))
+            stored = self.store_vectors(embedder.id, embedder.dim, [(k, made[k]) for k in keys])
+            if not self.folder.lock.is_held:  # (under it, a row not stored is gone)
+                self._unstored.keep(embedder.id, {k: made[k] for k in keys if k not in stored})
+            done += len(stored)
             if progress is not None:
                 progress(done, done)
             if seconds is not None and time.monotonic() - began >= seconds:
