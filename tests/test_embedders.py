@@ -130,6 +130,24 @@ def test_the_manifest_names_the_embedder(folder: Path) -> None:
     assert any("keyword search only" in str(notice) for notice in memory.check())
 
 
+def test_the_embedder_is_named_by_open_then_the_environment_then_the_manifest(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from memdir.config.manifest import IndexSettings
+    from memdir.folder_index import embedder_named
+
+    options = {"base_url": "http://127.0.0.1:9/v1"}
+    settings = IndexSettings(embedder="openai:small", embedder_options=options)
+    assert embedder_named(settings) == ("openai:small", options)
+    assert embedder_named(IndexSettings()) == ("minilm", {})  # the team server's default
+    monkeypatch.setenv("MEMDIR_EMBEDDER", "hashing")
+    assert embedder_named(settings) == ("hashing", None)  # not the manifest's options
+    assert embedder_named(IndexSettings()) == ("hashing", None)
+    assert embedder_named(settings, "none") == ("none", None)
+    monkeypatch.setenv("MEMDIR_EMBEDDER", "openai:small")
+    assert embedder_named(settings) == ("openai:small", options)
+
+
 def test_minilm_starts_on_the_quick_session_and_moves_to_the_optimised_one() -> None:
     model = MiniLMEmbedder()
     texts = ["Dana keeps the release checklist.", "The deploy needs a rollback plan."]

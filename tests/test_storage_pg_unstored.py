@@ -64,6 +64,14 @@ def _stored(db: Database, model: str) -> dict[int, Vectors]:
     return {int(item_id): np.asarray(vector.to_numpy()) for item_id, vector in rows}
 
 
+@pytest.fixture
+def pg(memory: memdir.Memory, pg_db: Database) -> PgIndex:
+    """Agent a's index, with a journal of ``NOTES`` and no vector yet."""
+    index = PgIndex(pg_db, "agent-a")
+    write_journal(memory, index, _journal(*NOTES))
+    return index
+
+
 @contextmanager
 def _row_held(url: str, schema: str, item_id: int) -> Iterator[None]:
     """Another connection's transaction holding the item's row (as a locked write's does)
@@ -78,10 +86,8 @@ def _row_held(url: str, schema: str, item_id: int) -> Iterator[None]:
 
 
 def test_the_count_is_of_the_texts_stored_not_those_embedded(
-    memory: memdir.Memory, pg_db: Database, pg_url: str, pg_schema: str
+    pg: PgIndex, pg_db: Database, pg_url: str, pg_schema: str
 ) -> None:
-    pg = PgIndex(pg_db, "agent-a")
-    write_journal(memory, pg, _journal(*NOTES))
     ids = _ids(pg_db)
     held = ids[NOTES[0]]
     embedder = CountingEmbedder()
@@ -92,10 +98,8 @@ def test_the_count_is_of_the_texts_stored_not_those_embedded(
 
 
 def test_a_search_during_a_held_row_does_not_embed_it_again_and_stores_it_after(
-    memory: memdir.Memory, pg_db: Database, pg_url: str, pg_schema: str
+    pg: PgIndex, pg_db: Database, pg_url: str, pg_schema: str
 ) -> None:
-    pg = PgIndex(pg_db, "agent-a")
-    write_journal(memory, pg, _journal(*NOTES))
     ids = _ids(pg_db)
     held = {ids[NOTES[0]], ids[NOTES[2]]}
     embedder = CountingEmbedder()
@@ -120,12 +124,10 @@ def test_a_search_during_a_held_row_does_not_embed_it_again_and_stores_it_after(
 
 
 def test_a_row_whose_text_changed_is_embedded_afresh(
-    memory: memdir.Memory, pg_db: Database, pg_url: str, pg_schema: str
+    memory: memdir.Memory, pg: PgIndex, pg_db: Database, pg_url: str, pg_schema: str
 ) -> None:
     """What is kept is by the text embedded: a row rewritten while its old text's vector
     is kept gets its new text's vector, never the old one."""
-    pg = PgIndex(pg_db, "agent-a")
-    write_journal(memory, pg, _journal(*NOTES))
     embedder = CountingEmbedder()
     with _row_held(pg_url, pg_schema, _ids(pg_db)[NOTES[0]]):
         pg.ensure_vectors(embedder, seconds=EMBED_SECONDS)

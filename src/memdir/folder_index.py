@@ -15,7 +15,7 @@ import os
 import random
 import sqlite3
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -27,6 +27,7 @@ from memdir.sqlite import disk_refused
 from memdir.timeutil import moment_argument
 
 if TYPE_CHECKING:
+    from memdir.config.manifest import IndexSettings
     from memdir.index.embedders import Embedder
     from memdir.index.search import Hit, Hits
     from memdir.index.sync import Index
@@ -68,6 +69,17 @@ def open_index(memory: Memory) -> Index:
     )
 
 
+def embedder_named(
+    settings: IndexSettings, given: str | None = None
+) -> tuple[str, Mapping[str, object] | None]:
+    """The embedder's name and options, for ``load_embedder``: ``given`` (``open``'s),
+    else ``MEMDIR_EMBEDDER``, else the manifest's ``[index] embedder`` (``settings``).
+    The options are the manifest's embedder's: not for another one chosen here. What
+    every opener chooses by, and the team server warms by (``IndexSettings()``)."""
+    name = given or os.environ.get("MEMDIR_EMBEDDER") or settings.embedder
+    return name, settings.embedder_options if name == settings.embedder else None
+
+
 def choose_embedder(memory: Memory) -> Embedder | None:
     """The embedder given to ``open``, else ``MEMDIR_EMBEDDER``, else the manifest's;
     None (keyword search only, with a notice) when it cannot be loaded."""
@@ -77,11 +89,7 @@ def choose_embedder(memory: Memory) -> Embedder | None:
     if choice is not None and not isinstance(choice, str):
         return choice
     try:
-        settings = memory.manifest.index
-        name = choice or os.environ.get("MEMDIR_EMBEDDER") or settings.embedder
-        # the options are the manifest's embedder's: not for another one chosen here
-        options = settings.embedder_options if name == settings.embedder else None
-        return load_embedder(name, options)
+        return load_embedder(*embedder_named(memory.manifest.index, choice))
     except EmbedderUnavailable as exc:
         memory.notices.append(Notice("index", f"keyword search only: {exc}"))
         return None

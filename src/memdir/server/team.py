@@ -585,14 +585,12 @@ def _warm_default_search() -> None:
     """The default embedder's search model made ready beside the start (MiniLM's int8
     conversion, once per install), as ``memdir serve`` does for its folder: agents open
     on demand, and most use the default."""
-    import os
-
     from memdir.config.manifest import IndexSettings
+    from memdir.folder_index import embedder_named
     from memdir.index.embedders import EmbedderUnavailable, load_embedder, prepare_in_background
 
-    name = os.environ.get("MEMDIR_EMBEDDER") or IndexSettings().embedder
     try:
-        embedder = load_embedder(name, None)
+        embedder = load_embedder(*embedder_named(IndexSettings()))
     except EmbedderUnavailable:  # each agent's search says why, when it opens
         return
     prepare_in_background(embedder)
