@@ -16,7 +16,10 @@ and ``<ctx>/realmem``, every item with context):
 
 Every variant runs on each question in turn, in one process; ``own`` is memdir as
 it ranks, ``ctx`` phase 6 (the contextual vector alone), ``max`` the better of
-the two cosines, ``mix w`` the weighted sum.
+the two cosines, ``mix w`` the weighted sum. ``--tokens`` counts what the
+contextual runs would add to ingest's model work instead:
+
+    PYTHONPATH=bench .venv/bin/python bench/dual_probe.py --keep /tmp/lead-keep --tokens
 """
 
 from __future__ import annotations
@@ -101,16 +104,60 @@ def attach(memory: Any, ctx_db: Path) -> None:
     print(f"{ctx_db.parent.parent.name}: {cache.size} rows, {missing} without context")
 
 
+def context_tokens(keep: Path, chars: tuple[int, ...] = (100, 150, 300)) -> None:
+    """What the contextual runs would add to ingest's model work: MiniLM's tokens for
+    every item as embedded now, and for each short item again with its context
+    (phase 6's text: its own, then up to ``chars`` of the turn before), as a ratio."""
+    from memdir.index.embedders import MiniLMEmbedder, _vocab_path
+    from memdir.index.ranking import NARRATIVE_KINDS
+    from memdir.index.wordpiece import WordPiece
+
+    cut = MiniLMEmbedder.MAX_TOKENS
+    tokenizer = WordPiece(_vocab_path(), cut)
+
+    def tokens(text: str) -> int:
+        return min(len(tokenizer.encode_batch([text])[0]), cut)
+
+    for name in ("locomo", "realmem"):
+        own = items = short = 0
+        extra = dict.fromkeys(chars, 0)
+        for db_path in sorted((keep / name).glob("*/.memdir/index.db")):
+            db = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
+            before: tuple[str, str, str] | None = None
+            for path, kind, heading, meta, body in db.execute(
+                "SELECT i.path, i.kind, i.heading, i.meta, i.body FROM items AS i "
+                "JOIN places AS p ON p.id = i.id ORDER BY i.path, p.ordinal"
+            ):
+                text = "\n".join(part for part in (heading, meta, body) if part)
+                own += tokens(text)
+                items += 1
+                if kind in NARRATIVE_KINDS and before and before[0] == path and len(text) < 200:
+                    short += 1
+                    for n in chars:
+                        extra[n] += tokens(f"{text}\n(after {before[1]}: {before[2][:n]})")
+                before = (path, heading, body)
+        ratios = ", ".join(f"{n} chars: +{extra[n] / own:.2f}x" for n in chars)
+        print(f"{name}: {items} items, {short} short with a turn before, {own} tokens; {ratios}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--keep", required=True, help="memdir's kept folders (ablation.py's)")
-    parser.add_argument("--ctx", required=True, help="contextual_probe.py's kept folders")
+    parser.add_argument("--ctx", help="contextual_probe.py's kept folders")
     parser.add_argument("--short", default="200", help="which contextual set (0: every item)")
-    parser.add_argument("--only", choices=["locomo", "realmem"], required=True)
+    parser.add_argument("--only", choices=["locomo", "realmem"])
+    parser.add_argument(
+        "--tokens", action="store_true", help="only count the contextual runs' tokens"
+    )
     parser.add_argument(
         "--variants", default='[["own",0],["ctx",0],["max",0],["mix",0.3],["mix",0.5]]'
     )
     args = parser.parse_args()
+    if args.tokens:
+        context_tokens(Path(args.keep))
+        return
+    if args.only is None or args.ctx is None:
+        parser.error("--only and --ctx are needed, or --tokens")
     sys.path.insert(0, str(ablation.SHARED))
     runner = ablation.locomo_runner if args.only == "locomo" else ablation.realmem_runner
     memories, questions, one, line = runner(Path(args.keep))
