@@ -450,6 +450,7 @@ class IndexWrites:
     def clear(self) -> None:
         with self.folder.lock:
             self._drop_pending()
+            self._unstored.clear()  # (no row left to store them on)
             conn = self.folder.lock.connection()
             self._vectors_changed((), whole=True)
             for table in ("items", "index_files", "index_stats"):
