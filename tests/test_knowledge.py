@@ -4,11 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import anyio
 import pytest
+from mcp import Client
 
 import memdir
 from memdir.files.sections import SectionDocument
+from memdir.server.mcp import MemdirMCP
 from memdir.testing import FakeClock
+from memdir.tools import Tools
 
 
 def _archive_text(folder: Path) -> str:
@@ -109,6 +113,50 @@ def test_delete_mode_removes_observations_by_id(memory: memdir.Memory, folder: P
     assert "drop me" in _archive_text(folder)
     nothing = memory.knowledge.update(mode="delete", ids=["obs_missing"])
     assert not nothing.ok
+
+
+@pytest.mark.parametrize("mode", ["replace", "patch", "append"])
+def test_ids_with_a_writing_mode_are_refused_and_nothing_written(
+    memory: memdir.Memory, folder: Path, mode: str
+) -> None:
+    """The contract: ids go with mode 'delete' only. A replace given ids wrote the section
+    and ignored them, answering ok as if the observations were gone too."""
+    drop = memory.knowledge.save("drop me").key
+    before = (folder / "knowledge.md").read_bytes()
+    result = memory.knowledge.update("conventions", "Tabs.", mode=mode, ids=[drop])
+    assert not result.ok and (result.reason or "").startswith("ids go with mode 'delete'")
+    assert (folder / "knowledge.md").read_bytes() == before
+    assert memory.knowledge.update("conventions", "Tabs.", mode=mode, ids=[]).ok  # none given
+
+
+def test_a_section_with_mode_delete_is_refused(memory: memdir.Memory, folder: Path) -> None:
+    """Mode 'delete' removes observations: a section beside it (which it would not remove)
+    is refused too, and the observations named stay."""
+    assert memory.knowledge.update("conventions", "Tabs.").ok
+    drop = memory.knowledge.save("drop me").key
+    before = (folder / "knowledge.md").read_bytes()
+    result = memory.knowledge.update("conventions", mode="delete", ids=[drop])
+    assert not result.ok and "takes no section" in (result.reason or "")
+    assert (folder / "knowledge.md").read_bytes() == before
+
+
+def test_memory_update_refuses_ids_with_replace_as_a_tool_and_over_mcp(
+    memory: memdir.Memory, folder: Path
+) -> None:
+    drop = memory.knowledge.save("drop me").key
+    before = (folder / "knowledge.md").read_bytes()
+    call = {"section": "conventions", "content": "Tabs.", "mode": "replace", "ids": [drop]}
+    result = Tools(memory).call("memory_update", call)
+    assert result["ok"] is False and result["reason"].startswith("ids go with mode 'delete'")
+
+    async def main() -> None:
+        async with Client(MemdirMCP(memory), read_timeout_seconds=60) as client:
+            done = await client.call_tool("memory_update", call)
+            assert done.is_error and done.structured_content is not None
+            assert done.structured_content["reason"].startswith("ids go with mode 'delete'")
+
+    anyio.run(main)
+    assert (folder / "knowledge.md").read_bytes() == before
 
 
 def test_section_cap_compresses_before_refusing(memory: memdir.Memory) -> None:
