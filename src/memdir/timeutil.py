@@ -56,3 +56,18 @@ def moment_argument(value: datetime | str | None, name: str) -> datetime | None:
     if moment is None:
         raise ValueError(f"{name} must be a date such as 2026-11-30, not {value!r}")
     return moment
+
+
+def check_window(since: datetime | None, until: datetime | None) -> None:
+    """ValueError if ``since`` is later than ``until``: nothing is dated in such a window,
+    and its empty answer would look like a memory with nothing in it. Compared as the
+    queries compare them (``format_ts``: UTC, to the second)."""
+    if since is None or until is None:
+        return
+    start, end = format_ts(since), format_ts(until)
+    if start > end:
+        start, end = start.removesuffix("T00:00:00Z"), end.removesuffix("T00:00:00Z")
+        raise ValueError(
+            f"since ({start}) is later than until ({end}); nothing is dated between them: "
+            "give the earlier moment as since"
+        )

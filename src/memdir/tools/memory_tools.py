@@ -323,6 +323,14 @@ def recall_activity(memory: Memory, args: dict[str, Any]) -> dict[str, Any]:
             raise ToolCallError(f"recall_activity: no activity {activity_id!r}", store)
         return ok(store, activity=detail.to_dict())
     if action == "search":
+        listing_only = [name for name in ("until", "task_id") if args.get(name) is not None]
+        if listing_only:  # a search would answer without them, as if they held
+            raise ToolCallError(
+                f"recall_activity: {' and '.join(listing_only)} "
+                f"{'goes' if len(listing_only) == 1 else 'go'} with action 'list'; "
+                "a search takes query, type, since and limit",
+                store,
+            )
         query = args.get("query", "")
         found = history.search(query, limit, type=args.get("type"), since=since)
     else:
