@@ -297,9 +297,13 @@ def test_a_window_that_ends_before_it_starts_is_refused(
                                                    "earlier moment as since")  # fmt: skip
     listed = tools.call("recall_activity", {"action": "list", **backwards})
     assert listed["ok"] is False and listed["reason"].startswith(f"recall_activity: {LATER}")
-    one_day = {"since": "2026-11-30", "until": "2026-11-30T23:59:59Z"}
+    # a day is a whole day, as the tools say ("on or before this day"): its midnight
+    # left out the day's items, and a window of one day answered none
+    one_day = {"since": "2026-11-30", "until": "2026-11-30"}
     assert tools.call("memory_search", {"query": "storm", **one_day})["count"] == 1
     assert tools.call("recall_activity", {"action": "list", **one_day})["count"] == 1
+    assert len(memory.search("storm", until="2026-11-30")) == 1
+    assert memory.search("storm", until="2026-11-29") == []
     # a search of the history takes no until: it answered as if the window held
     found = tools.call("recall_activity", {"action": "search", "query": "storm", **backwards})
     assert found["ok"] is False

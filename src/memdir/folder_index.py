@@ -155,7 +155,8 @@ def search(
             f"no layer {', '.join(map(repr, unknown))} in memdir.toml; its layers "
             f"are: {', '.join(memory.manifest.layers)}"
         )
-    start, end = moment_argument(since, "since"), moment_argument(until, "until")
+    start = moment_argument(since, "since")
+    end = moment_argument(until, "until", whole_day=True)  # "on or before this day"
     check_window(start, end)
     filters = Filters(
         mode=mode,
