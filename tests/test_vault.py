@@ -274,6 +274,16 @@ def test_card_names_inside_the_vault_still_work(memory: memdir.Memory, folder: P
     assert read is not None and read.body.endswith("Head of data.\n")
 
 
+def test_a_new_card_named_by_its_path_gets_that_path(memory: memdir.Memory, folder: Path) -> None:
+    """docs/vault.md: a card is named by its name, folder/name or path; a new one named by
+    its path made vault/vault/crm/bob-md.md, titled "Bob.md"."""
+    made = memory.vault.write("vault/crm/bob.md", "Bob buys.")
+    assert (made.action, made.key) == ("created", "vault/crm/bob.md")
+    assert _card(folder, "vault/crm/bob.md").body.startswith("# Bob\n")
+    assert memory.vault.write("carol.md", "Carol sells.").key == "vault/carol.md"
+    assert not (folder / "vault" / "vault").exists()
+
+
 def test_the_card_tools_refuse_a_name_out_of_the_vault(memory: memdir.Memory) -> None:
     """The agent tools, and the same tools through the real MCP client: ``{ok: false}``
     with the reason, nothing written."""

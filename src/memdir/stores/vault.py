@@ -344,12 +344,13 @@ class VaultStore:
             check_text(" ".join([*map(str, values), *map(str, (fields or {}).values())]), "fields")
             path = self.resolve(ref)
             created = path is None
+            named = self._inside(ref)
             if path is None:
-                path = self._new_path(ref, folder)
+                path = self._new_path(named, folder)
             with self._edit(path, links) as card:
                 today = self.ctx.clock().date()
                 if created:
-                    title = ref.strip().rsplit("/", 1)[-1]
+                    title = named.rsplit("/", 1)[-1]
                     card.meta.update(
                         {
                             "type": type or "other",
@@ -418,6 +419,16 @@ class VaultStore:
 
     def _store(self) -> str:
         return f"{self.prefix}{self.folder}/".replace("//", "/") if self.folder else self.prefix
+
+    def _inside(self, ref: str) -> str:
+        """``ref`` as a name inside the vault: a card's own path (``vault/crm/alice.md``)
+        loses the vault's folder and ``.md``, so that a new card named by the path it is
+        to have gets that path (it got vault/vault/crm/alice-md.md)."""
+        name = ref.strip()
+        inside = f"{self.prefix}{self.folder}/" if self.folder else self.prefix
+        if inside and name.startswith(inside):
+            name = name[len(inside) :]
+        return name.removesuffix(".md")
 
     def _new_path(self, ref: str, folder: str | None) -> str:
         name = slug(ref.strip().rsplit("/", 1)[-1])
