@@ -127,3 +127,13 @@ def test_a_work_result_file_that_is_a_loop_is_recorded_unverified(tmp_path: Path
 def test_memory_get_of_a_loop_says_so(folder: Path) -> None:
     _loop(folder / "notes.md")
     refused(run("get", "notes.md", "--dir", folder), "notes.md")
+
+
+def test_a_recall_export_to_a_loop_is_one_error_line(
+    folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """It was "[Errno 40] Too many levels of symbolic links" from the export's open."""
+    monkeypatch.chdir(tmp_path)
+    _loop(tmp_path / "out.jsonl")
+    refused(run("recall", "export", "--out", "out.jsonl", "--dir", folder), "out.jsonl")
+    assert os.readlink(tmp_path / "out.jsonl") == "out.jsonl-too"
