@@ -4,13 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import anyio
 import pytest
-from mcp import Client
 
 import memdir
 from memdir.files.sections import SectionDocument
-from memdir.server.mcp import MemdirMCP
 from memdir.testing import FakeClock
 from memdir.tools import Tools
 
@@ -140,22 +137,15 @@ def test_a_section_with_mode_delete_is_refused(memory: memdir.Memory, folder: Pa
     assert (folder / "knowledge.md").read_bytes() == before
 
 
-def test_memory_update_refuses_ids_with_replace_as_a_tool_and_over_mcp(
+def test_memory_update_refuses_ids_with_replace_as_a_tool(
     memory: memdir.Memory, folder: Path
 ) -> None:
+    """Over MCP too: test_mcp_server.py."""
     drop = memory.knowledge.save("drop me").key
     before = (folder / "knowledge.md").read_bytes()
     call = {"section": "conventions", "content": "Tabs.", "mode": "replace", "ids": [drop]}
     result = Tools(memory).call("memory_update", call)
     assert result["ok"] is False and result["reason"].startswith("ids go with mode 'delete'")
-
-    async def main() -> None:
-        async with Client(MemdirMCP(memory), read_timeout_seconds=60) as client:
-            done = await client.call_tool("memory_update", call)
-            assert done.is_error and done.structured_content is not None
-            assert done.structured_content["reason"].startswith("ids go with mode 'delete'")
-
-    anyio.run(main)
     assert (folder / "knowledge.md").read_bytes() == before
 
 
