@@ -50,11 +50,21 @@ def _mixed(own: Any, other: Any) -> Any:
     return (1 - MODE[1]) * own + MODE[1] * other
 
 
+def _scores(own: Any, other: Any, query: Any) -> Any:
+    """Each row's score: ``mixn`` normalises the mixed vector (a cosine again, as
+    pgvector's distance would take it); the others mix the two cosines."""
+    if MODE[0] == "mixn":
+        w = MODE[1]
+        mixed = (1 - w) * own + w * other
+        return (mixed @ query) / np.linalg.norm(mixed, axis=1)
+    return _mixed(own @ query, other @ query)
+
+
 def top(self: Any, query: Any, limit: int) -> list[tuple[int, float]]:
     ctx = getattr(self, "ctx", None)
     if ctx is None or MODE[0] == "own":
         return _top(self, query, limit)
-    scores = _mixed(self.matrix[: self.size] @ query, ctx[: self.size] @ query)
+    scores = _scores(self.matrix[: self.size], ctx[: self.size], query)
     scores = np.where(self.alive[: self.size], scores, -np.inf).astype(np.float32)
     best = np.argsort(-scores)[:limit]
     return list(zip(self.ids[best].tolist(), scores[best].tolist(), strict=True))
@@ -67,7 +77,7 @@ def top_among(self: Any, query: Any, item_ids: Any, limit: int) -> list[tuple[in
     rows = np.fromiter((self.rows[i] for i in item_ids if i in self.rows), dtype=np.int64)
     if rows.size == 0:
         return []
-    scores = _mixed(self.matrix[rows] @ query, ctx[rows] @ query)
+    scores = _scores(self.matrix[rows], ctx[rows], query)
     best = np.argsort(-scores)[:limit]
     return list(zip(self.ids[rows][best].tolist(), scores[best].tolist(), strict=True))
 
@@ -76,21 +86,25 @@ VectorCache.top = top  # type: ignore[method-assign]
 VectorCache.top_among = top_among  # type: ignore[method-assign]
 
 
-def attach(memory: Any, ctx_db: Path) -> None:
+def attach(memory: Any, ctx_db: Path, late: str | None = None, own: str | None = None) -> None:
     """Give ``memory``'s vectors in memory a second matrix, row for row: each item's
     contextual vector from ``ctx_db`` (its own where that folder has none)."""
     memory.search("warm up", k=1, mode="deep")  # the vectors loaded
     rows = memory.index.rows
     cache = rows.vectors
     assert cache is not None
-    db = sqlite3.connect(f"file:{ctx_db}?mode=ro", uri=True)
-    (model,) = db.execute("SELECT model FROM vectors LIMIT 1").fetchone()
-    found = {
-        key: np.frombuffer(blob, dtype=np.float32)
-        for key, blob in db.execute(
-            "SELECT vector_key, vector FROM vectors WHERE model = ?", (model,)
-        )
-    }
+    if late:
+        saved = np.load(Path(memory.index.rows.path).parent / f"late-{late}.npz")
+        found = {key: saved[key] for key in saved.files}
+    else:
+        db = sqlite3.connect(f"file:{ctx_db}?mode=ro", uri=True)
+        (model,) = db.execute("SELECT model FROM vectors LIMIT 1").fetchone()
+        found = {
+            key: np.frombuffer(blob, dtype=np.float32)
+            for key, blob in db.execute(
+                "SELECT vector_key, vector FROM vectors WHERE model = ?", (model,)
+            )
+        }
     keys = dict(rows.db.execute("SELECT id, vector_key FROM items"))
     ctx = cache.matrix.copy()
     missing = 0
@@ -101,6 +115,19 @@ def attach(memory: Any, ctx_db: Path) -> None:
         else:
             ctx[row] = vector
     cache.ctx = ctx
+    if own:
+        saved = np.load(Path(memory.index.rows.path).parent / f"late-{own}.npz")
+        mine = {key: saved[key] for key in saved.files}
+        matrix = cache.matrix.copy()
+        for row in range(cache.size):
+            vector = mine.get(keys.get(int(cache.ids[row]), ""))
+            if vector is not None:
+                matrix[row] = vector
+        cache.matrix = matrix
+        if late:  # an item with no late vector mixes its own (the replaced one)
+            for row in range(cache.size):
+                if keys.get(int(cache.ids[row]), "") not in found:
+                    ctx[row] = matrix[row]
     print(f"{ctx_db.parent.parent.name}: {cache.size} rows, {missing} without context")
 
 
@@ -144,6 +171,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--keep", required=True, help="memdir's kept folders (ablation.py's)")
     parser.add_argument("--ctx", help="contextual_probe.py's kept folders")
+    parser.add_argument("--late", help="late_probe.py's vectors instead (e.g. pack-256)")
+    parser.add_argument("--own", help="late_probe.py's own vectors in place of memdir's")
     parser.add_argument("--short", default="200", help="which contextual set (0: every item)")
     parser.add_argument("--only", choices=["locomo", "realmem"])
     parser.add_argument(
@@ -156,7 +185,7 @@ def main() -> None:
     if args.tokens:
         context_tokens(Path(args.keep))
         return
-    if args.only is None or args.ctx is None:
+    if args.only is None or (args.ctx is None and args.late is None):
         parser.error("--only and --ctx are needed, or --tokens")
     sys.path.insert(0, str(ablation.SHARED))
     runner = ablation.locomo_runner if args.only == "locomo" else ablation.realmem_runner
@@ -165,8 +194,8 @@ def main() -> None:
         one(q)  # the model loaded
     suffix = "" if args.short == "0" else args.short
     for key, memory in memories.items():
-        folder = Path(args.ctx) / f"{args.only}{suffix}" / str(key).replace("-", "_")
-        attach(memory, folder / ".memdir" / "index.db")
+        folder = Path(args.ctx or ".") / f"{args.only}{suffix}" / str(key).replace("-", "_")
+        attach(memory, folder / ".memdir" / "index.db", args.late, args.own)
     variants = json.loads(args.variants)
     rows: list[list[Any]] = [[] for _ in variants]
     for q in questions:

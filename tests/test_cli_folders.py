@@ -113,6 +113,16 @@ def test_agents(memdir_home: Path) -> None:
     ]
 
 
+def test_status_counts_a_file_once_in_the_layer_that_owns_it(folder: Path) -> None:
+    (folder / "todo.md").write_text("# Todo\n\n- ship it\n")
+    data = ok_json(invoke("status", "--dir", folder, "--json"))
+    layers = {layer["name"]: layer["files"] for layer in data["layers"]}
+    assert layers["notes"] == 1 and layers["identity"] == 6
+    every = sum(layers.values())
+    on_disk = [p for p in folder.rglob("*") if p.is_file() and ".memdir" not in p.parts]
+    assert every == len([p for p in on_disk if p.suffix in (".md", ".txt")])
+
+
 def test_status(folder: Path) -> None:
     fresh = ok_json(invoke("status", "--dir", folder, "--json"))
     assert fresh["index"]["items"] == 0 and fresh["history"] == {"activities": 0}
@@ -129,6 +139,7 @@ def test_status(folder: Path) -> None:
         "files": 6,
     }  # fmt: skip
     assert layers["knowledge"]["files"] == 1
+    assert layers["notes"]["files"] == 0  # its **/*.md matches them all; it owns none
     assert data["index"]["built"] and data["index"]["items"] > 0
     assert data["history"] == {"activities": 0}
     assert data["notebook"] == {"entries": 1, "agent_entries": 1, "max_agent_entries": 4}

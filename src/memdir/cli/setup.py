@@ -240,8 +240,10 @@ def _status_lines(data: dict[str, Any]) -> list[str]:
 def folder_status(memory: Memory) -> dict[str, Any]:
     """The numbers ``memdir status`` shows, read without writing anything."""
     from memdir.index.sync import INDEX_FILE
+    from memdir.storage.mounts import owned_files
 
     manifest = memory.manifest
+    owned = owned_files(memory.files, manifest.layers)
     data: dict[str, Any] = {
         "folder": str(memory.root) if memory.backend == "local" else memory.storage.where,
         "layout": manifest.layout,
@@ -252,7 +254,7 @@ def folder_status(memory: Memory) -> dict[str, Any]:
                 "store": layer.store,
                 "memory": layer.memory,
                 "boot": layer.boot,
-                "files": len(memory.layer_files(name, layer)),
+                "files": len(owned[name]),  # the files it owns, as the index has them
             }
             for name, layer in manifest.layers.items()
         ],

@@ -38,6 +38,7 @@ from memdir.files.temps import stale_temp_files
 from memdir.maintain.databases import database_problems, index_problem
 from memdir.maintain.graph import build_graph
 from memdir.maintain.integrity import file_problems, flagged_items, folder_problems
+from memdir.storage.mounts import owned_files
 from memdir.stores.base import decode, encode
 
 if TYPE_CHECKING:
@@ -149,10 +150,12 @@ def _dry(memory: Memory) -> list[Finding]:
     names = {info.path: info.title for info in cards if len(info.title) >= 3}
     if not names:
         return []
-    owner: dict[str, str] = {}  # a file belongs to the first layer that matches it
-    for name, layer in memory.manifest.layers.items():
-        for relpath in memory.layer_files(name, layer):
-            owner.setdefault(relpath, layer.store)
+    layers = memory.manifest.layers
+    owner = {  # a file belongs to the first layer that matches it
+        relpath: layers[name].store
+        for name, paths in owned_files(memory.files, layers).items()
+        for relpath in paths
+    }
     texts = {
         relpath: decode(memory.files.read(relpath)) or ""
         for relpath, store in owner.items()

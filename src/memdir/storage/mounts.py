@@ -154,3 +154,17 @@ def layer_files(files: MountedFiles, name: str, layer: Layer) -> list[str]:
     if mount is not None:
         return layer_paths(mount, layer.paths, f"{name}/")
     return [p for p in layer_paths(files.own, layer.paths) if not files._mounted(p)]
+
+
+def owned_files(files: MountedFiles, layers: Mapping[str, Layer]) -> dict[str, list[str]]:
+    """Each layer's files that it owns: a file matched by several layers' paths (the
+    catch-all ``notes`` layer's ``**/*.md`` matches every markdown file) belongs to the
+    first of them in manifest order, as the index files it."""
+    owned: dict[str, list[str]] = {name: [] for name in layers}
+    seen: set[str] = set()
+    for name, layer in layers.items():
+        for relpath in layer_files(files, name, layer):
+            if relpath not in seen:
+                seen.add(relpath)
+                owned[name].append(relpath)
+    return owned
