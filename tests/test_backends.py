@@ -23,6 +23,7 @@ from test_notebook import (  # noqa: F401
     test_update_creates_then_updates,
 )
 from test_tools import (  # noqa: F401
+    test_a_window_that_ends_before_it_starts_is_refused,
     test_an_internal_error_becomes_a_structured_error,
     test_arguments_as_a_json_string_work,
     test_bad_calls_get_sentences_not_exceptions,

@@ -394,6 +394,29 @@ def test_a_link_out_of_the_folder_is_refused(memory: Memory, tmp_path: Path) -> 
     assert "/memories/link" not in run(memory, command="view", path="/memories")
 
 
+def test_a_loop_of_links_is_said_to_be_one(memory: Memory) -> None:
+    """It was "leads outside /memories through a link", for a link that leads nowhere."""
+    os.symlink("loop-b.md", memory.root / "loop-a.md")
+    os.symlink("loop-a.md", memory.root / "loop-b.md")
+    reason = (
+        "Error: The path /memories/loop-a.md is a loop of links that leads to no file or "
+        "folder; replace the link"
+    )
+    for args in (
+        {"command": "view", "path": "/memories/loop-a.md"},
+        {"command": "create", "path": "/memories/loop-a.md", "file_text": "x"},
+        {"command": "delete", "path": "/memories/loop-a.md"},
+        {"command": "rename", "old_path": "/memories/loop-a.md", "new_path": "/memories/b.md"},
+        {
+            "command": "rename",
+            "old_path": "/memories/knowledge.md",
+            "new_path": "/memories/loop-a.md",
+        },
+    ):
+        assert run_memory_command(memory, args) == reason, args
+    assert os.readlink(memory.root / "loop-a.md") == "loop-b.md"
+
+
 @pytest.mark.parametrize(
     ("path", "why"),
     [

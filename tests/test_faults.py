@@ -329,6 +329,38 @@ def test_a_loop_of_links_is_left_out_not_fatal(
     assert (folder / where).is_symlink()
 
 
+@pytest.mark.parametrize(
+    ("where", "command", "tool"),
+    [
+        ("knowledge.md", ["save", "Narwhals"], ("memory_save", {"content": "x"})),
+        (
+            "NOTEBOOK.md",
+            ["notebook", "set", "k", "x"],
+            ("update_notebook", {"key": "k", "text": "x"}),
+        ),
+        ("vault/zed.md", ["card", "write", "zed", "x"], ("card_write", {"card": "zed"})),
+    ],
+)
+def test_a_memory_file_that_is_a_loop_of_links_refuses_writes_with_the_reason(
+    folder: Path, where: str, command: list[str], tool: tuple[str, dict[str, object]]
+) -> None:
+    """A write to a file that is a loop of links ended in "[Errno 40] Too many levels of
+    symbolic links" (a tool: "failed inside memdir"); it is refused with what to do."""
+    (folder / where).unlink(missing_ok=True)
+    (folder / where).symlink_to((folder / where).name)
+    reason = f"{where} is a loop of links that leads to no file or folder; replace the link"
+    before = _snapshot(folder)
+    code, output = cli(*command, "--dir", folder)
+    assert (code, output) == (
+        1,
+        f"refused: {reason} with the file itself, and nothing was written\n",
+    )
+    with memdir.open(folder, embedder="none") as memory:
+        result = Tools(memory).call(tool[0], tool[1])
+    assert result["ok"] is False and result["reason"].startswith(reason), result
+    assert _snapshot(folder) == before and (folder / where).is_symlink()
+
+
 def test_a_card_or_journal_day_linking_outside_is_refused(folder: Path, tmp_path: Path) -> None:
     outside = tmp_path / "elsewhere.md"
     outside.write_text("---\ntype: person\n---\n# Eve\nprivate\n")

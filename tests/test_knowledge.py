@@ -9,6 +9,7 @@ import pytest
 import memdir
 from memdir.files.sections import SectionDocument
 from memdir.testing import FakeClock
+from memdir.tools import Tools
 
 
 def _archive_text(folder: Path) -> str:
@@ -109,6 +110,43 @@ def test_delete_mode_removes_observations_by_id(memory: memdir.Memory, folder: P
     assert "drop me" in _archive_text(folder)
     nothing = memory.knowledge.update(mode="delete", ids=["obs_missing"])
     assert not nothing.ok
+
+
+@pytest.mark.parametrize("mode", ["replace", "patch", "append"])
+def test_ids_with_a_writing_mode_are_refused_and_nothing_written(
+    memory: memdir.Memory, folder: Path, mode: str
+) -> None:
+    """The contract: ids go with mode 'delete' only. A replace given ids wrote the section
+    and ignored them, answering ok as if the observations were gone too."""
+    drop = memory.knowledge.save("drop me").key
+    before = (folder / "knowledge.md").read_bytes()
+    result = memory.knowledge.update("conventions", "Tabs.", mode=mode, ids=[drop])
+    assert not result.ok and (result.reason or "").startswith("ids go with mode 'delete'")
+    assert (folder / "knowledge.md").read_bytes() == before
+    assert memory.knowledge.update("conventions", "Tabs.", mode=mode, ids=[]).ok  # none given
+
+
+def test_a_section_with_mode_delete_is_refused(memory: memdir.Memory, folder: Path) -> None:
+    """Mode 'delete' removes observations: a section beside it (which it would not remove)
+    is refused too, and the observations named stay."""
+    assert memory.knowledge.update("conventions", "Tabs.").ok
+    drop = memory.knowledge.save("drop me").key
+    before = (folder / "knowledge.md").read_bytes()
+    result = memory.knowledge.update("conventions", mode="delete", ids=[drop])
+    assert not result.ok and "takes no section" in (result.reason or "")
+    assert (folder / "knowledge.md").read_bytes() == before
+
+
+def test_memory_update_refuses_ids_with_replace_as_a_tool(
+    memory: memdir.Memory, folder: Path
+) -> None:
+    """Over MCP too: test_mcp_server.py."""
+    drop = memory.knowledge.save("drop me").key
+    before = (folder / "knowledge.md").read_bytes()
+    call = {"section": "conventions", "content": "Tabs.", "mode": "replace", "ids": [drop]}
+    result = Tools(memory).call("memory_update", call)
+    assert result["ok"] is False and result["reason"].startswith("ids go with mode 'delete'")
+    assert (folder / "knowledge.md").read_bytes() == before
 
 
 def test_section_cap_compresses_before_refusing(memory: memdir.Memory) -> None:

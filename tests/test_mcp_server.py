@@ -471,3 +471,34 @@ def test_the_instructions_name_only_the_tools_offered(tmp_path: Path, layout: st
             assert bool(re.search(rf"\b{name}\b", said)) is (name in offered), (name, said)
 
     _run(session, MemdirMCP(memory))
+
+
+def test_a_refusal_reaches_the_client_with_its_reason(memory: memdir.Memory) -> None:
+    """Refusals of bad input, through the real client: a card named out of the vault (it
+    was written as vault/tmp/x.md), ids with mode replace (ignored, and ok), a window
+    that ends before it starts (an empty answer). Nothing is written."""
+    memory.knowledge.save("The storm report is due")
+    before = {p: p.read_bytes() for p in sorted(memory.root.rglob("*.md"))}
+    calls = [
+        ("card_write", {"card": "/tmp/x", "body": "Body."}, "the card '/tmp/x' is a path on"),
+        (
+            "memory_update",
+            {"section": "conventions", "content": "Tabs.", "mode": "replace", "ids": ["obs_1"]},
+            "ids go with mode 'delete'",
+        ),
+        (
+            "memory_search",
+            {"query": "storm", "since": "2026-12-01", "until": "2026-11-01"},
+            "memory_search: since (2026-12-01) is later than until (2026-11-01)",
+        ),
+    ]
+
+    async def session(client: Client) -> None:
+        for tool, arguments, reason in calls:
+            done = await client.call_tool(tool, arguments)
+            assert done.is_error and done.structured_content is not None, tool
+            assert done.structured_content["reason"].startswith(reason), tool
+
+    _run(session, MemdirMCP(memory))
+    assert {p: p.read_bytes() for p in sorted(memory.root.rglob("*.md"))} == before
+    assert not (memory.root / "vault" / "tmp").exists()

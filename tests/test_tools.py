@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -270,6 +271,41 @@ def test_recall_activity_lists_searches_and_gets(tools: Tools, memory: memdir.Me
         _check_output(tools.get("recall_activity"), result)  # type: ignore[arg-type]
     bad = tools.call("recall_activity", {"action": "list", "since": "last tuesday"})
     assert "since must be a date" in bad["reason"]
+
+
+LATER = "since (2026-12-01) is later than until (2026-11-01); nothing is dated between them"
+
+
+def test_a_window_that_ends_before_it_starts_is_refused(
+    tools: Tools, memory: memdir.Memory
+) -> None:
+    """since later than until answered an empty list, as if nothing were remembered: the
+    library raises ValueError, the tools answer {ok: false} with why (over MCP:
+    test_mcp_server.py)."""
+    memory.knowledge.save("The storm report is due")
+    with memory.history.activity("task", "Write the storm report"):
+        pass
+    backwards = {"since": "2026-12-01", "until": "2026-11-01"}
+    with pytest.raises(ValueError, match=re.escape(LATER)):
+        memory.search("storm", **backwards)
+    with pytest.raises(ValueError, match=re.escape(LATER)):
+        memory.history.recent(since=datetime(2026, 12, 1), until=datetime(2026, 11, 1))
+    searched = tools.call("memory_search", {"query": "storm", **backwards})
+    assert (searched["ok"], searched["reason"]) == (False, f"memory_search: {LATER}: give the "
+                                                   "earlier moment as since")  # fmt: skip
+    listed = tools.call("recall_activity", {"action": "list", **backwards})
+    assert listed["ok"] is False and listed["reason"].startswith(f"recall_activity: {LATER}")
+    # a day is a whole day, as the tools say ("on or before this day"): its midnight
+    # left out the day's items, and a window of one day answered none
+    one_day = {"since": "2026-11-30", "until": "2026-11-30"}
+    assert tools.call("memory_search", {"query": "storm", **one_day})["count"] == 1
+    assert tools.call("recall_activity", {"action": "list", **one_day})["count"] == 1
+    assert len(memory.search("storm", until="2026-11-30")) == 1
+    assert memory.search("storm", until="2026-11-29") == []
+    # a search of the history takes no until: it answered as if the window held
+    found = tools.call("recall_activity", {"action": "search", "query": "storm", **backwards})
+    assert found["ok"] is False
+    assert found["reason"].startswith("recall_activity: until goes with action 'list'")
 
 
 def test_tools_follow_the_manifest(tmp_path: Path) -> None:

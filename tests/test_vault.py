@@ -12,14 +12,17 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from typer.testing import CliRunner
 
 import memdir
+from memdir.cli import app
 from memdir.config import Decay
 from memdir.files.cards import Card
 from memdir.maintain.decay import decayed
 from memdir.stores.vault import add_history
 from memdir.testing import FakeClock
 from memdir.tiers import relevance, tier_for
+from memdir.tools import Tools
 
 TODAY = date(2026, 11, 30)
 
@@ -201,6 +204,96 @@ def test_card_write_refuses_a_bad_field_on_the_command_line(folder: Path) -> Non
     )  # fmt: skip
     assert done.returncode == 1 and "tier must be one of" in done.stderr
     assert "Traceback" not in done.stderr and not list((folder / "vault").rglob("quinn*.md"))
+
+
+def _files(root: Path) -> dict[str, bytes]:
+    """Every file under ``root`` (the memory folder and beside it), memdir's databases aside."""
+    return {
+        str(path.relative_to(root)): path.read_bytes()
+        for path in sorted(root.rglob("*"))
+        if path.is_file() and ".memdir" not in path.parts
+    }
+
+
+ELSEWHERE = [  # a card name that leads out of the vault, and what the refusal says
+    ("/tmp/x", "the card '/tmp/x' is a path on the disk; name it inside the vault"),
+    ("[[/etc/passwd]]", "the card '[[/etc/passwd]]' is a path on the disk"),
+    ("C:\\notes\\x", "the card 'C:\\\\notes\\\\x' is a path on the disk"),
+    ("C:/notes/x", "the card 'C:/notes/x' is a path on the disk"),
+    ("crm\\alice", "the card 'crm\\\\alice' holds a backslash; separate folders with /"),
+    ("../../outside", "the card '../../outside' climbs out of the vault with '..'"),
+    ("crm/../../x", "the card 'crm/../../x' climbs out of the vault with '..'"),
+    ("..", "the card '..' climbs out of the vault with '..'"),
+]
+
+
+@pytest.mark.parametrize(("name", "reason"), ELSEWHERE)
+def test_a_card_named_out_of_the_vault_is_refused_and_nothing_written(
+    tmp_path: Path, name: str, reason: str
+) -> None:
+    """``card write /tmp/x`` wrote vault/tmp/x.md; every card command refuses such a name
+    with the reason (one line, exit 1) and leaves every file as it was."""
+    folder = tmp_path / "mem"
+    memdir.init(folder, layout="vault")
+    x = _write_card(folder, "vault/tmp/x.md", tier="warm", access_count=0)  # a look-alike
+    before = _files(tmp_path)
+    for args, said in [
+        (["card", "write", name, "Body."], "refused"),
+        (["card", "history", name, "A line."], "refused"),
+        (["touch", name], "refused"),
+        (["card", "show", name], "error"),
+        (["card", "links", name], "error"),
+        (["card", "history", name], "error"),
+    ]:
+        done = CliRunner().invoke(app, [*args, "--dir", str(folder)])
+        assert (done.exit_code, done.stdout) == (1, ""), (args, done.output)
+        assert done.stderr.startswith(f"{said}: {reason}") and done.stderr.count("\n") == 1
+        assert _files(tmp_path) == before, args
+    assert "access_count: 0" in x.read_text()  # /tmp/x was not read as vault/tmp/x.md
+
+
+@pytest.mark.parametrize("folder_given", ["/tmp", "C:\\notes", "crm/../..", "a\\b"])
+def test_a_card_folder_out_of_the_vault_is_refused(
+    memory: memdir.Memory, folder_given: str
+) -> None:
+    before = _files(memory.root)
+    result = memory.vault.write("alice", "Alice.", folder=folder_given)
+    assert not result.ok and (result.reason or "").startswith(f"folder {folder_given!r} ")
+    assert _files(memory.root) == before
+
+
+def test_card_names_inside_the_vault_still_work(memory: memdir.Memory, folder: Path) -> None:
+    """Folders with /, a drive-like word with no path after it, the card's path itself."""
+    assert memory.vault.write("crm/alice", "Alice.").key == "vault/crm/alice.md"
+    assert memory.vault.write("C:minus", "A grade.").key == "vault/c-minus.md"
+    assert memory.vault.write("vault/crm/alice.md", "Head of data.").action == "updated"
+    read = memory.vault.read("[[crm/alice]]", touch=False)
+    assert read is not None and read.body.endswith("Head of data.\n")
+
+
+def test_a_new_card_named_by_its_path_gets_that_path(memory: memdir.Memory, folder: Path) -> None:
+    """docs/vault.md: a card is named by its name, folder/name or path; a new one named by
+    its path made vault/vault/crm/bob-md.md, titled "Bob.md"."""
+    made = memory.vault.write("vault/crm/bob.md", "Bob buys.")
+    assert (made.action, made.key) == ("created", "vault/crm/bob.md")
+    assert _card(folder, "vault/crm/bob.md").body.startswith("# Bob\n")
+    assert memory.vault.write("carol.md", "Carol sells.").key == "vault/carol.md"
+    assert not (folder / "vault" / "vault").exists()
+
+
+def test_the_card_tools_refuse_a_name_out_of_the_vault(memory: memdir.Memory) -> None:
+    """The agent tools: ``{ok: false}`` with the reason, nothing written."""
+    tools = Tools(memory)
+    before = _files(memory.root)
+    for tool, args in [
+        ("card_write", {"card": "/tmp/x", "body": "Body."}),
+        ("card_read", {"card": "/tmp/x"}),
+        ("card_history", {"card": "/tmp/x", "text": "A line."}),
+        ("card_write", {"card": "alice", "body": "Body.", "folder": "/tmp"}),
+    ]:
+        result = tools.call(tool, args)
+        assert result["ok"] is False and "is a path on the disk" in result["reason"], result
+    assert _files(memory.root) == before  # over MCP: test_mcp_server.py
 
 
 def test_memdir_touch_command(folder: Path) -> None:

@@ -28,6 +28,7 @@ from rich.tree import Tree
 
 from memdir.errors import MemdirError
 from memdir.memory import Memory, open_memory
+from memdir.paths import resolved
 from memdir.results import WriteResult
 from memdir.scaffold import init_folder
 from memdir.server.mcp import host_config
@@ -40,7 +41,7 @@ def demo(path: Path | None, console: Console, *, keep: bool = False) -> Path:
     """Run the demo in ``path`` (new or empty), or in a temporary folder removed at the
     end unless ``keep``; returns the folder it ran in."""
     if path is not None:
-        root = path.expanduser().resolve()
+        root = resolved(path.expanduser())
         if root.exists() and any(root.iterdir()):
             raise MemdirError(f"{root} is not empty; the demo needs a new or empty folder")
         run_demo(root, console).close()

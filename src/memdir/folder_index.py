@@ -24,7 +24,7 @@ from memdir.errors import StorageError
 from memdir.readonly import private_index
 from memdir.results import Notice
 from memdir.sqlite import disk_refused
-from memdir.timeutil import moment_argument
+from memdir.timeutil import check_window, moment_argument
 
 if TYPE_CHECKING:
     from memdir.config.manifest import IndexSettings
@@ -163,13 +163,16 @@ def search(
             f"no layer {', '.join(map(repr, unknown))} in memdir.toml; its layers "
             f"are: {', '.join(memory.manifest.layers)}"
         )
+    start = moment_argument(since, "since")
+    end = moment_argument(until, "until", whole_day=True)  # "on or before this day"
+    check_window(start, end)
     filters = Filters(
         mode=mode,
         layers=tuple(layers or ()),
         kinds=tuple(kinds or ()),
         tags=tuple(tags or ()),
-        since=moment_argument(since, "since"),
-        until=moment_argument(until, "until"),
+        since=start,
+        until=end,
     )
     index = fresh_index(memory)
     return index.guard(  # a damaged index is rebuilt and the search run again

@@ -22,6 +22,7 @@ from memdir.config import (
 )
 from memdir.errors import MemdirError, NotAMemoryFolder
 from memdir.files.atomic import FolderLock
+from memdir.paths import resolved
 from memdir.results import Notice
 from memdir.storage.local import LOCK_FILE
 
@@ -35,7 +36,7 @@ READ_ONLY_REASON = "opened read-only (writes are refused)"
 
 
 def find_root(path: str | Path) -> Path:
-    root = Path(path).expanduser().resolve()
+    root = resolved(Path(path).expanduser())
     if not (root / MANIFEST_NAME).is_file():
         raise NotAMemoryFolder(
             f"{root} has no {MANIFEST_NAME}; run `memdir init {root}` to make it a memory folder "

@@ -9,6 +9,7 @@ shared by several agents) shows its files under the layer's name: with
 
 from __future__ import annotations
 
+import errno
 import functools
 import operator
 import os
@@ -19,14 +20,18 @@ from pathlib import Path
 from stat import S_ISREG
 
 from memdir.config import STATE_DIR, Layer, Manifest, is_glob, static_prefix
+from memdir.errors import MemdirError
 
 _REAL_KEPT = 100_000
 
 
 class FileSpace:
     def __init__(self, root: Path, manifest: Manifest) -> None:
-        self.root = root.resolve()
-        self.mounts = manifest.mounts(self.root)
+        self.root = root.resolve()  # open_memory's root, resolved already (``resolved``)
+        self.mounts = {
+            name: resolved(folder, f"[layers.{name}] mount {folder}")
+            for name, folder in manifest.mounts(self.root).items()
+        }
         self._real: dict[str, Path] = {}
 
     def base(self, layer_name: str) -> tuple[Path, str]:
@@ -131,6 +136,27 @@ def _inside(base: Path, path: str | Path) -> bool:
     """Whether ``path``, links resolved, stays inside ``base``: a symlink in a memory
     folder never brings another folder's files into its index."""
     return Path(os.path.realpath(path)).is_relative_to(os.path.realpath(base))
+
+
+def resolved(path: Path, name: str | None = None) -> Path:
+    """``path.resolve()`` (absolute, links followed) for a path a person gave: the
+    folder, a file, a mount. A loop of links in its way (a link that leads back to
+    itself, there or in a folder above) is a MemdirError naming ``name`` (``path`` if
+    None), on every Python: before 3.13 ``resolve`` raises RuntimeError (a traceback),
+    from 3.13 it returns the path as if there were something there."""
+    try:
+        real = path.resolve()
+        os.stat(path)
+    except RuntimeError:
+        raise MemdirError(_loop(name or str(path))) from None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise MemdirError(_loop(name or str(path))) from None
+    return real
+
+
+def _loop(name: str) -> str:
+    return f"{name} is a loop of links that leads to no file or folder; replace the link"
 
 
 def _linked_file_inside(base: Path, entry: os.DirEntry[str]) -> bool:

@@ -30,6 +30,7 @@ from memdir.files.atomic import atomic_write, folder_lock
 from memdir.maintain.backup import STATE_IGNORES
 from memdir.maintain.migrate import MigrationReport
 from memdir.memory import LOCK_FILE, open_memory
+from memdir.paths import resolved
 
 STATE_GITIGNORE = "# memdir's derived and transient files\n" + "".join(
     f"{p}\n" for p in STATE_IGNORES
@@ -54,7 +55,7 @@ def init_folder(
     path: str | Path, layout: str = "default", *, agent: str | None = None, force: bool = False
 ) -> InitReport:
     """Write ``layout`` into ``path`` (created if missing); existing files are kept."""
-    root = Path(path).expanduser().resolve()
+    root = resolved(Path(path).expanduser())
     _manifest_text(root, layout, agent)  # validate before touching the disk
     root.mkdir(parents=True, exist_ok=True)
     manifest = _write_manifest(root, layout, agent, force)
@@ -85,7 +86,7 @@ def adopt_folder(
     path: str | Path, layout: str | None = None, *, agent: str | None = None, force: bool = False
 ) -> InitReport:
     """Write a manifest for the files already in ``path``; move and create nothing else."""
-    root = Path(path).expanduser().resolve()
+    root = resolved(Path(path).expanduser())
     if not root.is_dir():
         raise NotAMemoryFolder(f"{root} is not a folder; nothing to adopt")
     chosen = layout or layouts.detect(root)[0]

@@ -198,7 +198,10 @@ class AsyncKnowledgeStore(AsyncStore[KnowledgeStore]):
         mode: str = "replace",
         ids: object = None,
     ) -> WriteResult:
-        """Write a curated section (memory_update), or delete observations (mode 'delete')."""
+        """Write a curated section (memory_update), or delete observations (mode 'delete').
+        ``ids`` go with mode 'delete' only, and a section with the other modes: a call
+        that gives both is refused, not half done (ids were ignored by a replace).
+        """
         return await self._call(lambda sync_: sync_.update(section, content, mode, ids))
 
     async def delete_observations(self, ids: object) -> WriteResult:

@@ -73,6 +73,11 @@ def _fields(values: list[str] | None) -> dict[str, Any] | None:
 
 
 def _found(vault: VaultStore, ref: str) -> str:
+    from memdir.stores.vault import ref_problem
+
+    problem = ref_problem(ref)
+    if problem is not None:
+        fail(problem)
     path = vault.resolve(ref)
     if path is None:
         fail(f"no card {ref!r} in the vault; memdir card list shows the cards there are")

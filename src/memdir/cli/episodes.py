@@ -210,7 +210,9 @@ def recall_export(
 def memory_file_at(memory: Memory, out: Path) -> str | None:
     """What of the memory folder a file written at ``out`` would replace (its manifest, a
     file of its own or one a layer owns), or None: ``-o knowledge.md`` replaced it."""
-    target, root = Path(os.path.realpath(out)), Path(os.path.realpath(memory.root))
+    from memdir.paths import resolved
+
+    target, root = resolved(out), Path(os.path.realpath(memory.root))  # a loop: an error
     if not target.is_relative_to(root):
         return None
     relpath = target.relative_to(root).as_posix()

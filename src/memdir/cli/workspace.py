@@ -191,10 +191,13 @@ def _output_path(path: Path, root: Path) -> str:
     """A --file as the store checks it: relative to the memory folder when inside it
     (shorter in the Done line), else absolute. The shell's relative paths are the
     current folder's."""
+    from memdir.errors import MemdirError
+    from memdir.paths import resolved
+
     absolute = Path.cwd() / path.expanduser()
     try:
-        return absolute.resolve().relative_to(root).as_posix()
-    except (ValueError, OSError):
+        return resolved(absolute).relative_to(root).as_posix()
+    except (ValueError, MemdirError):  # outside the folder, or a loop of links
         return str(absolute)
 
 

@@ -367,11 +367,12 @@ class Manifest(Settings):
         return None if found is None else found[1].paths[0]
 
     def mounts(self, root: Path) -> dict[str, Path]:
-        """Layer name -> the folder it is mounted from (relative mounts start at ``root``)."""
+        """Layer name -> the folder it is mounted from (relative mounts start at ``root``),
+        links not followed yet (``FileSpace`` resolves them, a loop of links an error)."""
         found = {}
         for name, layer in self.layers.items():
             if layer.mount is not None:
-                found[name] = (root / Path(layer.mount).expanduser()).resolve()
+                found[name] = root / Path(layer.mount).expanduser()
         return found
 
     def archive_dir(self) -> str:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from memdir.errors import MemdirError
+from memdir.paths import resolved
 
 
 @runtime_checkable
@@ -121,7 +122,7 @@ def load_counter(setting: str, root: Path) -> TokenCounter:
         name, colon, argument = (
             "tokenizer-json",
             ":",
-            str((root / Path(path).expanduser()).resolve()),
+            str(resolved(root / Path(path).expanduser(), f"[context] tokenizer {path}")),
         )
     try:
         factory = resolve("tokenizers", name)

@@ -33,6 +33,7 @@ import filelock
 from memdir.errors import DiskFull, LockTimeout, ReadOnlyFolder, StorageError
 from memdir.files.temps import TMP_SUFFIX as TMP_SUFFIX  # re-exported: backups skip them
 from memdir.files.temps import Folders, remove_stale, temp_path
+from memdir.paths import resolved
 
 LOCK_TIMEOUT_SECONDS = 30.0
 
@@ -304,7 +305,7 @@ _registry_guard = threading.Lock()
 
 def folder_lock(lock_path: Path) -> FolderLock:
     """The process-wide lock object for ``lock_path`` (one per folder, shared)."""
-    key = lock_path.resolve()
+    key = resolved(lock_path)  # a .memdir that is a loop of links: said so, no traceback
     with _registry_guard:
         lock = _registry.get(key)
         if lock is None:

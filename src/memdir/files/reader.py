@@ -7,8 +7,9 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from memdir.config import STATE_DIR
+from memdir.errors import MemdirError
 from memdir.files.encoding import clean, decode
-from memdir.paths import FileSpace
+from memdir.paths import FileSpace, resolved
 from memdir.storage.seam import Files
 
 
@@ -51,9 +52,9 @@ def resolve_inside(space: FileSpace, path: str) -> tuple[Path, str] | str:
     if "\x00" in raw:
         return "the path holds a NUL character (U+0000); no file is named so"
     try:
-        target = space.real(raw).resolve()
-    except (OSError, RuntimeError):  # a loop of links: RuntimeError before Python 3.13
-        return f"{raw} is a loop of links that leads to no file"
+        target = resolved(space.real(raw), raw)
+    except MemdirError as loop:
+        return str(loop)
     if not target.is_relative_to(space.confining(raw)):
         return "the path leaves the memory folder (through a link)"
     return target, posix.as_posix()

@@ -32,6 +32,7 @@ from typing import Any
 from memdir.config import STATE_DIR
 from memdir.errors import MemdirError
 from memdir.files.atomic import TMP_SUFFIX, FolderLock, atomic_write
+from memdir.paths import resolved
 
 HISTORY_DB = f"{STATE_DIR}/history.db"
 HISTORY_COPY = f"{STATE_DIR}/backup/history.db"
@@ -75,7 +76,7 @@ def backup(
     root: Path, *, now: datetime, push: bool = False, lock: FolderLock | None = None
 ) -> BackupResult:
     """Commit ``root`` with git as ``Daily backup: <date of now in UTC>``; push if asked."""
-    root = Path(root).expanduser().resolve()
+    root = resolved(Path(root).expanduser())
     if not root.is_dir():
         raise BackupError(f"{root} is not a folder; nothing to back up")
     moment = now if now.tzinfo is not None else now.replace(tzinfo=UTC)

@@ -47,6 +47,7 @@ from memdir.errors import MemdirError
 from memdir.folder_index import warm_search
 from memdir.maintain.background import Housekeeper
 from memdir.memory import Memory, open_memory
+from memdir.paths import resolved
 from memdir.server.mcp_sessions import IDLE_SECONDS, SessionRecorder
 from memdir.tools import Tools
 
@@ -436,5 +437,5 @@ def host_config(folder: Path | None = None, agent: str | None = None) -> dict[st
     if agent is not None:
         args += ["--agent", agent]
     elif folder is not None:
-        args += ["--dir", str(Path(folder).resolve())]
+        args += ["--dir", str(resolved(Path(folder)))]
     return {"mcpServers": {"memdir": {"command": command, "args": args}}}

@@ -16,6 +16,7 @@ it (``paths.outside_target``'s rule): ``read`` sees no file there, ``unwritable`
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import os
 from collections.abc import Callable, Sequence
@@ -23,9 +24,10 @@ from pathlib import Path
 from stat import S_ISREG
 
 from memdir.config import STATE_DIR
+from memdir.errors import MemdirError
 from memdir.files.atomic import FolderLock, atomic_write, atomic_write_all, folder_lock
 from memdir.files.temps import TMP_SUFFIX
-from memdir.paths import walk_files
+from memdir.paths import resolved, walk_files
 from memdir.storage.seam import FileStat, VersionConflict
 
 LOCK_FILE = "lock"
@@ -70,6 +72,10 @@ class LocalFiles:
             data = target.read_bytes()
         except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
             return None
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:  # a loop of links: no file there, as listings see it
+                return None
+            raise
         if self._outside(target) is not None:  # never read through it
             return None
         return data
@@ -97,6 +103,10 @@ class LocalFiles:
                 "write through it. Replace the link with the file itself (or a link inside the "
                 "folder), and nothing was written"
             )
+        try:
+            resolved(target, path)
+        except MemdirError as loop:
+            return f"{loop} with the file itself, and nothing was written"
         return None
 
     def paths(self, folder: str = "") -> list[str]:

@@ -29,6 +29,7 @@ from memdir.config import MANIFEST_NAME, STATE_DIR, parse_manifest
 from memdir.errors import MemdirError
 from memdir.files.atomic import atomic_write
 from memdir.files.temps import TMP_SUFFIX
+from memdir.paths import resolved
 from memdir.storage.agents import database
 from memdir.storage.postgres.backend import PgStorage, redact
 from memdir.storage.postgres.db import Database
@@ -112,7 +113,7 @@ def export_agent(
     url: str, agent: str, folder: str | Path, *, schema: str = "memdir"
 ) -> TransferReport:
     """Write agent ``agent``'s files into ``folder`` (see the module)."""
-    root = Path(folder).expanduser().resolve()
+    root = resolved(Path(folder).expanduser())
     storage = PgStorage(database(url, schema), agent)
     try:
         files = storage.files()
@@ -168,7 +169,7 @@ def push(
     export had them (``init_agent --force``)."""
     from memdir.memory import Memory
 
-    root = Path(folder).expanduser().resolve()
+    root = resolved(Path(folder).expanduser())
     found = local_files(root)
     if MANIFEST_NAME not in found:
         raise MemdirError(f"{root} has no {MANIFEST_NAME}: it is not a memory folder")

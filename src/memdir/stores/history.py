@@ -55,7 +55,7 @@ from memdir.stores.history_schema import LOG_TYPES as LOG_TYPES
 from memdir.stores.history_schema import MIGRATIONS as MIGRATIONS
 from memdir.stores.history_schema import Restart as Restart
 from memdir.stores.history_schema import read_restarts as read_restarts
-from memdir.timeutil import Clock, format_ts
+from memdir.timeutil import Clock, check_window, format_ts
 
 _WORD_RE = re.compile(r"\w+", re.UNICODE)
 
@@ -181,7 +181,8 @@ def activity_filters(
 ) -> tuple[list[str], list[object]]:
     """Recall's filters as SQL conditions on an activity's columns (named ``prefix`` +
     column, each value a ``mark`` placeholder, times as ``moment`` makes them) and
-    their parameters, in order."""
+    their parameters, in order; ValueError if ``since`` is later than ``until``."""
+    check_window(since, until)
     clauses: list[str] = []
     params: list[object] = []
     for column, value in (("type", type), ("task_id", task_id)):

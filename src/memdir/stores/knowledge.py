@@ -223,13 +223,28 @@ class KnowledgeStore(SectionFileStore):
         mode: str = "replace",
         ids: object = None,
     ) -> WriteResult:
-        """Write a curated section (memory_update), or delete observations (mode 'delete')."""
+        """Write a curated section (memory_update), or delete observations (mode 'delete').
+        ``ids`` go with mode 'delete' only, and a section with the other modes: a call
+        that gives both is refused, not half done (ids were ignored by a replace)."""
         chosen = mode.strip().lower() if isinstance(mode, str) else ""
         if chosen == "delete":
+            if section is not None:
+                return WriteResult.refused(
+                    self.store,
+                    f"mode 'delete' removes observations by ids and takes no section; write "
+                    f"section {section!r} with mode 'replace' or 'patch' in a call of its own",
+                )
             return self.delete_observations(ids if ids is not None else content)
         if chosen not in UPDATE_MODES:
             return WriteResult.refused(
                 self.store, f"mode must be one of {', '.join(UPDATE_MODES)}, not {mode!r}"
+            )
+        if ids not in (None, "", [], ()):
+            return WriteResult.refused(
+                self.store,
+                f"ids go with mode 'delete' (the observations to remove); mode {chosen!r} "
+                "writes a section and takes no ids. Nothing was written: call memory_update "
+                "once to write the section and once with mode 'delete' and the ids",
             )
         if chosen == "append":  # the seed's alias
             chosen = "patch"

@@ -63,6 +63,7 @@ CARD_NAME_MAX_CHARS = 120
 """a card's file name (a file system holds 255 bytes a name)"""
 _LONG_CARD = "keep a card to what matters about its subject; put a long document in a file"
 MOC_FOLDER = "MOC"
+_DRIVE_RE = re.compile(r"[A-Za-z]:[/\\]")
 _LINK_RE = re.compile(r"\[\[([^\]|#\n]+)(?:#[^\]|\n]*)?(?:\|[^\]\n]*)?\]\]")
 _SLUG_RE = re.compile(r"[^a-z0-9]+")
 PROMOTION = {
@@ -76,6 +77,22 @@ PROMOTION = {
 
 def slug(name: str) -> str:
     return _SLUG_RE.sub("-", name.lower()).strip("-")
+
+
+def ref_problem(ref: str, what: str = "the card") -> str | None:
+    """Why ``ref`` cannot name a card (or, ``what`` "folder", a card's folder); None if
+    it can. A card is named inside the vault, its folders separated by ``/``: a path on
+    the disk (``/tmp/x``, ``C:\\x``), a backslash or a ``..`` would mean a file
+    elsewhere, and was written under the vault as if that were what was asked."""
+    bare = ref.strip().removeprefix("[[").removesuffix("]]").strip()
+    such = "such as 'crm'" if what == "folder" else "such as 'alice-moreau' or 'crm/alice-moreau'"
+    if bare.startswith("/") or _DRIVE_RE.match(bare):
+        return f"{what} {ref!r} is a path on the disk; name it inside the vault, {such}"
+    if "\\" in bare:
+        return f"{what} {ref!r} holds a backslash; separate folders with /, {such}"
+    if ".." in bare.split("/"):
+        return f"{what} {ref!r} climbs out of the vault with '..'; name it inside, {such}"
+    return None
 
 
 def card_links(meta: dict[str, Any], body: str) -> list[str]:
@@ -188,7 +205,7 @@ class VaultStore:
     def resolve(self, ref: str) -> str | None:
         """A card path from a path, a path inside the vault, a file name or a title."""
         ref = ref.strip().removeprefix("[[").removesuffix("]]").strip()
-        if not ref:
+        if not ref or ref_problem(ref) is not None:  # never the card of a look-alike name
             return None
         cards = self.paths()
         direct = [ref, ref + ".md", f"{self.prefix}{ref}", f"{self.prefix}{ref}.md"]
@@ -272,6 +289,9 @@ class VaultStore:
 
     def touch(self, ref: str) -> WriteResult:
         """Promote a card one tier and mark it accessed today (``memdir touch``)."""
+        problem = ref_problem(ref) if isinstance(ref, str) else None
+        if problem is not None:
+            return WriteResult.refused(self._store(), problem)
         path = self.resolve(ref)
         if path is None:
             return WriteResult.refused(self._store(), f"no card {ref!r} in the vault")
@@ -308,6 +328,11 @@ class VaultStore:
         try:
             if not isinstance(ref, str) or not ref.strip():
                 raise Refusal("name the card, such as 'alice-moreau' or 'crm/alice-moreau'")
+            problem = ref_problem(ref) or (
+                ref_problem(folder, "folder") if isinstance(folder, str) else None
+            )
+            if problem is not None:
+                raise Refusal(problem)
             if body is not None and not isinstance(body, str):
                 raise Refusal(f"body must be a string, not {type_name(body)}")
             if type is not None and not isinstance(type, str):
@@ -319,12 +344,13 @@ class VaultStore:
             check_text(" ".join([*map(str, values), *map(str, (fields or {}).values())]), "fields")
             path = self.resolve(ref)
             created = path is None
+            named = self._inside(ref)
             if path is None:
-                path = self._new_path(ref, folder)
+                path = self._new_path(named, folder)
             with self._edit(path, links) as card:
                 today = self.ctx.clock().date()
                 if created:
-                    title = ref.strip().rsplit("/", 1)[-1]
+                    title = named.rsplit("/", 1)[-1]
                     card.meta.update(
                         {
                             "type": type or "other",
@@ -368,6 +394,9 @@ class VaultStore:
     def append_history(self, ref: str, text: str) -> WriteResult:
         """Add a dated line to the card's ``## History`` (append-only; touches the card)."""
         try:
+            problem = ref_problem(ref) if isinstance(ref, str) else None
+            if problem is not None:
+                raise Refusal(problem)
             path = self.resolve(ref)
             if path is None:
                 raise Refusal(f"no card {ref!r} in the vault; create it with a card write first")
@@ -390,6 +419,16 @@ class VaultStore:
 
     def _store(self) -> str:
         return f"{self.prefix}{self.folder}/".replace("//", "/") if self.folder else self.prefix
+
+    def _inside(self, ref: str) -> str:
+        """``ref`` as a name inside the vault: a card's own path (``vault/crm/alice.md``)
+        loses the vault's folder and ``.md``, so that a new card named by the path it is
+        to have gets that path (it got vault/vault/crm/alice-md.md)."""
+        name = ref.strip()
+        inside = f"{self.prefix}{self.folder}/" if self.folder else self.prefix
+        if inside and name.startswith(inside):
+            name = name[len(inside) :]
+        return name.removesuffix(".md")
 
     def _new_path(self, ref: str, folder: str | None) -> str:
         name = slug(ref.strip().rsplit("/", 1)[-1])

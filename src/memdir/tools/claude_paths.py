@@ -33,7 +33,9 @@ from memdir.config import (
     is_glob,
     static_prefix,
 )
+from memdir.errors import MemdirError
 from memdir.files.reader import resolve_inside
+from memdir.paths import resolved
 from memdir.stores.base import read_text
 from memdir.stores.validate import Refusal, check_text
 from memdir.tools.registry import ToolCallError
@@ -107,6 +109,10 @@ def target(memory: Memory, raw: object) -> Target:
         return Target(shown, "", memory.space.root, None)
     if mount is not None and len(parts) == 1:
         return Target(shown, relpath, mounts[mount], mount)
+    try:
+        resolved(memory.space.real(relpath), shown)
+    except MemdirError as loop:  # said as such: it leads nowhere, not outside
+        raise ToolCallError(f"Error: The path {loop}") from None
     if isinstance(resolve_inside(memory.space, relpath), str):
         raise ToolCallError(f"Error: The path {shown} leads outside /memories through a link")
     return Target(shown, relpath, memory.space.real(relpath), mount)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from memdir.stores.knowledge import OBSERVATION_TYPES
-from memdir.timeutil import format_ts
+from memdir.timeutil import format_ts, moment_argument
 from memdir.tools import outputs
 from memdir.tools.registry import Tool, ToolCallError, ok
 from memdir.tools.schema import (
@@ -313,7 +313,7 @@ def recall_activity(memory: Memory, args: dict[str, Any]) -> dict[str, Any]:
     history = memory.history
     store = _history(memory)
     limit = args.get("limit", 10)
-    since = _moment(args.get("since"), "since")
+    since = moment_argument(args.get("since"), "since")
     if action == "get":
         activity_id = args.get("activity_id")
         if not activity_id:
@@ -323,25 +323,22 @@ def recall_activity(memory: Memory, args: dict[str, Any]) -> dict[str, Any]:
             raise ToolCallError(f"recall_activity: no activity {activity_id!r}", store)
         return ok(store, activity=detail.to_dict())
     if action == "search":
+        listing_only = [name for name in ("until", "task_id") if args.get(name) is not None]
+        if listing_only:  # a search would answer without them, as if they held
+            raise ToolCallError(
+                f"recall_activity: {' and '.join(listing_only)} "
+                f"{'goes' if len(listing_only) == 1 else 'go'} with action 'list'; "
+                "a search takes query, type, since and limit",
+                store,
+            )
         query = args.get("query", "")
         found = history.search(query, limit, type=args.get("type"), since=since)
     else:
-        until = _moment(args.get("until"), "until")
+        until = moment_argument(args.get("until"), "until", whole_day=True)
         found = history.recent(
             limit, type=args.get("type"), task_id=args.get("task_id"), since=since, until=until
         )
     return ok(store, count=len(found), activities=[a.to_dict() for a in found])
-
-
-def _moment(value: str | None, name: str) -> Any:
-    from memdir.timeutil import parse_ts
-
-    if value is None:
-        return None
-    moment = parse_ts(value)
-    if moment is None:
-        raise ToolCallError(f"recall_activity: {name} must be a date such as 2026-11-30")
-    return moment
 
 
 _RECALL_ACTION = enum(RECALL_ACTIONS, "What to do.")
@@ -363,7 +360,7 @@ RECALL_ACTIVITY = Tool(
             "type": enum(ACTIVITY_TYPES, "Only activities of this type."),
             "task_id": string("Only activities of this task (list)."),
             "since": string("Only activities started on or after this day (YYYY-MM-DD)."),
-            "until": string("Only activities started before this day (list)."),
+            "until": string("Only activities started on or before this day (list)."),
             "limit": integer("How many (default 10).", minimum=1, maximum=100),
         },
         required=["action"],

@@ -29,7 +29,7 @@ from memdir.tools.schema import json_safe as _safe
 if TYPE_CHECKING:
     from memdir.memory import Memory
 
-CARD = string("The card's name ('alice-moreau'), folder/name or path.")
+CARD = string("The card's name ('alice-moreau'), folder/name or path in the vault.")
 
 
 def _vault(memory: Memory) -> str:
@@ -40,6 +40,11 @@ def _vault(memory: Memory) -> str:
 
 
 def card_read(memory: Memory, args: dict[str, Any]) -> dict[str, Any]:
+    from memdir.stores.vault import ref_problem
+
+    problem = ref_problem(args["card"])
+    if problem is not None:
+        raise ToolCallError(f"card_read: {problem}", _vault(memory))
     read = memory.vault.read(args["card"], touch=memory.read_only is None)
     if read is None:
         raise ToolCallError(
