@@ -57,6 +57,12 @@ def unwanted(modules: set[str], names: list[str]) -> list[str]:
 
 @pytest.fixture
 def folder(tmp_path: Path) -> Path:
+    """A folder with an index, and the int8 query model made in the session's cache: a
+    search converts it once per install (``index.quantised_model``), and that one-off
+    step imports onnx (and onnx ``importlib.metadata``), which no later search does."""
+    from memdir.index.embedders import MiniLMEmbedder
+
+    assert MiniLMEmbedder().prepare_queries() is None  # made, or found made by a test before
     path = tmp_path / "mem"
     memdir.init(path)
     with memdir.open(path, embedder="hashing") as memory:  # an index with vectors
