@@ -429,3 +429,31 @@ def test_a_folder_where_a_database_goes_is_an_error_line(
         f"error: {path} is a folder, not a database: move it away, and memdir makes a new one\n"
     )
     assert path.is_dir() and list(path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("name", "command"),
+    [
+        ("index.db", ("search", "acme")),
+        ("history.db", ("recall", "list")),
+        ("index.db", ("doctor",)),
+    ],
+)
+def test_a_loop_of_links_where_a_database_goes_is_an_error_line(
+    folder: Path, name: str, command: tuple[str, ...]
+) -> None:
+    """A link that leads to itself was '[Errno 40] Too many levels of symbolic links'."""
+    path = folder / ".memdir" / name
+    gc.collect()
+    for old in [path, *(path.with_name(name + suffix) for suffix in ("-wal", "-shm"))]:
+        old.unlink(missing_ok=True)
+    other = path.with_name("other.db")
+    path.symlink_to(other.name)
+    other.symlink_to(path.name)
+    result = invoke(folder, *command)
+    assert (result.exit_code, result.stdout) == (1, ""), result.output
+    assert result.stderr == (
+        f"error: {path} is a loop of links, not a database: remove the link, "
+        "and memdir makes a new one\n"
+    )
+    assert path.is_symlink() and other.is_symlink()  # left as they were

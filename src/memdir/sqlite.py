@@ -28,6 +28,7 @@ that on the happy path; the owners (``Index``, ``History``) catch
 from __future__ import annotations
 
 import contextlib
+import errno
 import functools
 import logging
 import os
@@ -65,6 +66,7 @@ def connect(path: Path, migrations: Sequence[tuple[str, Migration]]) -> sqlite3.
         raise DatabaseDamaged(
             f"{path} is a folder, not a database: move it away, and memdir makes a new one"
         )
+    file_id(path)  # a loop of links there: said so (SQLite: "unable to open database file")
     db = sqlite3.connect(path, timeout=30.0, isolation_level=None, check_same_thread=False)
     try:
         db.execute("PRAGMA journal_mode = WAL")
@@ -211,7 +213,15 @@ def file_id(path: Path) -> tuple[int, int] | None:
         stat = os.stat(path)
     except FileNotFoundError:
         return None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:  # else "[Errno 40] Too many levels of symbolic links"
+            raise DatabaseDamaged(_looped(path)) from None
+        raise
     return stat.st_dev, stat.st_ino
+
+
+def _looped(path: Path) -> str:
+    return f"{path} is a loop of links, not a database: remove the link, and memdir makes a new one"
 
 
 Schema = dict[tuple[str, str], frozenset[str]]
