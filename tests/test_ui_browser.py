@@ -1,7 +1,9 @@
 """The page in a real Chromium, as a person uses it (issue 17).
 
-One server and one browser for the whole session (``ui_site``, ``chromium``); each
-test opens its own page. The team server's pages (``team_site``: one ``TeamApp`` over
+One server and one browser for the whole module, the only one that uses them
+(``ui_site``, ``chromium``; a session's browser would keep Playwright's event loop
+running on the main thread after this module, and a later test's ``anyio.run`` would
+fail); each test opens its own page. The team server's pages (``team_site``: one ``TeamApp`` over
 a database of its own in the session's PostgreSQL) are opened the way a person would:
 ``/agents/ID/ui/?token=`` once, then by the cookie it leaves. With
 ``MEMDIR_UI_SCREENSHOTS=1`` the tests save what they see to docs/ui/ (shown in
@@ -26,7 +28,7 @@ from memdir.ui import build_app
 from ui_browser import LiveServer, launch_chromium, require_browser
 from ui_content import fill, fill_memory
 
-chromium = pytest.fixture(scope="session", name="chromium")(launch_chromium)
+chromium = pytest.fixture(scope="module", name="chromium")(launch_chromium)
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "ui"
 SHOOT = os.environ.get("MEMDIR_UI_SCREENSHOTS") == "1"
@@ -39,7 +41,7 @@ class Site:
     memory: Memory
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def ui_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
     require_browser()
     root = tmp_path_factory.mktemp("ui-site") / "mem"
@@ -258,7 +260,7 @@ class TeamSite:
     read: str
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def team_site(pg_url: str) -> Iterator[TeamSite]:
     """``memdir serve --http --database-url``'s app, served for real, over a database of
     its own: agent alice with content in every layer, a write and a read-only token."""
