@@ -436,7 +436,6 @@ def test_a_folder_where_a_database_goes_is_an_error_line(
     [
         ("index.db", ("search", "acme")),
         ("history.db", ("recall", "list")),
-        ("index.db", ("doctor",)),
     ],
 )
 def test_a_loop_of_links_where_a_database_goes_is_an_error_line(
@@ -453,7 +452,36 @@ def test_a_loop_of_links_where_a_database_goes_is_an_error_line(
     result = invoke(folder, *command)
     assert (result.exit_code, result.stdout) == (1, ""), result.output
     assert result.stderr == (
-        f"error: {path} is a loop of links, not a database: remove the link, "
-        "and memdir makes a new one\n"
+        f"error: {path} is a loop of links, not a database: remove the link "
+        "(`memdir doctor --repair` does), and memdir makes a new one\n"
     )
     assert path.is_symlink() and other.is_symlink()  # left as they were
+
+
+@pytest.mark.parametrize(
+    ("name", "command"), [("index.db", ("search", "acme")), ("history.db", ("recall", "list"))]
+)
+def test_doctor_finds_a_loop_of_links_where_a_database_goes_and_repair_removes_it(
+    folder: Path, name: str, command: tuple[str, ...]
+) -> None:
+    path = folder / ".memdir" / name
+    gc.collect()
+    for old in [path, *(path.with_name(name + suffix) for suffix in ("-wal", "-shm"))]:
+        old.unlink(missing_ok=True)
+    other = path.with_name("other.db")
+    path.symlink_to(other.name)
+    other.symlink_to(path.name)
+    found = invoke(folder, "doctor", "--json")
+    assert found.exit_code == 1, found.output
+    ours = [p for p in json.loads(found.stdout) if p["path"] == f".memdir/{name}"]
+    assert [p["check"] for p in ours] == ["database"]
+    assert ours[0]["message"].startswith("a loop of links, not a database: ")
+    assert "`memdir doctor --repair` removes it and " in ours[0]["message"]
+    repaired = invoke(folder, "doctor", "--repair")
+    assert repaired.exit_code == 0, repaired.output
+    assert f".memdir/{name} was a loop of links, not a database: removed the link" in (
+        repaired.stdout
+    )
+    assert not path.is_symlink() and other.is_symlink()  # only the loop's own link went
+    assert invoke(folder, *command).exit_code == 0
+    assert invoke(folder, "doctor").exit_code == 0

@@ -220,8 +220,25 @@ def file_id(path: Path) -> tuple[int, int] | None:
     return stat.st_dev, stat.st_ino
 
 
+def looped(path: Path) -> bool:
+    """Whether ``path`` is a loop of links (a link that leads back to itself): no file
+    can be there until the link is removed (``memdir doctor --repair`` removes it)."""
+    try:
+        os.stat(path)
+    except OSError as exc:
+        return exc.errno == errno.ELOOP
+    return False
+
+
+LOOPED = "a loop of links, not a database"
+"""what ``check_file`` says of a loop of links where a database goes"""
+
+
 def _looped(path: Path) -> str:
-    return f"{path} is a loop of links, not a database: remove the link, and memdir makes a new one"
+    return (
+        f"{path} is a loop of links, not a database: remove the link "
+        "(`memdir doctor --repair` does), and memdir makes a new one"
+    )
 
 
 Schema = dict[tuple[str, str], frozenset[str]]
@@ -294,6 +311,8 @@ def problem(
 def check_file(path: Path, migrations: Sequence[tuple[str, Migration]]) -> str | None:
     """``problem`` for the file at ``path``, read through a connection of its own that
     writes nothing (None when the file is sound or absent)."""
+    if looped(path):
+        return LOOPED
     if not path.is_file():
         return None
     uri = f"{path.resolve().as_uri()}?mode=ro"

@@ -31,7 +31,15 @@ from memdir.index.db import MIGRATIONS as INDEX_MIGRATIONS
 from memdir.index.sync import INDEX_FILE
 from memdir.maintain.graph import GRAPH_FILE, graph_dir
 from memdir.maintain.salvage import count_readable, record, salvage_history
-from memdir.sqlite import CORRUPT_MARK, check_file, moved_aside, relative, remove_with_sidecars
+from memdir.sqlite import (
+    CORRUPT_MARK,
+    LOOPED,
+    check_file,
+    looped,
+    moved_aside,
+    relative,
+    remove_with_sidecars,
+)
 from memdir.stores.history import MIGRATIONS as HISTORY_MIGRATIONS
 from memdir.stores.history import History, read_restarts
 
@@ -73,7 +81,16 @@ def database_problems(memory: Memory, index_damage: str | None) -> list[Problem]
     path = _index_path(memory)
     rel = relative(path, memory.root)
     why = index_damage
-    if why is not None:
+    if why == LOOPED:
+        found.append(
+            (
+                "database",
+                rel,
+                f"{LOOPED}: searches stop until the link is removed; `memdir doctor "
+                "--repair` removes it and rebuilds the index from the files",
+            )
+        )
+    elif why is not None:
         found.append(
             (
                 "database",
@@ -119,6 +136,16 @@ def _history_problems(memory: Memory, path: Path) -> list[Problem]:
     found: list[Problem] = []
     rel = relative(path, memory.root)
     why = check_file(path, HISTORY_MIGRATIONS)
+    if why == LOOPED:
+        found.append(
+            (
+                "database",
+                rel,
+                f"{LOOPED}: the history stops until the link is removed; `memdir doctor "
+                "--repair` removes it and starts a fresh history (a loop holds nothing)",
+            )
+        )
+        return found
     if why is not None:
         found.append(
             (
@@ -183,10 +210,19 @@ def repair(memory: Memory) -> list[str]:
     return done
 
 
+def _unlooped(path: Path, rel: str, what: str) -> list[str]:
+    """Remove a loop of links where a database goes: it leads to no file, so nothing is
+    lost, and memdir makes the database afresh there."""
+    if not looped(path):
+        return []
+    path.unlink()
+    return [f"{rel} was a loop of links, not a database: removed the link; {what}"]
+
+
 def _repair_index(memory: Memory) -> list[str]:
-    done: list[str] = []
     path = _index_path(memory)
     rel = relative(path, memory.root)
+    done = _unlooped(path, rel, "the index is rebuilt from the files")
     before = set(moved_aside(path))
     why = index_problem(memory)
     index = memory.index  # opening may already find the damage and mend it
@@ -212,8 +248,8 @@ def _repair_index(memory: Memory) -> list[str]:
 
 
 def _repair_history(memory: Memory, path: Path) -> list[str]:
-    done: list[str] = []
     rel = relative(path, memory.root)
+    done = _unlooped(path, rel, "a fresh history starts there")
     before = set(moved_aside(path))
     why = check_file(path, HISTORY_MIGRATIONS)
     history = memory.history  # opening may already find the damage and set it aside

@@ -38,6 +38,7 @@ from memdir.files.temps import stale_temp_files
 from memdir.maintain.databases import database_problems, index_problem
 from memdir.maintain.graph import build_graph
 from memdir.maintain.integrity import file_problems, flagged_items, folder_problems
+from memdir.sqlite import LOOPED
 from memdir.storage.mounts import owned_files
 from memdir.stores.base import decode, encode
 
@@ -79,7 +80,9 @@ def diagnose(memory: Memory) -> list[Finding]:
         findings += [Finding(*problem) for problem in database_problems(memory, index_damage)]
         findings += _temp_files(memory)
         findings += [Finding(*problem) for problem in file_problems(memory)]
-    findings += [Finding(*problem) for problem in folder_problems(memory)]
+    findings += [  # a loop of links where the index goes: nothing can open it
+        Finding(*problem) for problem in folder_problems(memory, listed=index_damage != LOOPED)
+    ]
     if index_damage is None:  # it reads the index, which the next search rebuilds
         findings += [Finding(*problem) for problem in flagged_items(memory)]
     return findings

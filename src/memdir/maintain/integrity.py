@@ -52,8 +52,9 @@ def file_problems(memory: Memory) -> list[Problem]:
     return [found[key] for key in sorted(found)]
 
 
-def folder_problems(memory: Memory) -> list[Problem]:
-    """The read-only folder, files that are not UTF-8, memories over their size limit."""
+def folder_problems(memory: Memory, *, listed: bool = True) -> list[Problem]:
+    """The read-only folder, files that are not UTF-8, memories over their size limit
+    (``listed`` False: not the files, whose listing is the index's, which cannot open)."""
     found: list[Problem] = []
     if memory.read_only is not None:
         found.append(("folder", ".", f"opened read-only: {memory.read_only}"))
@@ -67,7 +68,7 @@ def folder_problems(memory: Memory) -> list[Problem]:
                 "refused (nothing half-written) once it is full",
             )
         )
-    for relpath in sorted(memory.index.files_on_disk()):
+    for relpath in sorted(memory.index.files_on_disk()) if listed else []:
         try:
             found_data = memory.files.read(relpath)
         except OSError:
