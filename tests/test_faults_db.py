@@ -431,24 +431,29 @@ def test_a_folder_where_a_database_goes_is_an_error_line(
     assert path.is_dir() and list(path.iterdir()) == []
 
 
-@pytest.mark.parametrize(
-    ("name", "command"),
-    [
-        ("index.db", ("search", "acme")),
-        ("history.db", ("recall", "list")),
-    ],
+LOOPS = pytest.mark.parametrize(
+    ("name", "command"), [("index.db", ("search", "acme")), ("history.db", ("recall", "list"))]
 )
-def test_a_loop_of_links_where_a_database_goes_is_an_error_line(
-    folder: Path, name: str, command: tuple[str, ...]
-) -> None:
-    """A link that leads to itself was '[Errno 40] Too many levels of symbolic links'."""
+
+
+def _loop_where(folder: Path, name: str) -> tuple[Path, Path]:
+    """A loop of two links (``name`` -> other.db -> ``name``) where ``name`` goes."""
     path = folder / ".memdir" / name
-    gc.collect()
+    gc.collect()  # memdir.init's Memory lets its connections go
     for old in [path, *(path.with_name(name + suffix) for suffix in ("-wal", "-shm"))]:
         old.unlink(missing_ok=True)
     other = path.with_name("other.db")
     path.symlink_to(other.name)
     other.symlink_to(path.name)
+    return path, other
+
+
+@LOOPS
+def test_a_loop_of_links_where_a_database_goes_is_an_error_line(
+    folder: Path, name: str, command: tuple[str, ...]
+) -> None:
+    """A link that leads to itself was '[Errno 40] Too many levels of symbolic links'."""
+    path, other = _loop_where(folder, name)
     result = invoke(folder, *command)
     assert (result.exit_code, result.stdout) == (1, ""), result.output
     assert result.stderr == (
@@ -458,19 +463,11 @@ def test_a_loop_of_links_where_a_database_goes_is_an_error_line(
     assert path.is_symlink() and other.is_symlink()  # left as they were
 
 
-@pytest.mark.parametrize(
-    ("name", "command"), [("index.db", ("search", "acme")), ("history.db", ("recall", "list"))]
-)
+@LOOPS
 def test_doctor_finds_a_loop_of_links_where_a_database_goes_and_repair_removes_it(
     folder: Path, name: str, command: tuple[str, ...]
 ) -> None:
-    path = folder / ".memdir" / name
-    gc.collect()
-    for old in [path, *(path.with_name(name + suffix) for suffix in ("-wal", "-shm"))]:
-        old.unlink(missing_ok=True)
-    other = path.with_name("other.db")
-    path.symlink_to(other.name)
-    other.symlink_to(path.name)
+    path, other = _loop_where(folder, name)
     found = invoke(folder, "doctor", "--json")
     assert found.exit_code == 1, found.output
     ours = [p for p in json.loads(found.stdout) if p["path"] == f".memdir/{name}"]
