@@ -284,7 +284,7 @@ JSON = st.recursive(
         st.text(min_size=1, max_size=12).filter(lambda s: not {".", "\x00"} & set(s)),
         min_size=1,
         max_size=3,
-    ),
+    ).filter(lambda labels: labels[0] != "langgraph"),  # LangGraph's own, refused by its put
     key=st.text(min_size=1, max_size=20),
     value=st.dictionaries(st.text(max_size=10), JSON, max_size=4),
 )
