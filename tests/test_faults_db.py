@@ -426,7 +426,8 @@ def test_a_folder_where_a_database_goes_is_an_error_line(
     result = invoke(folder, *command)
     assert (result.exit_code, result.stdout) == (1, ""), result.output
     assert result.stderr == (
-        f"error: {path} is a folder, not a database: move it away, and memdir makes a new one\n"
+        f"error: {path} is a folder, not a database: move it away (`memdir doctor --repair` "
+        "moves it aside, keeping what is in it), and memdir makes a new one\n"
     )
     assert path.is_dir() and list(path.iterdir()) == []
 
@@ -482,3 +483,51 @@ def test_doctor_finds_a_loop_of_links_where_a_database_goes_and_repair_removes_i
     assert not path.is_symlink() and other.is_symlink()  # only the loop's own link went
     assert invoke(folder, *command).exit_code == 0
     assert invoke(folder, "doctor").exit_code == 0
+
+
+@pytest.mark.parametrize("name", ["index.db", "history.db"])
+def test_doctor_repair_moves_a_folder_where_a_database_goes_aside_and_keeps_it(
+    folder: Path, name: str
+) -> None:
+    """A folder there was only an error line; --repair moves it aside, whole, and the
+    database is made afresh (the index rebuilt from the files, a fresh history)."""
+    (folder / "vault" / "acme.md").write_text("# Acme\n\nAcme Corp makes anvils.\n")
+    path = folder / ".memdir" / name
+    gc.collect()  # memdir.init's Memory lets its connections go
+    for old in [path, *(path.with_name(name + suffix) for suffix in ("-wal", "-shm"))]:
+        old.unlink(missing_ok=True)
+    path.mkdir()
+    (path / "notes.txt").write_text("someone put this here\n")
+    found = invoke(folder, "doctor", "--json")
+    assert found.exit_code == 1, found.output
+    ours = [p for p in json.loads(found.stdout) if p["path"] == f".memdir/{name}"]
+    assert [p["check"] for p in ours] == ["database"]
+    assert ours[0]["message"].startswith("a folder, not a database: ")
+    assert (
+        f"`memdir doctor --repair` moves it aside to {name}.corrupt-<UTC stamp>"
+        in ours[0]["message"]
+    )
+    assert path.is_dir() and (path / "notes.txt").is_file()  # doctor alone moves nothing
+
+    repaired = invoke(folder, "doctor", "--repair", "--json")
+    assert repaired.exit_code == 1, repaired.output  # the kept folder is still reported
+    report = json.loads(repaired.stdout)
+    (kept,) = [p for p in path.parent.iterdir() if p.name.startswith(f"{name}.corrupt-")]
+    assert kept.is_dir() and (kept / "notes.txt").read_text() == "someone put this here\n"
+    assert path.is_file()
+    (line,) = [line for line in report["repaired"] if f".memdir/{name} " in line]
+    assert f".memdir/{name} was a folder, not a database: moved it aside to .memdir/" in line
+    assert kept.name in line
+    if name == "history.db":
+        assert "the folder is kept as it was (a history is not derived" in line
+    assert [(p["check"], p["path"]) for p in report["findings"]] == [
+        ("database", f".memdir/{kept.name}")
+    ]
+    assert "memdir deletes no folder: look at what is in it" in report["findings"][0]["message"]
+
+    search = invoke(folder, "search", "anvils")
+    assert search.exit_code == 0 and "vault/acme.md" in search.stdout, search.output
+    assert invoke(folder, "recall", "list").exit_code == 0
+    again = invoke(folder, "doctor", "--repair")
+    assert again.stdout.startswith("Nothing to repair.\n"), again.output
+    assert (kept / "notes.txt").is_file()

@@ -5,6 +5,7 @@ passed over, so the next search stores them without embedding them again."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
@@ -19,7 +20,7 @@ from memdir.index.search import EMBED_SECONDS
 from memdir.storage.postgres.db import Database
 from memdir.storage.postgres.index import PgIndex
 from memdir.storage.postgres.unstored import Unstored
-from pg_vector_fixtures import write_journal
+from pg_vector_fixtures import PATH, write_journal
 
 pytestmark = pytest.mark.usefixtures("fresh_vector_cache")
 
@@ -34,8 +35,8 @@ NOTES = (
 class CountingEmbedder(HashingEmbedder):
     """The hashing embedder, noting every text it is given."""
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, dim: int = 256) -> None:
+        super().__init__(dim)
         self.asked: list[str] = []
 
     def embed(self, texts: Sequence[str]) -> Vectors:
@@ -139,6 +140,63 @@ def test_a_row_whose_text_changed_is_embedded_afresh(
     assert embedder.asked == [f"{rewritten}\n{rewritten}"]
     vector = _stored(pg_db, embedder.id)[_ids(pg_db)[rewritten]]
     assert np.allclose(vector, HashingEmbedder().embed([f"{rewritten}\n{rewritten}"])[0])
+
+
+def _searched_in_another_thread(pg: PgIndex, embedder: CountingEmbedder) -> int:
+    """``ensure_vectors`` as a search runs it, on a thread of its own (its own
+    connection, outside the folder lock this thread may hold); how many it stored."""
+    stored: list[int] = []
+    search = threading.Thread(
+        target=lambda: stored.append(pg.ensure_vectors(embedder, seconds=EMBED_SECONDS))
+    )
+    search.start()
+    search.join(timeout=60)
+    assert stored, "the search did not finish"
+    return stored[0]
+
+
+def test_a_locked_write_inserts_the_vectors_a_search_kept_and_embeds_only_the_rest(
+    memory: memdir.Memory, pg: PgIndex, pg_db: Database
+) -> None:
+    """A push moving the journal to another file: its write holds the old rows (deleted,
+    not yet committed) while a search embeds their texts and cannot store them; the
+    write then inserts the moved texts with the vectors the search kept, and embeds
+    only the text that is new."""
+    embedder = CountingEmbedder()
+    added = "planting tulips in the autumn"
+    moved = "journal/2026-11-30.md"
+    with pg.bulk(embedder):
+        pg.remove_file(PATH)  # the old rows held by this write until it commits
+        assert _searched_in_another_thread(pg, embedder) == 0  # all of them passed over
+        assert len(embedder.asked) == len(NOTES) and len(pg._unstored) == len(NOTES)
+        embedder.asked.clear()
+        write_journal(memory, pg, _journal(*NOTES, added), path=moved)
+    assert embedder.asked == [f"{added}\n{added}"]  # none of the texts the search made
+    assert len(pg._unstored) == 0  # what the write stored is dropped
+    ids = _ids(pg_db)
+    stored = _stored(pg_db, embedder.id)
+    assert set(stored) == set(ids.values())
+    fresh = HashingEmbedder()  # each row has its own text's vector
+    for note in (*NOTES, added):
+        assert np.allclose(stored[ids[note]], fresh.embed([f"{note}\n{note}"])[0], atol=1e-6)
+    assert pg.ensure_vectors(embedder) == 0
+    assert embedder.asked == [f"{added}\n{added}"]
+
+
+def test_a_write_takes_only_its_own_embedders_vectors_from_what_a_search_kept(
+    memory: memdir.Memory, pg: PgIndex, pg_db: Database, pg_url: str, pg_schema: str
+) -> None:
+    """What a search kept is by model: a write embedding with another embedder embeds
+    every text itself, and leaves the search's vectors kept."""
+    searched = CountingEmbedder()
+    with _row_held(pg_url, pg_schema, _ids(pg_db)[NOTES[0]]):
+        pg.ensure_vectors(searched, seconds=EMBED_SECONDS)
+    assert len(pg._unstored) == 1
+    other = CountingEmbedder(dim=128)  # another model: hashing-v1-128
+    with pg.bulk(other):
+        write_journal(memory, pg, _journal(NOTES[0]), path="journal/2026-11-30.md")
+    assert other.asked == [f"{NOTES[0]}\n{NOTES[0]}"]
+    assert len(pg._unstored) == 1
 
 
 def test_the_vectors_kept_are_bounded_oldest_first() -> None:

@@ -6,6 +6,8 @@ Every exception memdir raises on purpose derives from ``MemdirError``::
     ├── ManifestError         memdir.toml is missing a value, has a bad one, or is not TOML
     ├── NotAMemoryFolder      no memdir.toml at the path given to memdir.open()
     ├── FolderExistsError     memdir init over a folder that already has a manifest
+    ├── ForeignFolder         memdir init over a folder that looks like something else's
+    │                         (a code project, a home folder); nothing was written
     ├── LayerNotConfigured    the manifest declares no layer for the store asked for
     ├── LockTimeout           another process held the folder lock for too long
     ├── StorageError          the disk refused a write; every file is as it was
@@ -64,6 +66,11 @@ class NotAMemoryFolder(MemdirError):
 
 class FolderExistsError(MemdirError):
     """memdir init was asked to write a manifest where one already exists."""
+
+
+class ForeignFolder(MemdirError):
+    """memdir init was pointed at a folder that looks like something other than a memory
+    folder (``memdir.scaffold.foreign_reason``); nothing was written."""
 
 
 class LayerNotConfigured(MemdirError):

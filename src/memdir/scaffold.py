@@ -6,10 +6,22 @@
 - ``adopt_folder`` writes a manifest for files already in place (the layout
   whose paths match best, or the one named) and moves or creates nothing; it
   reports the markdown files no layer covers.
+
+Both refuse, before writing anything, a folder that is not a memory folder yet (no
+``memdir.toml``) and looks like something else's (``foreign_reason``): every layout
+searches each markdown and text file under its folder as notes, so a home folder or a
+code project would be taken in whole. The rule: the folder is the home folder or a
+filesystem root; or it has a project's marker at its top (``PROJECT_MARKERS``: a
+package or build file, a dependency folder), or ``.git`` beside source code; or it
+holds more than ``SOURCE_FILES_MAX`` source files, or more than ``FOREIGN_FILES_MAX``
+files no layout reads (anything but markdown, text, session logs and the attachments
+notes link to), hidden folders not counted.
+``anyway=True`` (``memdir init --anyway``) goes ahead all the same.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,7 +37,7 @@ from memdir.config import (
     is_glob,
     parse_manifest,
 )
-from memdir.errors import FolderExistsError, ManifestError, NotAMemoryFolder
+from memdir.errors import FolderExistsError, ForeignFolder, ManifestError, NotAMemoryFolder
 from memdir.files.atomic import atomic_write, folder_lock
 from memdir.maintain.backup import STATE_IGNORES
 from memdir.maintain.migrate import MigrationReport
@@ -40,6 +52,30 @@ _SKIP_DIRS = {".git", STATE_DIR, "node_modules", ".venv"}
 # Ops, Discord, Cron, etc.)".
 SEED_CATEGORIES = ("API", "File Ops", "Discord", "Cron")
 
+# What marks a folder as a code project's, at its top: package and build files, and
+# the folders a package manager fills.
+PROJECT_MARKERS = (
+    "pyproject.toml", "setup.py", "setup.cfg", "requirements.txt", "Pipfile",
+    "package.json", "Cargo.toml", "go.mod", "pom.xml", "build.gradle", "build.gradle.kts",
+    "Gemfile", "composer.json", "CMakeLists.txt", "mix.exs", "Package.swift",
+    "node_modules", ".venv", "venv",
+)  # fmt: skip
+SOURCE_SUFFIXES = frozenset((
+    ".py", ".js", ".mjs", ".cjs", ".ts", ".tsx", ".jsx", ".go", ".rs", ".c", ".h", ".cc",
+    ".cpp", ".hpp", ".java", ".kt", ".swift", ".rb", ".php", ".cs", ".scala", ".lua", ".pl",
+    ".sh", ".zig", ".vue", ".svelte",
+))  # fmt: skip
+# What a layout reads (markdown, text, session logs), and what notes link to; any other
+# file is one no layout would own.
+NOTE_SUFFIXES = frozenset((
+    ".md", ".markdown", ".txt", ".jsonl", ".png", ".jpg", ".jpeg", ".gif", ".webp", ".svg",
+    ".bmp", ".tif", ".tiff", ".heic", ".pdf", ".mp3", ".m4a", ".wav", ".ogg", ".mp4", ".mov",
+    ".webm", ".canvas", ".excalidraw", ".csv",
+))  # fmt: skip
+FOREIGN_FILES_MAX = 100
+SOURCE_FILES_MAX = 20
+_SCAN_ENTRIES_MAX = 20_000  # a bound on what the check reads in a huge folder
+
 
 @dataclass
 class InitReport:
@@ -52,11 +88,20 @@ class InitReport:
 
 
 def init_folder(
-    path: str | Path, layout: str = "default", *, agent: str | None = None, force: bool = False
+    path: str | Path,
+    layout: str = "default",
+    *,
+    agent: str | None = None,
+    force: bool = False,
+    anyway: bool = False,
 ) -> InitReport:
-    """Write ``layout`` into ``path`` (created if missing); existing files are kept."""
+    """Write ``layout`` into ``path`` (created if missing); existing files are kept.
+    Raises ``ForeignFolder`` for a folder that looks like something else's (see the
+    module docstring) unless ``anyway``."""
     root = resolved(Path(path).expanduser())
     _manifest_text(root, layout, agent)  # validate before touching the disk
+    if not anyway:
+        _refuse_foreign(root, "")
     root.mkdir(parents=True, exist_ok=True)
     manifest = _write_manifest(root, layout, agent, force)
     report = InitReport(root, layout, created=[MANIFEST_NAME])
@@ -83,12 +128,20 @@ def init_folder(
 
 
 def adopt_folder(
-    path: str | Path, layout: str | None = None, *, agent: str | None = None, force: bool = False
+    path: str | Path,
+    layout: str | None = None,
+    *,
+    agent: str | None = None,
+    force: bool = False,
+    anyway: bool = False,
 ) -> InitReport:
-    """Write a manifest for the files already in ``path``; move and create nothing else."""
+    """Write a manifest for the files already in ``path``; move and create nothing else.
+    Raises ``ForeignFolder`` as ``init_folder`` does, unless ``anyway``."""
     root = resolved(Path(path).expanduser())
     if not root.is_dir():
         raise NotAMemoryFolder(f"{root} is not a folder; nothing to adopt")
+    if not anyway:
+        _refuse_foreign(root, " --adopt")
     chosen = layout or layouts.detect(root)[0]
     manifest = _write_manifest(root, chosen, agent, force)
     with open_memory(root) as memory:
@@ -96,6 +149,87 @@ def adopt_folder(
         report.migration = memory.migration
     report.uncovered = uncovered_files(root, manifest)
     return report
+
+
+def foreign_reason(root: Path) -> str | None:
+    """Why ``root`` looks like a folder other than a memory folder (the rule in the
+    module docstring), or None: it does not exist, it has a ``memdir.toml`` already,
+    or nothing in it says so. Reads at most ``_SCAN_ENTRIES_MAX`` entries."""
+    if not root.is_dir() or (root / MANIFEST_NAME).exists():
+        return None
+    if root == root.parent:
+        return "it is the root of the file system"
+    try:
+        home = resolved(Path.home())
+    except (RuntimeError, OSError):
+        home = None
+    if root == home:
+        return "it is your home folder"
+    for marker in PROJECT_MARKERS:
+        if os.path.lexists(root / marker):
+            return f"it holds {marker}, the mark of a code project"
+    foreign, source = _foreign_files(root)
+    if source and os.path.lexists(root / ".git"):
+        return f"it is a git repository with source code in it ({source[0]})"
+    if len(source) > SOURCE_FILES_MAX:
+        shown = ", ".join(source[:3])
+        return f"it holds more than {SOURCE_FILES_MAX} source files ({shown}, ...)"
+    if len(foreign) > FOREIGN_FILES_MAX:
+        shown = ", ".join(foreign[:3])
+        return f"it holds more than {FOREIGN_FILES_MAX} files no layout reads ({shown}, ...)"
+    return None
+
+
+def _foreign_files(root: Path) -> tuple[list[str], list[str]]:
+    """Files under ``root`` no layout reads, and the source files among them (read until
+    either is past its limit); hidden entries and links to folders are not followed."""
+    foreign: list[str] = []
+    source: list[str] = []
+    pending = [root]
+    seen = 0
+    while (
+        pending
+        and seen < _SCAN_ENTRIES_MAX
+        and len(foreign) <= FOREIGN_FILES_MAX
+        and len(source) <= SOURCE_FILES_MAX
+    ):
+        folder = pending.pop()
+        try:
+            entries = sorted(os.scandir(folder), key=lambda entry: entry.name)
+        except OSError:
+            continue  # unreadable: nothing can be said of it
+        for entry in entries:
+            seen += 1
+            if entry.name.startswith("."):
+                continue
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    pending.append(Path(entry.path))
+                    continue
+            except OSError:
+                continue
+            suffix = os.path.splitext(entry.name)[1].lower()
+            if suffix in NOTE_SUFFIXES:
+                continue
+            relpath = Path(entry.path).relative_to(root).as_posix()
+            foreign.append(relpath)
+            if suffix in SOURCE_SUFFIXES:
+                source.append(relpath)
+    return foreign, source
+
+
+def _refuse_foreign(root: Path, flags: str) -> None:
+    """Raise ``ForeignFolder`` with what to do, before anything is written."""
+    why = foreign_reason(root)
+    if why is None:
+        return
+    raise ForeignFolder(
+        f"{root} does not look like a folder meant for memories: {why}. memdir would "
+        "search every markdown and text file under it as notes, so nothing was written. "
+        f"Make a memory folder of its own instead (`memdir init {root / 'memory'}`, or "
+        f"any new folder), or, if this folder is meant to be one, `memdir init {root}"
+        f"{flags} --anyway`."
+    )
 
 
 def starter_values(manifest: Manifest, root: Path | None = None) -> dict[str, str]:

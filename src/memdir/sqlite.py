@@ -21,8 +21,10 @@ that on the happy path; the owners (``Index``, ``History``) catch
   thread's outermost call mends).
 - ``move_aside``: rename the file with its ``-wal``/``-shm``/``-journal`` to
   ``<name>.corrupt-<UTC stamp>`` (the sidecars keep SQLite's suffixes, so the pair
-  still opens together); ``moved_aside`` lists them. Callers hold the folder lock and
-  check ``file_id`` first, so two processes never move each other's fresh file.
+  still opens together); ``moved_aside`` lists them (``folders_aside``: the folders
+  ``memdir doctor --repair`` moved aside from where a database goes, the same way).
+  Callers hold the folder lock and check ``file_id`` first, so two processes never
+  move each other's fresh file.
 """
 
 from __future__ import annotations
@@ -64,7 +66,8 @@ def connect(path: Path, migrations: Sequence[tuple[str, Migration]]) -> sqlite3.
     path.parent.mkdir(parents=True, exist_ok=True)
     if path.is_dir():  # SQLite would say only "unable to open database file"
         raise DatabaseDamaged(
-            f"{path} is a folder, not a database: move it away, and memdir makes a new one"
+            f"{path} is a folder, not a database: move it away (`memdir doctor --repair` "
+            "moves it aside, keeping what is in it), and memdir makes a new one"
         )
     file_id(path)  # a loop of links there: said so (SQLite: "unable to open database file")
     db = sqlite3.connect(path, timeout=30.0, isolation_level=None, check_same_thread=False)
@@ -233,6 +236,9 @@ def looped(path: Path) -> bool:
 LOOPED = "a loop of links, not a database"
 """what ``check_file`` says of a loop of links where a database goes"""
 
+FOLDER = "a folder, not a database"
+"""what ``check_file`` says of a folder where a database goes"""
+
 
 def _looped(path: Path) -> str:
     return (
@@ -313,6 +319,8 @@ def check_file(path: Path, migrations: Sequence[tuple[str, Migration]]) -> str |
     writes nothing (None when the file is sound or absent)."""
     if looped(path):
         return LOOPED
+    if path.is_dir():
+        return FOLDER
     if not path.is_file():
         return None
     uri = f"{path.resolve().as_uri()}?mode=ro"
@@ -391,6 +399,18 @@ def moved_aside(path: Path) -> list[Path]:
         found
         for found in path.parent.glob(f"{path.name}{CORRUPT_MARK}*")
         if not found.name.endswith(SIDECARS) and found.is_file()
+    )
+
+
+def folders_aside(path: Path) -> list[Path]:
+    """The folders that stood where ``path`` goes, moved aside (``move_aside``) by
+    ``memdir doctor --repair``, oldest first: memdir never deletes them."""
+    if not path.parent.is_dir():
+        return []
+    return sorted(
+        found
+        for found in path.parent.glob(f"{path.name}{CORRUPT_MARK}*")
+        if found.is_dir() and not found.is_symlink()
     )
 
 

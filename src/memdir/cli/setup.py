@@ -77,6 +77,14 @@ def init(
     force: Annotated[
         bool, typer.Option("--force", help="Replace an existing memdir.toml.")
     ] = False,
+    anyway: Annotated[
+        bool,
+        typer.Option(
+            "--anyway",
+            help="Go ahead in a folder that looks like something else's (a home folder, a "
+            "code project, many files no layout reads), which init otherwise refuses.",
+        ),
+    ] = False,
     folder: FolderOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -97,9 +105,10 @@ def init(
         target = agent_folder(agent) if agent is not None else Path(".")
     chosen = layout.value if layout is not None else None
     if adopt:
-        report = adopt_folder(target, chosen, agent=agent, force=force)
+        report = adopt_folder(target, chosen, agent=agent, force=force, anyway=anyway)
     else:
-        report = init_folder(target, chosen or "default", agent=agent, force=force)
+        report = init_folder(target, chosen or "default", agent=agent, force=force,
+                             anyway=anyway)  # fmt: skip
     slower = _prepare_search(report.root)
     if as_json:
         print_json(_init_dict(report))

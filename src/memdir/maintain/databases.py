@@ -2,19 +2,24 @@
 
 Findings (check "database"):
 - the index or the history is damaged now (``PRAGMA quick_check`` and the schema
-  against its migrations, through a connection that writes nothing);
+  against its migrations, through a connection that writes nothing), or a loop of
+  links or a folder stands where it goes;
 - a damaged index moved aside is still there (nothing in it is needed: the index
   was rebuilt from the files);
 - a history was restarted: its damaged copy has not been salvaged yet (and how many
   activities can still be read from it), or it was salvaged and is kept until a
-  person deletes it.
+  person deletes it;
+- a folder that stood where a database goes was moved aside: it is kept until a
+  person looks at it and deletes it.
 
 And (check "state") something other than a file where memdir keeps a derived file
 it never reads back (``graph.json``): memdir goes on without it.
 
 ``repair`` does, without asking, what needs no judgement: a damaged index is moved
 aside and rebuilt, and old moved-aside indexes are deleted; a damaged history is
-moved aside and a fresh one started; every moved-aside history not salvaged yet is
+moved aside and a fresh one started; a folder where either goes is moved aside the
+same way (``<name>.corrupt-<UTC stamp>``, kept whole: memdir deletes no folder) and
+the database made afresh; every moved-aside history not salvaged yet is
 read back row by row (``memdir.maintain.salvage``), then the last backup copy
 (``.memdir/backup/history.db``) fills in what the damaged file lost; files the index
 has not seen are scanned; stale temp files are removed. It deletes no history: a
@@ -33,9 +38,12 @@ from memdir.maintain.graph import GRAPH_FILE, graph_dir
 from memdir.maintain.salvage import count_readable, record, salvage_history
 from memdir.sqlite import (
     CORRUPT_MARK,
+    FOLDER,
     LOOPED,
     check_file,
+    folders_aside,
     looped,
+    move_aside,
     moved_aside,
     relative,
     remove_with_sidecars,
@@ -90,6 +98,16 @@ def database_problems(memory: Memory, index_damage: str | None) -> list[Problem]
                 "--repair` removes it and rebuilds the index from the files",
             )
         )
+    elif why == FOLDER:
+        found.append(
+            (
+                "database",
+                rel,
+                f"{FOLDER}: searches stop until it is moved away; `memdir doctor --repair` "
+                f"moves it aside to {path.name}{CORRUPT_MARK}<UTC stamp> (kept as it is) and "
+                "rebuilds the index from the files",
+            )
+        )
     elif why is not None:
         found.append(
             (
@@ -109,9 +127,11 @@ def database_problems(memory: Memory, index_damage: str | None) -> list[Problem]
                 "`memdir doctor --repair`",
             )
         )
+    found += _folders_kept(memory, path)
     history = _history_path(memory)
     if history is not None:
         found += _history_problems(memory, history)
+        found += _folders_kept(memory, history)
     graph = _graph_file(memory)
     if graph.exists() and not graph.is_file():
         found.append(
@@ -123,6 +143,21 @@ def database_problems(memory: Memory, index_damage: str | None) -> list[Problem]
             )
         )
     return found
+
+
+def _folders_kept(memory: Memory, path: Path) -> list[Problem]:
+    """The folders ``--repair`` moved aside from where ``path`` goes: whatever they
+    hold is a person's to judge, so each is reported until it is deleted."""
+    return [
+        (
+            "database",
+            relative(old, memory.root),
+            f"a folder that stood where {path.name} goes, moved aside on {_when(old)} by "
+            "`memdir doctor --repair`; memdir deletes no folder: look at what is in it, "
+            "then delete it or move it away",
+        )
+        for old in folders_aside(path)
+    ]
 
 
 def _graph_file(memory: Memory) -> Path:
@@ -146,7 +181,18 @@ def _history_problems(memory: Memory, path: Path) -> list[Problem]:
             )
         )
         return found
-    if why is not None:
+    if why == FOLDER:
+        found.append(
+            (
+                "database",
+                rel,
+                f"{FOLDER}: the history stops until it is moved away; `memdir doctor "
+                f"--repair` moves it aside to {path.name}{CORRUPT_MARK}<UTC stamp> (kept as "
+                "it is: a history is not derived, and memdir deletes no folder) and starts a "
+                "fresh history",
+            )
+        )
+    elif why is not None:
         found.append(
             (
                 "database",
@@ -219,10 +265,25 @@ def _unlooped(path: Path, rel: str, what: str) -> list[str]:
     return [f"{rel} was a loop of links, not a database: removed the link; {what}"]
 
 
+def _folder_aside(memory: Memory, path: Path) -> Path | None:
+    """Move a folder where a database goes aside, as a damaged file is moved (the
+    caller holds the folder lock); its new path, or None when there is none. Nothing in
+    it is deleted: what a person put there is theirs to judge."""
+    if looped(path) or not path.is_dir():
+        return None
+    return move_aside(path, memory.clock())
+
+
 def _repair_index(memory: Memory) -> list[str]:
     path = _index_path(memory)
     rel = relative(path, memory.root)
     done = _unlooped(path, rel, "the index is rebuilt from the files")
+    folder = _folder_aside(memory, path)
+    if folder is not None:
+        done.append(
+            f"index: {rel} was {FOLDER}: moved it aside to {relative(folder, memory.root)} "
+            "(kept as it was: memdir deletes no folder) and rebuilt the index from the files"
+        )
     before = set(moved_aside(path))
     why = index_problem(memory)
     index = memory.index  # opening may already find the damage and mend it
@@ -233,7 +294,7 @@ def _repair_index(memory: Memory) -> list[str]:
         remove_with_sidecars(old)  # derived from the files: nothing in it is needed
         done.append(f"index: {rel} was damaged ({why}); rebuilt it from the files")
     report = memory.scan()
-    if report.changed and not fresh:
+    if report.changed and not fresh and folder is None:
         done.append(
             f"index: caught up with {len(report.added) + len(report.updated)} changed and "
             f"{len(report.removed)} removed files"
@@ -250,6 +311,14 @@ def _repair_index(memory: Memory) -> list[str]:
 def _repair_history(memory: Memory, path: Path) -> list[str]:
     rel = relative(path, memory.root)
     done = _unlooped(path, rel, "a fresh history starts there")
+    folder = _folder_aside(memory, path)
+    if folder is not None:
+        done.append(
+            f"history: {rel} was {FOLDER}: moved it aside to {relative(folder, memory.root)} "
+            "and started a fresh history; the folder is kept as it was (a history is not "
+            "derived from the files, so memdir deletes nothing there): look at it, then "
+            "delete it"
+        )
     before = set(moved_aside(path))
     why = check_file(path, HISTORY_MIGRATIONS)
     history = memory.history  # opening may already find the damage and set it aside

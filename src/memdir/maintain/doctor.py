@@ -10,9 +10,10 @@
 - broken-link: a ``[[wiki link]]`` that names no card.
 - cap: a file over its store's caps (notebook, knowledge).
 - index: files the search index has not seen in their current form.
-- database: the index or the history damaged, a damaged index moved aside, a
-  history restarted and its damaged copy not yet salvaged (or kept after it was);
-  ``memdir doctor --repair`` mends what needs no judgement (``maintain/databases.py``).
+- database: the index or the history damaged (or a loop of links or a folder where
+  it goes), a damaged index or such a folder moved aside, a history restarted and its
+  damaged copy not yet salvaged (or kept after it was); ``memdir doctor --repair``
+  mends what needs no judgement (``maintain/databases.py``).
 - file, link, name: a folder where a memory file should be, a layer file linking
   outside the folder, a file name that is not UTF-8 (``maintain/integrity.py``).
 - folder, encoding, size: a folder opened read-only, a file with bytes that are not
@@ -38,7 +39,7 @@ from memdir.files.temps import stale_temp_files
 from memdir.maintain.databases import database_problems, index_problem
 from memdir.maintain.graph import build_graph
 from memdir.maintain.integrity import file_problems, flagged_items, folder_problems
-from memdir.sqlite import LOOPED
+from memdir.sqlite import FOLDER, LOOPED
 from memdir.storage.mounts import owned_files
 from memdir.stores.base import decode, encode
 
@@ -80,9 +81,8 @@ def diagnose(memory: Memory) -> list[Finding]:
         findings += [Finding(*problem) for problem in database_problems(memory, index_damage)]
         findings += _temp_files(memory)
         findings += [Finding(*problem) for problem in file_problems(memory)]
-    findings += [  # a loop of links where the index goes: nothing can open it
-        Finding(*problem) for problem in folder_problems(memory, listed=index_damage != LOOPED)
-    ]
+    unopenable = index_damage in (LOOPED, FOLDER)  # a loop of links or a folder there
+    findings += [Finding(*problem) for problem in folder_problems(memory, listed=not unopenable)]
     if index_damage is None:  # it reads the index, which the next search rebuilds
         findings += [Finding(*problem) for problem in flagged_items(memory)]
     return findings

@@ -4,13 +4,17 @@ A search stores the vectors it makes outside the folder lock, passing over the r
 locked write holds (``bulk._STORE_FREE``, ``FOR UPDATE SKIP LOCKED``: ``item_log`` has
 why). While that write lasts (a push holding row locks), each search would list those
 texts again and embed them again. ``Unstored`` keeps what was made and not stored, by
-(embedder id, ``vector_key``), so the next search stores it without the embedder.
+(embedder id, ``vector_key``), so the next search stores it without the embedder, and a
+write that embeds its new rows' texts (a bulk write with an embedder: ``writes._flush``)
+inserts them with the vectors kept instead of embedding those texts again.
 
 - The key names the text embedded (``Item.vector_key``: a hash of heading, metadata and
   body) and the model, so a vector kept is right for any row that has that key: a row
   whose text changed has another key, and its old entry is never given to it.
 - An entry is dropped when its text is stored (``take`` hands it out, ``keep`` puts
-  back only what the store passed over) and, past ``UNSTORED_BYTES``, oldest first.
+  back only what the store passed over; a write takes what it inserts rows with) and,
+  past ``UNSTORED_BYTES``, oldest first. A write that then rolls back has used its
+  entries up: the next search embeds those texts again (a cost, never a wrong vector).
 - One per ``IndexWrites`` (an agent's index in this process); a lock of its own, as
   two threads may search one agent.
 """

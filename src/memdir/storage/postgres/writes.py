@@ -6,7 +6,8 @@ store's write commits its file and its rows together. Inside ``bulk`` (a push, a
 reindex, a scan's batch, ``Memory.files_changed``) the new rows are held and sent
 ``bulk.FLUSH_ROWS`` at a time, each with its vector where one is known at insert
 time; with an embedder, each new text is embedded just before its row is inserted
-(docs/team.md, "Bulk writes"). Vectors made later are one statement a batch.
+(docs/team.md, "Bulk writes"), unless a search made its vector and could not store it
+(``unstored``: it is taken from there). Vectors made later are one statement a batch.
 
 Words are cut as FTS5's ``unicode61 remove_diacritics 2`` cuts them (letters and
 digits, diacritics off, lower case) before PostgreSQL stems them (``memdir``
@@ -200,6 +201,11 @@ class IndexWrites:
                 if key not in texts and (found is None or found[1] != embedder.id):
                     # heading, meta, body: the text ``ensure_vectors`` embeds
                     texts[key] = "\n".join(str(p) for p in (row[5], row[7], row[6]) if p)
+            # what a search made for these texts and could not store (their rows were
+            # held, by this write or another: ``unstored``) is not embedded again
+            for key, vector in self._unstored.take(embedder.id, list(texts)).items():
+                texts.pop(key)
+                vectors[key] = (vector, embedder.id)
             for key in bulk.keys_with_vectors(conn, self.agent, list(texts), embedder.id):
                 texts.pop(key)
                 vectors.pop(key, None)  # the agent's own vector from this embedder
