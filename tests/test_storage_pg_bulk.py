@@ -221,6 +221,50 @@ def test_a_moved_text_keeps_its_vector_and_is_not_embedded_again(
     assert not moved_rows or all(row[3] == embedder.id for row in moved_rows)
 
 
+def test_a_removed_files_text_written_later_in_the_same_job_keeps_its_vector(
+    tmp_path: Path, pg_db: Database
+) -> None:
+    """A file removed in a bulk job (renamed, archived) and its text written to another
+    file later in it: the text is inserted with the removed row's vector, not embedded."""
+    folder = _folder(tmp_path / "bulk", days=2)
+    pg = PgIndex(pg_db, "remover")
+    embedder = Counting()
+    with pg.bulk(embedder):
+        _index_all(pg, folder)
+    first = len(embedder.texts)
+    before = {
+        str(k): v.to_numpy()
+        for k, v in pg_db.reader().execute(
+            "SELECT vector_key, embedding FROM items WHERE agent = 'remover'"
+        )
+    }
+    one, two = folder / "journal" / "2026-11-01.md", folder / "journal" / "2026-11-02.md"
+    moved = one.read_text().split("\n\n", 1)[1]
+    with memdir.open(folder, embedder="hashing") as local:
+        known = local.index.files_on_disk()
+    relpath = two.relative_to(folder).as_posix()
+    name, layer = known[relpath]
+    text = two.read_text() + moved
+    with pg.bulk(embedder):
+        pg.remove_file(one.relative_to(folder).as_posix())
+        index_text(pg, relpath, text, name, layer, mtime_ns=2, size=len(text))
+    assert embedder.texts[first:] == []  # every text had a vector: none embedded again
+    journal = (
+        "SELECT path, vector_key, embedding, model FROM items WHERE agent = 'remover' "
+        "AND path LIKE 'journal/%'"
+    )
+    rows = pg_db.reader().execute(journal).fetchall()
+    assert {row[0] for row in rows} == {relpath} and len(rows) == 10
+    for _, key, vector, model in rows:
+        assert model == embedder.id and np.array_equal(vector.to_numpy(), before[str(key)])
+    # outside a bulk job nothing is carried over: a removed file's text written afterwards
+    # has no row left to take its vector from, and waits for a search to embed it
+    pg.remove_file(relpath)
+    index_text(pg, relpath, text, name, layer, mtime_ns=3, size=len(text))
+    rows = pg_db.reader().execute(journal).fetchall()
+    assert len(rows) == 10 and all(vector is None for _, _, vector, _ in rows)
+
+
 def test_a_reindex_in_the_database_embeds_what_it_inserts(
     tmp_path: Path, url: str, pg_schema: str, pg_db: Database
 ) -> None:

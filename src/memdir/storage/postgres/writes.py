@@ -443,10 +443,17 @@ class IndexWrites:
             conn = self.folder.lock.connection()
             gone = conn.execute(
                 "DELETE FROM items WHERE agent = %s AND path = %s "
-                "RETURNING ntokens, id, embedding IS NOT NULL",
+                "RETURNING ntokens, id, vector_key, embedding, model",
                 (self.agent, path),
             ).fetchall()
-            self._vectors_changed(int(item_id) for _, item_id, has in gone if has)
+            self._vectors_changed(int(row[1]) for row in gone if row[3] is not None)
+            if self._depth > 0:  # in a bulk job, a text moved to a file written later keeps
+                # its vector, as ``_diff`` carries a rewritten file's
+                self._carried.update(
+                    (str(key), (vector, str(model)))
+                    for _, _, key, vector, model in gone
+                    if vector is not None
+                )
             conn.execute(
                 "DELETE FROM index_files WHERE agent = %s AND path = %s", (self.agent, path)
             )
