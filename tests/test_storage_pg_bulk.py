@@ -8,6 +8,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -178,27 +179,37 @@ def test_a_bulk_job_that_fails_leaves_none_of_its_rows(tmp_path: Path, pg_db: Da
     assert _stats(pg_db, "failing")[0] == pg.count() == 10
 
 
-def test_a_moved_text_keeps_its_vector_and_is_not_embedded_again(
-    tmp_path: Path, pg_db: Database
-) -> None:
+def _two_days_embedded(
+    tmp_path: Path, pg_db: Database, agent: str
+) -> tuple[Path, PgIndex, Counting, dict[str, Any], dict[str, Any]]:
+    """Two days' journal pushed as ``agent`` with a counting embedder: the folder, the
+    index, the embedder, each text's vector (by vector key) and the folder's files by
+    the layer and store that own them."""
     folder = _folder(tmp_path / "bulk", days=2)
-    pg = PgIndex(pg_db, "mover")
+    pg = PgIndex(pg_db, agent)
     embedder = Counting()
     with pg.bulk(embedder):
         _index_all(pg, folder)
-    first = len(embedder.texts)
-    assert first >= 10 and pg.vector_counts(embedder.id)[0] == pg.vector_counts(embedder.id)[1]
     before = {
         str(k): v.to_numpy()
         for k, v in pg_db.reader().execute(
-            "SELECT vector_key, embedding FROM items WHERE agent = 'mover'"
+            "SELECT vector_key, embedding FROM items WHERE agent = %s", (agent,)
         )
     }
+    with memdir.open(folder, embedder="hashing") as local:
+        known = dict(local.index.files_on_disk())
+    return folder, pg, embedder, before, known
+
+
+def test_a_moved_text_keeps_its_vector_and_is_not_embedded_again(
+    tmp_path: Path, pg_db: Database
+) -> None:
+    folder, pg, embedder, before, known = _two_days_embedded(tmp_path, pg_db, "mover")
+    first = len(embedder.texts)
+    assert first >= 10 and pg.vector_counts(embedder.id)[0] == pg.vector_counts(embedder.id)[1]
     # the first day's entries move to the second day's file, in one bulk job
     one, two = folder / "journal" / "2026-11-01.md", folder / "journal" / "2026-11-02.md"
     moved = one.read_text().split("\n\n", 1)[1]
-    with memdir.open(folder, embedder="hashing") as local:
-        known = local.index.files_on_disk()
     with pg.bulk(embedder):
         for path, text in ((one, "# Journal 2026-11-01\n"), (two, two.read_text() + moved)):
             relpath = path.relative_to(folder).as_posix()
@@ -226,22 +237,10 @@ def test_a_removed_files_text_written_later_in_the_same_job_keeps_its_vector(
 ) -> None:
     """A file removed in a bulk job (renamed, archived) and its text written to another
     file later in it: the text is inserted with the removed row's vector, not embedded."""
-    folder = _folder(tmp_path / "bulk", days=2)
-    pg = PgIndex(pg_db, "remover")
-    embedder = Counting()
-    with pg.bulk(embedder):
-        _index_all(pg, folder)
+    folder, pg, embedder, before, known = _two_days_embedded(tmp_path, pg_db, "remover")
     first = len(embedder.texts)
-    before = {
-        str(k): v.to_numpy()
-        for k, v in pg_db.reader().execute(
-            "SELECT vector_key, embedding FROM items WHERE agent = 'remover'"
-        )
-    }
     one, two = folder / "journal" / "2026-11-01.md", folder / "journal" / "2026-11-02.md"
     moved = one.read_text().split("\n\n", 1)[1]
-    with memdir.open(folder, embedder="hashing") as local:
-        known = local.index.files_on_disk()
     relpath = two.relative_to(folder).as_posix()
     name, layer = known[relpath]
     text = two.read_text() + moved
