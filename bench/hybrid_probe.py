@@ -22,13 +22,13 @@ index, ``late-hyb<k>-<window>.npz`` (vector_key -> vector) for
 from __future__ import annotations
 
 import argparse
-import sqlite3
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from late_probe import items_in_order
 
 from memdir.index.embedders import MiniLMEmbedder
 from memdir.index.ranking import NARRATIVE_KINDS
@@ -98,11 +98,7 @@ def main() -> None:
     needs_types = "token_type_ids" in embedder._inputs
     inner_cap = args.window - 2
     for db_path in sorted(Path(args.keep).glob("*/.memdir/index.db")):
-        db = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
-        rows = db.execute(
-            "SELECT i.path, i.kind, i.heading, i.meta, i.body, i.vector_key FROM items AS i "
-            "JOIN places AS p ON p.id = i.id ORDER BY i.path, p.ordinal"
-        ).fetchall()
+        rows = items_in_order(db_path)
         files: dict[str, list[tuple[list[int], str, bool]]] = {}
         texts_by_key: dict[str, str] = {}
         for path, kind, heading, meta, body, key in rows:

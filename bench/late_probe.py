@@ -29,6 +29,19 @@ from memdir.index.embedders import MiniLMEmbedder
 from memdir.index.ranking import NARRATIVE_KINDS
 
 
+def items_in_order(db_path: Path) -> list[tuple[str, str, str, str, str, str]]:
+    """A kept index's items, file by file in their order: path, kind, heading, meta,
+    body and vector key."""
+    db = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
+    try:
+        return db.execute(
+            "SELECT i.path, i.kind, i.heading, i.meta, i.body, i.vector_key FROM items AS i "
+            "JOIN places AS p ON p.id = i.id ORDER BY i.path, p.ordinal"
+        ).fetchall()
+    finally:
+        db.close()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
@@ -45,11 +58,7 @@ def main() -> None:
     tag = f"{args.mode}-{args.window}" + ("-int8" if args.graph == "int8" else "")
     inner_cap = args.window - 2
     for db_path in sorted(Path(args.keep).glob("*/.memdir/index.db")):
-        db = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
-        rows = db.execute(
-            "SELECT i.path, i.kind, i.heading, i.meta, i.body, i.vector_key FROM items AS i "
-            "JOIN places AS p ON p.id = i.id ORDER BY i.path, p.ordinal"
-        ).fetchall()
+        rows = items_in_order(db_path)
         files: dict[str, list[tuple[list[int], str]]] = {}
         for path, kind, heading, meta, body, key in rows:
             if kind not in NARRATIVE_KINDS and args.mode != "own":
