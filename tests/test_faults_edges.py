@@ -1,0 +1,57 @@
+"""More promises at the edges, each found by a sweep of hostile input through the real
+command line and the tools: a clear one-line error, no traceback, every file as it was."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+
+def _snapshot(root: Path) -> dict[str, bytes]:
+    """Every file of the folder but memdir's own databases, by path."""
+    return {
+        str(p.relative_to(root)): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and ".memdir" not in p.parts
+    }
+
+
+def _run(*args: str | Path, close_stdin: bool = False) -> subprocess.CompletedProcess[str]:
+    """``python -m memdir ARGS`` in a child process; with ``close_stdin`` its fd 0 is closed."""
+    env = dict(os.environ, COLUMNS="400")
+    command = [sys.executable, "-m", "memdir", *map(str, args)]
+    if close_stdin:  # the shell closes fd 0 before exec: sys.stdin is None in the child
+        command = ["sh", "-c", 'exec "$@" <&-', "sh", *command]
+    return subprocess.run(command, capture_output=True, text=True, env=env, timeout=60)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["save", "-"],
+        ["update", "Plans", "-"],
+        ["notebook", "set", "task", "-"],
+        ["state", "set", "deploy", "-"],
+        ["card", "write", "Alice", "-"],
+        ["card", "history", "Alice", "-"],
+        ["journal", "append", "learning", "-"],
+        ["work", "start", "-"],
+    ],
+)
+def test_a_text_read_from_a_closed_stdin_is_one_line_of_error(
+    folder: Path, args: list[str]
+) -> None:
+    assert _run("card", "write", "Alice", "Buyer", "--dir", folder).returncode == 0
+    before = _snapshot(folder)
+    done = _run(*args, "--dir", folder, close_stdin=True)
+    assert done.returncode == 1, done
+    assert "Traceback" not in done.stderr
+    assert done.stderr.strip() == (
+        "error: the text is - (read from stdin), but stdin is closed; "
+        "give the text as an argument or pipe it in"
+    )
+    assert _snapshot(folder) == before
