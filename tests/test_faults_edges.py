@@ -10,6 +10,9 @@ from pathlib import Path
 
 import pytest
 
+import memdir
+from memdir.tools import Tools
+
 
 def _snapshot(root: Path) -> dict[str, bytes]:
     """Every file of the folder but memdir's own databases, by path."""
@@ -55,3 +58,39 @@ def test_a_text_read_from_a_closed_stdin_is_one_line_of_error(
         "give the text as an argument or pipe it in"
     )
     assert _snapshot(folder) == before
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["touch", "bob"], ["card", "write", "bob", "new text"], ["card", "show", "bob"]],
+)
+def test_a_card_whose_frontmatter_is_not_yaml_is_refused_in_one_line(
+    folder: Path, args: list[str]
+) -> None:
+    card = folder / "vault" / "bob.md"
+    card.write_text("---\ntype: person\ntags: [unclosed\n---\n# Bob\n\nBob's text\n")
+    before = _snapshot(folder)
+    done = _run(*args, "--dir", folder)
+    assert done.returncode == 1, done
+    assert done.stderr.strip() == (
+        "error: frontmatter is not valid YAML: expected ',' or ']', but got '<stream end>' "
+        "at line 3, column 1 of the frontmatter"
+    )
+    assert _snapshot(folder) == before
+
+
+def test_a_card_whose_frontmatter_is_not_yaml_gets_a_reason_in_one_line(
+    memory: memdir.Memory,
+) -> None:
+    card = memory.root / "vault" / "bob.md"
+    card.write_text("---\ntype: person\ntags: [unclosed\n---\n# Bob\n")
+    before = card.read_bytes()
+    for name, args in [
+        ("card_read", {"card": "bob"}),
+        ("card_write", {"card": "bob", "body": "x"}),
+    ]:
+        result = Tools(memory).call(name, args)
+        assert result["ok"] is False, result
+        assert "frontmatter is not valid YAML" in result["reason"], result
+        assert "\n" not in result["reason"], result
+    assert card.read_bytes() == before
