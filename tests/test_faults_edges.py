@@ -3,9 +3,12 @@ command line and the tools: a clear one-line error, no traceback, every file as 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -94,3 +97,42 @@ def test_a_card_whose_frontmatter_is_not_yaml_gets_a_reason_in_one_line(
         assert "frontmatter is not valid YAML" in result["reason"], result
         assert "\n" not in result["reason"], result
     assert card.read_bytes() == before
+
+
+def _can_mount() -> bool:
+    if os.geteuid() != 0:
+        return False
+    with tempfile.TemporaryDirectory() as source, tempfile.TemporaryDirectory() as view:
+        if subprocess.run(["mount", "--bind", source, view], capture_output=True).returncode:
+            return False
+        subprocess.run(["umount", "-l", view], capture_output=True)
+    return True
+
+
+@contextlib.contextmanager
+def _read_only_view(folder: Path) -> Iterator[Path]:
+    """``folder`` seen through a read-only bind mount (as a read-only share would be)."""
+    with tempfile.TemporaryDirectory() as view:
+        subprocess.run(["mount", "--bind", str(folder), view], check=True)
+        try:
+            subprocess.run(["mount", "-o", "remount,bind,ro", view], check=True)
+            yield Path(view)
+        finally:
+            subprocess.run(["umount", "-l", view], check=True)
+
+
+@pytest.mark.skipif(not _can_mount(), reason="needs root and mount")
+def test_maintain_on_a_read_only_folder_says_so_as_every_write_does(folder: Path) -> None:
+    with _read_only_view(folder) as view:
+        saved = _run("save", "hi", "--dir", view)
+        done = _run("maintain", "--dir", view)
+    assert saved.returncode == done.returncode == 1
+    assert "Errno" not in done.stderr
+    assert (
+        done.stderr.strip()
+        == saved.stderr.strip()
+        == (
+            f"error: {view} is on a read-only file system; it can be read and searched, "
+            "but nothing can be written to it"
+        )
+    )
