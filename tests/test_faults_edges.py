@@ -136,3 +136,25 @@ def test_maintain_on_a_read_only_folder_says_so_as_every_write_does(folder: Path
             "but nothing can be written to it"
         )
     )
+
+
+@pytest.mark.parametrize(
+    ("fields", "reason"),
+    [
+        ({"tags": 5}, "tags must be a list of strings such as ['crm'], not 5"),
+        ({"tags": "crm"}, "tags must be a list of strings such as ['crm'], not 'crm'"),
+        ({"tags": [1]}, "tags must be a list of strings such as ['crm'], not [1]"),
+        ({"links": 5}, "links must be a list of strings such as ['crm'], not 5"),
+        ({"type": ["a"]}, "type must be a string such as 'person', not ['a']"),
+    ],
+)
+def test_a_managed_field_of_the_wrong_shape_is_refused_and_writes_nothing(
+    memory: memdir.Memory, fields: dict[str, object], reason: str
+) -> None:
+    tools = Tools(memory)
+    assert tools.call("card_write", {"card": "bob", "body": "Bob", "tags": ["crm"]})["ok"]
+    before = _snapshot(memory.root)
+    result = tools.call("card_write", {"card": "bob", "fields": fields})
+    assert result["ok"] is False, result
+    assert result["reason"] == reason
+    assert _snapshot(memory.root) == before
