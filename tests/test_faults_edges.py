@@ -158,3 +158,26 @@ def test_a_managed_field_of_the_wrong_shape_is_refused_and_writes_nothing(
     assert result["ok"] is False, result
     assert result["reason"] == reason
     assert _snapshot(memory.root) == before
+
+
+def test_init_over_a_file_says_it_is_a_file_and_leaves_it(tmp_path: Path) -> None:
+    target = tmp_path / "notes.txt"
+    target.write_text("mine\n")
+    done = _run("init", target)
+    assert done.returncode == 1, done
+    assert done.stderr.strip() == (
+        f"error: {target} is a file, not a folder; give a folder (made if missing)"
+    )
+    assert target.read_text() == "mine\n"
+
+
+def test_init_under_a_file_says_why_the_folder_cannot_be_made(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("mine\n")
+    target = tmp_path / "notes.txt" / "mem"
+    done = _run("init", target)
+    assert done.returncode == 1, done
+    assert "Errno" not in done.stderr
+    assert done.stderr.strip() == (
+        f"error: cannot make the folder {target}: Not a directory; nothing was written"
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
