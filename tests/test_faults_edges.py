@@ -181,3 +181,23 @@ def test_init_under_a_file_says_why_the_folder_cannot_be_made(tmp_path: Path) ->
         f"error: cannot make the folder {target}: Not a directory; nothing was written"
     )
     assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
+
+
+def test_recall_export_to_a_folder_or_a_missing_folder_says_which(
+    folder: Path, tmp_path: Path
+) -> None:
+    away = tmp_path / "away"
+    away.mkdir()
+    done = _run("recall", "export", "--out", away, "--dir", folder)
+    assert done.returncode == 1, done
+    assert done.stderr.strip() == (
+        f"error: --out {away} is a folder; name a file in it, such as {away / 'history.jsonl'}"
+    )
+    missing = tmp_path / "nowhere" / "history.jsonl"
+    done = _run("recall", "export", "--out", missing, "--dir", folder)
+    assert done.returncode == 1, done
+    assert done.stderr.strip() == (
+        f"error: --out {missing}: there is no folder {missing.parent} to write it in"
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["away", "mem"]
+    assert list(away.iterdir()) == []
