@@ -201,3 +201,16 @@ def test_recall_export_to_a_folder_or_a_missing_folder_says_which(
     )
     assert sorted(p.name for p in tmp_path.iterdir()) == ["away", "mem"]
     assert list(away.iterdir()) == []
+
+
+def test_a_notebook_entry_given_two_different_texts_is_refused(memory: memdir.Memory) -> None:
+    tools, name = Tools(memory), "update_working_memory"  # value: text's older name
+    before = _snapshot(memory.root)
+    result = tools.call(name, {"key": "task", "text": "Call Alice", "value": "Call Bob"})
+    assert result["ok"] is False, result
+    assert result["reason"] == (
+        "update_working_memory: text and value (text's older name) differ; give only text"
+    )
+    assert _snapshot(memory.root) == before
+    same = tools.call(name, {"key": "task", "text": "Call Alice", "value": "Call Alice"})
+    assert same["ok"] is True, same
