@@ -18,8 +18,6 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from memdir.config import STATE_DIR
-from memdir.errors import ReadOnlyFolder
-from memdir.files.atomic import storage_error
 from memdir.textutil import plural
 
 if TYPE_CHECKING:
@@ -64,6 +62,9 @@ def run_maintenance(
     if unknown:
         raise ValueError(f"unknown job {', '.join(unknown)}: the jobs are {', '.join(JOBS)}")
     from filelock import FileLock, Timeout  # JOBS (the CLI's help) needs no lock
+
+    from memdir.errors import ReadOnlyFolder
+    from memdir.files.atomic import storage_error
 
     if memory.read_only is not None:  # the lock file cannot be made: say why, as a write does
         raise ReadOnlyFolder(memory.read_only)
