@@ -502,3 +502,19 @@ def test_a_refusal_reaches_the_client_with_its_reason(memory: memdir.Memory) -> 
     _run(session, MemdirMCP(memory))
     assert {p: p.read_bytes() for p in sorted(memory.root.rglob("*.md"))} == before
     assert not (memory.root / "vault" / "tmp").exists()
+
+
+def test_an_unknown_prompt_is_refused_with_the_prompts_there_are_and_logs_nothing(
+    folder: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    memory = memdir.open(folder, embedder="none")
+
+    async def session(client: Client) -> None:
+        with pytest.raises(MCPError) as refused:
+            await client.get_prompt("nope")
+        assert refused.value.error.code == types.INVALID_PARAMS
+        assert refused.value.error.message == "no prompt 'nope' here; the prompts are: boot_context"
+
+    with caplog.at_level("ERROR"):
+        _run(session, MemdirMCP(memory))
+    assert [r for r in caplog.records if r.levelname == "ERROR"] == []

@@ -37,8 +37,14 @@ from memdir.config import (
     is_glob,
     parse_manifest,
 )
-from memdir.errors import FolderExistsError, ForeignFolder, ManifestError, NotAMemoryFolder
-from memdir.files.atomic import atomic_write, folder_lock
+from memdir.errors import (
+    FolderExistsError,
+    ForeignFolder,
+    ManifestError,
+    NotAMemoryFolder,
+    StorageError,
+)
+from memdir.files.atomic import atomic_write, folder_lock, storage_error
 from memdir.maintain.backup import STATE_IGNORES
 from memdir.maintain.migrate import MigrationReport
 from memdir.memory import LOCK_FILE, open_memory
@@ -87,6 +93,18 @@ class InitReport:
     uncovered: list[str] = field(default_factory=list)
 
 
+def _make_root(root: Path) -> None:
+    """The folder made (with its parents), or the reason it cannot be, in one sentence."""
+    if root.exists() and not root.is_dir():
+        raise NotAMemoryFolder(f"{root} is a file, not a folder; give a folder (made if missing)")
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:  # a parent that is a file, a path that cannot exist, no permission
+        raise storage_error(root, exc) or StorageError(
+            f"cannot make the folder {root}: {exc.strerror or exc}; nothing was written"
+        ) from exc
+
+
 def init_folder(
     path: str | Path,
     layout: str = "default",
@@ -102,7 +120,7 @@ def init_folder(
     _manifest_text(root, layout, agent)  # validate before touching the disk
     if not anyway:
         _refuse_foreign(root, "")
-    root.mkdir(parents=True, exist_ok=True)
+    _make_root(root)
     manifest = _write_manifest(root, layout, agent, force)
     report = InitReport(root, layout, created=[MANIFEST_NAME])
     with open_memory(root) as memory:  # closed: init leaves no database open

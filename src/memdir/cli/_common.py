@@ -264,8 +264,15 @@ def print_json(data: Any) -> None:
 
 
 def read_text(value: str) -> str:
-    """A TEXT argument; ``-`` reads it from stdin."""
-    return sys.stdin.read() if value == "-" else value
+    """A TEXT argument; ``-`` reads it from stdin (one line of error when stdin is closed)."""
+    if value != "-":
+        return value
+    if sys.stdin is None or sys.stdin.closed:  # started with fd 0 closed (``<&-``)
+        fail(
+            "the text is - (read from stdin), but stdin is closed; "
+            "give the text as an argument or pipe it in"
+        )
+    return sys.stdin.read()
 
 
 def describe(result: WriteResult) -> list[str]:

@@ -200,6 +200,10 @@ def recall_export(
         replaced = memory_file_at(memory, out)
         if replaced is not None:
             fail(f"{out} would be {replaced} in the memory folder; name another --out file")
+        if out.is_dir():  # checked before the export opens it: nothing is written
+            fail(f"--out {out} is a folder; name a file in it, such as {out / 'history.jsonl'}")
+        if not out.parent.is_dir():
+            fail(f"--out {out}: there is no folder {out.parent} to write it in")
         count = memory.history.export_jsonl(out)  # both backends have it
     if as_json:
         print_json({"out": str(out), "records": count})

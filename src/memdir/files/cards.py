@@ -65,12 +65,20 @@ def _load_yaml(text: str) -> dict[str, Any]:
     try:
         data = _parse_yaml(text) if text.strip() else {}
     except (yaml.YAMLError, ValueError, TypeError) as exc:  # bad dates raise ValueError
-        raise FileShapeError(f"frontmatter is not valid YAML: {exc}") from exc
+        raise FileShapeError(f"frontmatter is not valid YAML: {_one_line(exc)}") from exc
     if data is None:
         return {}
     if not isinstance(data, dict):
         raise FileShapeError("frontmatter must be a mapping of keys to values")
     return {str(key): value for key, value in data.items()}
+
+
+def _one_line(exc: Exception) -> str:
+    """PyYAML's error (several lines, with a caret under the spot) as one line."""
+    problem, mark = getattr(exc, "problem", None), getattr(exc, "problem_mark", None)
+    if problem and mark is not None:  # its line counts from the frontmatter's first line
+        return f"{problem} at line {mark.line + 1}, column {mark.column + 1} of the frontmatter"
+    return " ".join(str(exc).split())
 
 
 def _parse_yaml(text: str) -> Any:

@@ -63,12 +63,19 @@ def run_maintenance(
         raise ValueError(f"unknown job {', '.join(unknown)}: the jobs are {', '.join(JOBS)}")
     from filelock import FileLock, Timeout  # JOBS (the CLI's help) needs no lock
 
+    from memdir.errors import ReadOnlyFolder
+    from memdir.files.atomic import storage_error
+
+    if memory.read_only is not None:  # the lock file cannot be made: say why, as a write does
+        raise ReadOnlyFolder(memory.read_only)
     lock = FileLock(str(memory.root / STATE_DIR / MAINTAIN_LOCK))
     try:
         lock.acquire(timeout=0)
     except Timeout:
         report.busy = True
         return report
+    except OSError as exc:  # the lock file cannot be made: say why as a write would
+        raise storage_error(memory.root, exc) or exc from exc
     try:
         for name in JOBS:
             if only and name not in only:

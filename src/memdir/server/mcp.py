@@ -130,6 +130,16 @@ class MemdirMCP(MCPServer[Any]):
         self.sessions = SessionRecorder(memory, transport, idle_seconds=idle_seconds)
         _add_resources(self, self.amemory)
 
+    async def get_prompt(
+        self, name: str, arguments: dict[str, Any] | None = None, context: Any = None
+    ) -> Any:
+        # the SDK's own "Unknown prompt" is a ValueError: code 0, and a traceback logged
+        known = [prompt.name for prompt in self._prompt_manager.list_prompts()]
+        if name not in known:
+            reason = f"no prompt {name!r} here; the prompts are: {', '.join(known)}"
+            raise MCPError(types.INVALID_PARAMS, reason)
+        return await super().get_prompt(name, arguments, context)
+
     async def list_tools(self) -> list[types.Tool]:
         return [types.Tool.model_validate(t) for t in self.tools.mcp(legacy=self.legacy_tools)]
 

@@ -500,7 +500,8 @@ every write)"""
 def _check_fields(fields: dict[str, Any] | None) -> None:
     """Refuse a value of a field memdir manages that its readers could not use (the
     vault specification's ranges): a tier not one of the tiers, a relevance outside
-    0.0-1.0, a count below zero, a day that is no date. Other fields are the writer's."""
+    0.0-1.0, a count below zero, a day that is no date, a type that is no string, tags or
+    links that are no list of strings. Other fields are the writer's."""
     if fields is None:
         return
     if not isinstance(fields, dict):
@@ -520,6 +521,14 @@ def _check_fields(fields: dict[str, Any] | None) -> None:
         isinstance(count, bool) or not isinstance(count, int) or count < 0
     ):
         raise Refusal(f"access_count must be a whole number from 0, not {count!r}")
+    if "type" in fields and not isinstance(fields["type"], str):
+        raise Refusal(f"type must be a string such as 'person', not {fields['type']!r}")
+    for key in ("tags", "links"):  # what the tags and links arguments take
+        value = fields.get(key)
+        if key in fields and (
+            not isinstance(value, list) or not all(isinstance(v, str) for v in value)
+        ):
+            raise Refusal(f"{key} must be a list of strings such as ['crm'], not {value!r}")
     for key in MANAGED_DATES:
         if key in fields and as_date(fields[key]) is None:
             raise Refusal(f"{key} must be a day such as 2026-11-30, not {fields[key]!r}")

@@ -55,6 +55,11 @@ def _history(memory: Memory) -> str:
 
 def update_notebook(memory: Memory, args: dict[str, Any]) -> dict[str, Any]:
     text = args.get("text", args.get("value"))
+    if "value" in args and "text" in args and args["value"] != args["text"]:
+        raise ToolCallError(  # update_working_memory's value, text's older name: one unseen
+            "update_working_memory: text and value (text's older name) differ; give only text",
+            memory.notebook.store,
+        )
     return write_result(memory.notebook.update(args["key"], text))  # type: ignore[arg-type]
 
 
