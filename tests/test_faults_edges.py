@@ -214,3 +214,30 @@ def test_a_notebook_entry_given_two_different_texts_is_refused(memory: memdir.Me
     assert _snapshot(memory.root) == before
     same = tools.call(name, {"key": "task", "text": "Call Alice", "value": "Call Alice"})
     assert same["ok"] is True, same
+
+
+@pytest.mark.parametrize(
+    "args", [["card", "write", "bob", "new text"], ["card", "write", "bob", "--field", "x=1"]]
+)
+def test_a_card_whose_frontmatter_never_closes_is_not_written_over(
+    folder: Path, args: list[str]
+) -> None:
+    """Read as all body, such a card's body replaced would lose its fields' lines."""
+    card = folder / "vault" / "bob.md"
+    card.write_text("---\ntype: person\ntags: [buyer]\n# Bob\n\nBob's text\n")
+    before = _snapshot(folder)
+    done = _run(*args, "--dir", folder)
+    assert done.returncode == 1, done
+    assert "Traceback" not in done.stderr
+    assert "frontmatter opens with --- on line 1 and never closes" in done.stderr
+    assert _snapshot(folder) == before
+    # the tool says the same, and a card with its fence closed is written as before
+    with memdir.open(folder) as memory:
+        result = Tools(memory).call("card_write", {"card": "bob", "body": "x"})
+        read = Tools(memory).call("card_read", {"card": "bob"})  # read, still, not touched
+    assert result["ok"] is False and "never closes" in result["reason"], result
+    assert read["ok"] is True and "Bob's text" in str(read), read
+    assert _snapshot(folder) == before
+    card.write_text("---\ntype: person\ntags: [buyer]\n---\n# Bob\n\nBob's text\n")
+    assert _run(*args, "--dir", folder).returncode == 0
+    assert "type: person" in card.read_text()

@@ -257,6 +257,17 @@ def _frontmatter_end(lines: list[str]) -> int | None:
     return None
 
 
+def unclosed_frontmatter(text: str) -> bool:
+    """Whether ``text`` opens a frontmatter fence and never closes it (``Card.parse``
+    reads such a card as all body, so an edit of its body would drop the fence's lines)."""
+    lines = split_lines(text)
+    return (
+        bool(lines)
+        and _OPEN_RE.fullmatch(line_content(lines[0])) is not None
+        and _frontmatter_end(lines) is None
+    )
+
+
 class Card:
     """A card's metadata (the frontmatter, as loaded by YAML) and its body."""
 

@@ -48,7 +48,7 @@ from typing import Any
 from memdir.config import Layer
 from memdir.errors import FileShapeError
 from memdir.files.cards import CARD_TYPES as CARD_TYPES  # re-exported: the card kinds
-from memdir.files.cards import Card
+from memdir.files.cards import Card, unclosed_frontmatter
 from memdir.files.sections import SectionDocument, strip_think
 from memdir.paths import FileSpace
 from memdir.results import WriteResult
@@ -277,8 +277,8 @@ class VaultStore:
         path = self.resolve(ref)
         if path is None:
             return None
-        if not touch:
-            text = self.ctx.read(path) or ""
+        text = self.ctx.read(path) or ""
+        if not touch or unclosed_frontmatter(text):  # (such a card is read, not edited)
             card = Card.parse(text)
             return CardRead(path, card.meta, card.body, text, touched=False)
         with self._edit(path) as card:
@@ -453,6 +453,12 @@ class VaultStore:
         with self.lock:
             confine_in(self.ctx.files, path)
             text = self.ctx.read(path)
+            if text is not None and unclosed_frontmatter(text):
+                raise FileShapeError(
+                    f"{path}: its frontmatter opens with --- on line 1 and never closes; "
+                    "add the closing --- line after its fields (or remove the first line) "
+                    "before editing the card"
+                )
             card = Card.parse(text) if text is not None else Card()
             before = card.body
             yield card
