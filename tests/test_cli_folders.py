@@ -91,6 +91,20 @@ def test_a_folder_without_a_manifest_exits_1(tmp_path: Path) -> None:
     assert result.stderr.startswith(f"error: {tmp_path.resolve()} has no memdir.toml; run ")
 
 
+def test_a_dir_that_is_a_file_or_missing_says_so(folder: Path, tmp_path: Path) -> None:
+    manifest = folder / "memdir.toml"
+    result = invoke("status", "--dir", manifest)
+    assert (result.exit_code, result.stdout) == (1, "")
+    assert result.stderr.strip() == (
+        f"error: {manifest.resolve()} is a file, not a memory folder "
+        f"(the memory folder is {folder.resolve()})"
+    )
+    missing = tmp_path / "nowhere"
+    result = invoke("search", "tea", "--dir", missing)
+    assert result.exit_code == 1 and "does not exist;" in result.stderr
+    assert not missing.exists()  # (nothing made)
+
+
 def test_agents(memdir_home: Path) -> None:
     empty = invoke("agents")
     assert (empty.exit_code, empty.stdout) == (

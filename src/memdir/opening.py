@@ -37,6 +37,13 @@ READ_ONLY_REASON = "opened read-only (writes are refused)"
 
 def find_root(path: str | Path) -> Path:
     root = resolved(Path(path).expanduser())
+    if root.is_file():  # (init on it would be refused too: it is no folder)
+        hint = f" (the memory folder is {root.parent})" if root.name == MANIFEST_NAME else ""
+        raise NotAMemoryFolder(f"{root} is a file, not a memory folder{hint}")
+    if not root.exists():
+        raise NotAMemoryFolder(
+            f"{root} does not exist; `memdir init {root}` makes a memory folder there"
+        )
     if not (root / MANIFEST_NAME).is_file():
         raise NotAMemoryFolder(
             f"{root} has no {MANIFEST_NAME}; run `memdir init {root}` to make it a memory folder "
