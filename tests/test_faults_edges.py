@@ -241,3 +241,15 @@ def test_a_card_whose_frontmatter_never_closes_is_not_written_over(
     card.write_text("---\ntype: person\ntags: [buyer]\n---\n# Bob\n\nBob's text\n")
     assert _run(*args, "--dir", folder).returncode == 0
     assert "type: person" in card.read_text()
+
+
+@pytest.mark.parametrize("args", [{}, {"ids": []}, {"content": "x", "mode": "patch"}])
+def test_memory_update_without_a_section_says_what_each_mode_needs(
+    memory: memdir.Memory, args: dict[str, object]
+) -> None:
+    before = _snapshot(memory.root)
+    result = Tools(memory).call("memory_update", args)
+    assert result["ok"] is False, result
+    assert "writes a section: give the section's name and its content" in result["reason"]
+    assert "NoneType" not in result["reason"]
+    assert _snapshot(memory.root) == before

@@ -249,6 +249,11 @@ class KnowledgeStore(SectionFileStore):
         if chosen == "append":  # the seed's alias
             chosen = "patch"
         try:
+            if section is None:  # (a call with neither: say what each mode needs)
+                raise Refusal(
+                    f"mode {chosen!r} writes a section: give the section's name and its "
+                    "content (or mode 'delete' and the ids of observations to remove)"
+                )
             key = normalize_key(section, "section")
             if key.lower() == OBSERVATIONS_KEY:
                 raise Refusal(
