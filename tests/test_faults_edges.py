@@ -4,6 +4,7 @@ command line and the tools: a clear one-line error, no traceback, every file as 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import subprocess
 import sys
@@ -253,3 +254,19 @@ def test_memory_update_without_a_section_says_what_each_mode_needs(
     assert "writes a section: give the section's name and its content" in result["reason"]
     assert "NoneType" not in result["reason"]
     assert _snapshot(memory.root) == before
+
+
+@pytest.mark.skipif(not _can_mount(), reason="needs root and mount")
+def test_maintain_dry_run_on_a_read_only_folder_reports_what_it_would_do(folder: Path) -> None:
+    assert _run("card", "write", "Alice", "Buyer", "--dir", folder).returncode == 0
+    before = _snapshot(folder)
+    with _read_only_view(folder) as view:
+        done = _run("maintain", "--dry-run", "--json", "--dir", view)
+        refused = _run("maintain", "--dir", view)  # (the real run still says why it cannot)
+    assert done.returncode == 0, done
+    assert "Traceback" not in done.stderr
+    jobs = {job["job"]: job for job in json.loads(done.stdout)["jobs"]}
+    assert {"decay", "state"} <= set(jobs), jobs
+    assert "dry run" in jobs["decay"]["summary"] and "1 card" in jobs["decay"]["summary"], jobs
+    assert refused.returncode == 1 and "read-only file system" in refused.stderr
+    assert _snapshot(folder) == before

@@ -13,6 +13,7 @@ the index follows each batch, and a scan catches up with any it missed.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 from collections import Counter
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -81,7 +82,9 @@ def run_decay(
     # Each file is still written atomically and fsynced. The waits overlap in a few
     # threads, with reading and rendering the next batch, and with indexing the one
     # before; each folder is synced once at the end.
-    with vault.lock, ThreadPoolExecutor(max_workers=WRITERS) as pool:
+    # a dry run writes nothing: it takes no lock (a read-only folder can be asked too)
+    held = contextlib.nullcontext() if dry_run else vault.lock
+    with held, ThreadPoolExecutor(max_workers=WRITERS) as pool:
         writing = _Writing(vault, pool)
         paths = vault.paths()
         for n, path in enumerate(paths, 1):

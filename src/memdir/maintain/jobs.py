@@ -66,8 +66,13 @@ def run_maintenance(
     from memdir.errors import ReadOnlyFolder
     from memdir.files.atomic import storage_error
 
-    if memory.read_only is not None:  # the lock file cannot be made: say why, as a write does
-        raise ReadOnlyFolder(memory.read_only)
+    if memory.read_only is not None:
+        if not dry_run:  # the lock file cannot be made: say why, as a write does
+            raise ReadOnlyFolder(memory.read_only)
+        # a dry run writes nothing, so it needs no lock: what the jobs would do, reported
+        report.jobs.extend(_JOBS[name](memory, True) for name in JOBS if not only or name in only)
+        report.seconds = time.perf_counter() - began
+        return report
     lock = FileLock(str(memory.root / STATE_DIR / MAINTAIN_LOCK))
     try:
         lock.acquire(timeout=0)
