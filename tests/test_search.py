@@ -193,6 +193,27 @@ def test_bad_arguments_raise_value_error(mem: memdir.Memory) -> None:
         mem.search("x", k=0)
     with pytest.raises(ValueError, match="since"):
         mem.search("x", since="last tuesday")
+    # a misspelt kind would find nothing and look like an empty memory
+    with pytest.raises(ValueError, match="no item kind 'cards'; the kinds are: archive, card"):
+        mem.search("x", kinds=["observation", "cards"])
+    assert mem.search("invoice", kinds=["archive"]) == []  # a kind with no item: no hits
+
+
+def test_every_kind_extraction_makes_is_one_a_search_takes(mem: memdir.Memory) -> None:
+    from memdir.index.extract import ITEM_KINDS
+
+    writes = [
+        mem.knowledge.save("the invoice is due", type="fact"),
+        mem.knowledge.update(section="conventions", content="- one\n- two"),
+        mem.notebook.update("task", "write the docs"),
+        mem.state.set("deploy", "green"),
+        mem.journal.append("learning", "learned about kinds"),
+        mem.vault.write("Alice", "a buyer"),
+    ]
+    assert all(result.ok for result in writes), writes
+    kinds = {str(row["kind"]) for row in mem.index.rows.select()}
+    assert {"observation", "section", "notebook", "state", "journal", "card"} <= kinds, kinds
+    assert kinds <= ITEM_KINDS | {""}, kinds
 
 
 def test_memory_get_returns_exact_lines_and_refuses_escapes(

@@ -163,6 +163,14 @@ def search(
             f"no layer {', '.join(map(repr, unknown))} in memdir.toml; its layers "
             f"are: {', '.join(memory.manifest.layers)}"
         )
+    from memdir.index.extract import ITEM_KINDS
+
+    strange = [name for name in kinds or () if name not in ITEM_KINDS]
+    if strange:  # (as a misspelt layer: it would find nothing and look like an empty memory)
+        raise ValueError(
+            f"no item kind {', '.join(map(repr, strange))}; the kinds are: "
+            f"{', '.join(sorted(ITEM_KINDS))}"
+        )
     start = moment_argument(since, "since")
     end = moment_argument(until, "until", whole_day=True)  # "on or before this day"
     check_window(start, end)

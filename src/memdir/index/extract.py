@@ -59,6 +59,9 @@ _SECTION_KINDS = {
     "archive": "archive",
 }
 
+ITEM_KINDS = frozenset({"section", "observation", "document", "card", *_SECTION_KINDS.values()})
+"""every kind an item can have (a search's ``kinds`` are checked against them)"""
+
 
 @dataclass(frozen=True)
 class Item:
