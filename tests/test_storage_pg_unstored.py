@@ -183,6 +183,28 @@ def test_a_locked_write_inserts_the_vectors_a_search_kept_and_embeds_only_the_re
     assert embedder.asked == [f"{added}\n{added}"]
 
 
+def test_a_failed_write_gives_back_the_vectors_it_took_from_what_a_search_kept(
+    memory: memdir.Memory, pg: PgIndex, pg_db: Database
+) -> None:
+    """The write above, failing after it inserted the moved texts with the search's
+    vectors: its rows are rolled back, and so the vectors go back to be stored by the
+    next search, not made again."""
+    embedder = CountingEmbedder()
+    with pytest.raises(RuntimeError), pg.bulk(embedder):
+        pg.remove_file(PATH)
+        assert _searched_in_another_thread(pg, embedder) == 0
+        embedder.asked.clear()
+        with pg.bulk():  # an inner block that succeeds: its take is the outer block's
+            write_journal(memory, pg, _journal(*NOTES), path="journal/2026-11-30.md")
+        assert embedder.asked == [] and len(pg._unstored) == 0  # taken, none embedded
+        raise RuntimeError("killed mid-push")
+    assert len(pg._unstored) == len(NOTES)  # given back with the rollback
+    assert set(_ids(pg_db)) == set(NOTES) and not _stored(pg_db, embedder.id)
+    assert pg.ensure_vectors(embedder) == len(NOTES)  # stored from what was kept
+    assert embedder.asked == [] and len(pg._unstored) == 0
+    assert set(_stored(pg_db, embedder.id)) == set(_ids(pg_db).values())
+
+
 def test_a_write_takes_only_its_own_embedders_vectors_from_what_a_search_kept(
     memory: memdir.Memory, pg: PgIndex, pg_db: Database, pg_url: str, pg_schema: str
 ) -> None:

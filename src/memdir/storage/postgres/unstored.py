@@ -13,8 +13,10 @@ inserts them with the vectors kept instead of embedding those texts again.
   whose text changed has another key, and its old entry is never given to it.
 - An entry is dropped when its text is stored (``take`` hands it out, ``keep`` puts
   back only what the store passed over; a write takes what it inserts rows with) and,
-  past ``UNSTORED_BYTES``, oldest first. A write that then rolls back has used its
-  entries up: the next search embeds those texts again (a cost, never a wrong vector).
+  past ``UNSTORED_BYTES``, oldest first. A bulk block that fails puts back what it took
+  (its rows are rolled back with them: ``IndexWrites.bulk``); a commit that fails after
+  the block ended has used its entries up, and the next search embeds those texts again
+  (a cost, never a wrong vector).
 - One per ``IndexWrites`` (an agent's index in this process); a lock of its own, as
   two threads may search one agent.
 """

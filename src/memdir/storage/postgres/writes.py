@@ -92,6 +92,9 @@ class IndexWrites:
         self._changed: set[int] = set()
         self._changed_whole = False
         self._unstored = Unstored()  # vectors a search made and could not store
+        # what this bulk block took from ``_unstored`` (model -> key -> vector): given back
+        # if the block fails, as its rows are rolled back with them
+        self._taken: dict[str, dict[str, Any]] = {}
 
     def _conn(self) -> Connection:
         return self.folder.conn()
@@ -153,8 +156,9 @@ class IndexWrites:
         # back only its writes
         self._flush()
         with self.folder.lock:
-            previous = self._embedding
+            previous, outer_taken = self._embedding, self._taken
             self._depth += 1
+            self._taken = {}
             if embedder is not None:
                 self._embedding = embedder
             try:
@@ -162,10 +166,16 @@ class IndexWrites:
                 self._flush()
             except BaseException:
                 self._drop_pending()
+                for model, vectors in self._taken.items():  # (their rows rolled back)
+                    self._unstored.keep(model, vectors)
+                self._taken = {}
                 raise
             finally:
                 self._depth -= 1
                 self._embedding = previous
+                for model, vectors in self._taken.items():  # the enclosing block's now
+                    outer_taken.setdefault(model, {}).update(vectors)
+                self._taken = outer_taken if self._depth else {}
                 if self._depth == 0:
                     self._carried = {}
 
@@ -203,9 +213,12 @@ class IndexWrites:
                     texts[key] = "\n".join(str(p) for p in (row[5], row[7], row[6]) if p)
             # what a search made for these texts and could not store (their rows were
             # held, by this write or another: ``unstored``) is not embedded again
-            for key, vector in self._unstored.take(embedder.id, list(texts)).items():
+            taken = self._unstored.take(embedder.id, list(texts))
+            for key, vector in taken.items():
                 texts.pop(key)
                 vectors[key] = (vector, embedder.id)
+            if taken and self._depth > 0:
+                self._taken.setdefault(embedder.id, {}).update(taken)
             for key in bulk.keys_with_vectors(conn, self.agent, list(texts), embedder.id):
                 texts.pop(key)
                 vectors.pop(key, None)  # the agent's own vector from this embedder
