@@ -329,3 +329,39 @@ def test_restoring_the_manifest_is_refused(full: memdir.Memory) -> None:
     assert (full.root / "memdir.toml").read_bytes() == manifest
     outside = restore_file(full, "../elsewhere.md", "x", source="git 0000000")
     assert not outside.ok and "leaves the memory folder" in (outside.reason or "")
+
+
+@pytest.mark.parametrize(
+    ("body", "kind", "status"),
+    [
+        (b"&section=billing&content=%ff%fe", "application/x-www-form-urlencoded", 400),
+        (b"&section=billing&content=caf\xe9", "application/x-www-form-urlencoded", 400),
+        (b"&section=billing&content=x", "multipart/form-data; boundary=zz", 415),
+        (b"&section=billing&content=x", "application/json", 415),
+    ],
+)
+def test_a_form_that_is_not_url_encoded_utf8_is_refused(
+    client: TestClient, full: memdir.Memory, body: bytes, kind: str, status: int
+) -> None:
+    before = (full.root / "knowledge.md").read_bytes()
+    token = csrf(client).encode()
+    response = client.post(
+        "/ui/memory/section", content=b"csrf=" + token + body, headers={"content-type": kind}
+    )
+    assert response.status_code == status
+    assert "role=alert" in response.text
+    assert (full.root / "knowledge.md").read_bytes() == before
+
+
+def test_a_form_over_the_cap_is_refused(client: TestClient, full: memdir.Memory) -> None:
+    from memdir.ui.app import FORM_MAX_BYTES
+
+    before = (full.root / "knowledge.md").read_bytes()
+    body = f"csrf={csrf(client)}&section=billing&content=".encode() + b"x" * FORM_MAX_BYTES
+    response = client.post(
+        "/ui/memory/section",
+        content=body,
+        headers={"content-type": "application/x-www-form-urlencoded"},
+    )
+    assert response.status_code == 413
+    assert (full.root / "knowledge.md").read_bytes() == before
