@@ -365,3 +365,22 @@ def test_a_form_over_the_cap_is_refused(client: TestClient, full: memdir.Memory)
     )
     assert response.status_code == 413
     assert (full.root / "knowledge.md").read_bytes() == before
+
+
+@pytest.mark.parametrize(
+    ("path", "form"),
+    [
+        ("/ui/memory/section", {"section": "billing", "content": "forged"}),
+        ("/ui/memory/notebook", {"key": "k", "text": "forged"}),
+        ("/ui/memory/state", {"key": "k", "text": "forged"}),
+        ("/ui/memory/observation", {"content": "forged"}),
+    ],
+)
+def test_an_unknown_action_is_refused_not_taken_for_a_save(
+    client: TestClient, full: memdir.Memory, path: str, form: dict[str, str]
+) -> None:
+    before = {p: p.read_bytes() for p in full.root.glob("*.md")}
+    response = client.post(path, data={**form, "action": "erase", "csrf": csrf(client)})
+    assert response.status_code == 422
+    assert "unknown action &#39;erase&#39;" in response.text
+    assert {p: p.read_bytes() for p in full.root.glob("*.md")} == before
