@@ -384,3 +384,18 @@ def test_an_unknown_action_is_refused_not_taken_for_a_save(
     assert response.status_code == 422
     assert "unknown action &#39;erase&#39;" in response.text
     assert {p: p.read_bytes() for p in full.root.glob("*.md")} == before
+
+
+def test_the_bearer_scheme_is_taken_in_any_case(full: memdir.Memory) -> None:
+    """RFC 9110: the scheme is case-insensitive (the team server already took it so);
+    a wrong token is refused whatever the case."""
+    from memdir.server.mcp import bearer_guard
+
+    page = TestClient(build_app(full, token="s3cret"), base_url="http://memory.example")
+    served = TestClient(bearer_guard(build_app(full), "s3cret"), base_url=LOCAL)  # serve --http
+    for client in (page, served):
+        for scheme in ("Bearer", "bearer", "BEARER"):
+            given = {"authorization": f"{scheme} s3cret"}
+            assert client.get("/ui/", headers=given).status_code == 200, scheme
+        assert client.get("/ui/", headers={"authorization": "bearer nope"}).status_code == 401
+        assert client.get("/ui/", headers={"authorization": "Basic s3cret"}).status_code == 401
