@@ -329,3 +329,73 @@ def test_restoring_the_manifest_is_refused(full: memdir.Memory) -> None:
     assert (full.root / "memdir.toml").read_bytes() == manifest
     outside = restore_file(full, "../elsewhere.md", "x", source="git 0000000")
     assert not outside.ok and "leaves the memory folder" in (outside.reason or "")
+
+
+@pytest.mark.parametrize(
+    ("body", "kind", "status"),
+    [
+        (b"&section=billing&content=%ff%fe", "application/x-www-form-urlencoded", 400),
+        (b"&section=billing&content=caf\xe9", "application/x-www-form-urlencoded", 400),
+        (b"&section=billing&content=x", "multipart/form-data; boundary=zz", 415),
+        (b"&section=billing&content=x", "application/json", 415),
+    ],
+)
+def test_a_form_that_is_not_url_encoded_utf8_is_refused(
+    client: TestClient, full: memdir.Memory, body: bytes, kind: str, status: int
+) -> None:
+    before = (full.root / "knowledge.md").read_bytes()
+    token = csrf(client).encode()
+    response = client.post(
+        "/ui/memory/section", content=b"csrf=" + token + body, headers={"content-type": kind}
+    )
+    assert response.status_code == status
+    assert "role=alert" in response.text
+    assert (full.root / "knowledge.md").read_bytes() == before
+
+
+def test_a_form_over_the_cap_is_refused(client: TestClient, full: memdir.Memory) -> None:
+    from memdir.ui.app import FORM_MAX_BYTES
+
+    before = (full.root / "knowledge.md").read_bytes()
+    body = f"csrf={csrf(client)}&section=billing&content=".encode() + b"x" * FORM_MAX_BYTES
+    response = client.post(
+        "/ui/memory/section",
+        content=body,
+        headers={"content-type": "application/x-www-form-urlencoded"},
+    )
+    assert response.status_code == 413
+    assert (full.root / "knowledge.md").read_bytes() == before
+
+
+@pytest.mark.parametrize(
+    ("path", "form"),
+    [
+        ("/ui/memory/section", {"section": "billing", "content": "forged"}),
+        ("/ui/memory/notebook", {"key": "k", "text": "forged"}),
+        ("/ui/memory/state", {"key": "k", "text": "forged"}),
+        ("/ui/memory/observation", {"content": "forged"}),
+    ],
+)
+def test_an_unknown_action_is_refused_not_taken_for_a_save(
+    client: TestClient, full: memdir.Memory, path: str, form: dict[str, str]
+) -> None:
+    before = {p: p.read_bytes() for p in full.root.glob("*.md")}
+    response = client.post(path, data={**form, "action": "erase", "csrf": csrf(client)})
+    assert response.status_code == 422
+    assert "unknown action &#39;erase&#39;" in response.text
+    assert {p: p.read_bytes() for p in full.root.glob("*.md")} == before
+
+
+def test_the_bearer_scheme_is_taken_in_any_case(full: memdir.Memory) -> None:
+    """RFC 9110: the scheme is case-insensitive (the team server already took it so);
+    a wrong token is refused whatever the case."""
+    from memdir.server.mcp import bearer_guard
+
+    page = TestClient(build_app(full, token="s3cret"), base_url="http://memory.example")
+    served = TestClient(bearer_guard(build_app(full), "s3cret"), base_url=LOCAL)  # serve --http
+    for client in (page, served):
+        for scheme in ("Bearer", "bearer", "BEARER"):
+            given = {"authorization": f"{scheme} s3cret"}
+            assert client.get("/ui/", headers=given).status_code == 200, scheme
+        assert client.get("/ui/", headers={"authorization": "bearer nope"}).status_code == 401
+        assert client.get("/ui/", headers={"authorization": "Basic s3cret"}).status_code == 401

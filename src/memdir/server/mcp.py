@@ -294,12 +294,15 @@ def build_server(
 
 def bearer_guard(app: ASGIApp, token: str) -> ASGIApp:
     """Refuse every HTTP request without ``Authorization: Bearer <token>`` (401)."""
-    expected = f"Bearer {token}".encode()
+    expected = token.encode()
 
     async def guarded(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
             given = dict(scope.get("headers") or []).get(b"authorization", b"")
-            if not hmac.compare_digest(given, expected):
+            scheme, _, credentials = bytes(given).partition(b" ")  # the scheme is any case
+            if scheme.lower() != b"bearer" or not hmac.compare_digest(
+                credentials.strip(), expected
+            ):
                 body = b'{"error": "unauthorized: send Authorization: Bearer <token>"}'
                 await send(
                     {

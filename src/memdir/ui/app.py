@@ -18,12 +18,12 @@ from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any, Generic, Protocol, TypeVar, cast
-from urllib.parse import urlencode
+from urllib.parse import parse_qsl, urlencode
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup, escape
 from starlette.applications import Starlette
-from starlette.datastructures import FormData
+from starlette.datastructures import FormData, UploadFile
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
@@ -37,6 +37,8 @@ from memdir.ui.guard import COOKIE, Guard
 from memdir.ui.listing import Survey, fingerprint, survey
 
 PREFIX = "/ui"
+FORM_MAX_BYTES = 8 * 1024 * 1024  # a form's body; the tools' own caps are far smaller
+FORM_TYPE = "application/x-www-form-urlencoded"  # what the page's forms send
 T = TypeVar("T")
 View = Callable[["UI", Request, FormData | None], Response]
 Run = Callable[[Callable[[], Response]], Awaitable[Response]]
@@ -264,6 +266,27 @@ def _escape(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
+async def read_form(request: Request) -> FormData | tuple[int, str]:
+    """The posted form, or the status and reason it is refused with: only URL-encoded
+    UTF-8 (what the page's forms send) up to ``FORM_MAX_BYTES``. Starlette's parser
+    would turn bytes that are not UTF-8 into replacement characters, or read them as
+    Latin-1, and the edit would save text nobody typed."""
+    kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if kind != FORM_TYPE:
+        return 415, f"a form is sent as {FORM_TYPE}, not {kind or 'no content type'!r}"
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > FORM_MAX_BYTES:
+            return 413, f"the form is over {FORM_MAX_BYTES // (1024 * 1024)} MiB"
+    try:
+        text = bytes(body).decode("ascii")
+        fields = parse_qsl(text, keep_blank_values=True, encoding="utf-8", errors="strict")
+    except (UnicodeDecodeError, ValueError):
+        return 400, "the form is not URL-encoded UTF-8: nothing was written"
+    return FormData(cast("list[tuple[str, str | UploadFile]]", fields))
+
+
 def endpoint(ui: UI, view: View, *, back: Back | None = None) -> Callable[[Request], Any]:
     """``view`` behind the guard: host, token (or its cookie), and on a write (a view
     with a ``back`` page) the CSRF token; then run on the folder's worker
@@ -294,7 +317,10 @@ def endpoint(ui: UI, view: View, *, back: Back | None = None) -> Callable[[Reque
             return response
         form: FormData | None = None
         if writes:
-            form = await request.form()
+            read = await read_form(request)
+            if isinstance(read, tuple):
+                return _refused(*read)
+            form = read
             csrf = form.get("csrf")
             refusal = ui.guard.write_refusal(request, csrf if isinstance(csrf, str) else "")
             if refusal is not None:

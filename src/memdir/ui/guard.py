@@ -53,8 +53,10 @@ class Guard:
     def authorised(self, request: Request) -> bool:
         if not self.token:
             return True
-        given = request.headers.get("authorization", "")
-        if hmac.compare_digest(given.encode(), f"Bearer {self.token}".encode()):
+        scheme, _, given = request.headers.get("authorization", "").partition(" ")
+        if scheme.lower() == "bearer" and hmac.compare_digest(
+            given.strip().encode(), self.token.encode()
+        ):  # the scheme is any case, as the team server takes it
             return True
         cookie = request.cookies.get(COOKIE, "")
         return hmac.compare_digest(cookie.encode(), self.cookie_value().encode())

@@ -133,8 +133,21 @@ def _answer(
     return page(ui, request, form, refusal=reason, draft=draft, status=422)
 
 
+def _unknown_action(ui: UI, request: Request, form: FormData | None, other: str) -> Response | None:
+    """The page again with a refusal when the form's ``action`` is neither ``save`` (or
+    none: a form sent without pressing a button) nor ``other``: a forged or stale form
+    is not taken for a save."""
+    action = _text(form, "action")
+    if action in ("", "save", other):
+        return None
+    reason = f"unknown action {action!r}: the form sends 'save' or {other!r}; nothing was written"
+    return page(ui, request, form, refusal=reason, status=422)
+
+
 def edit_section(ui: UI, request: Request, form: FormData | None) -> Response:
     section, content = _text(form, "section").strip(), _text(form, "content")
+    if (refused := _unknown_action(ui, request, form, "remove")) is not None:
+        return refused
     if _text(form, "action") == "remove":
         with writing_as("person"):  # no tool removes a section: the store's own method
             result = ui.memory.knowledge.remove_section(section).to_dict()
@@ -147,6 +160,8 @@ def edit_section(ui: UI, request: Request, form: FormData | None) -> Response:
 
 def edit_notebook(ui: UI, request: Request, form: FormData | None) -> Response:
     key, text = _text(form, "key").strip(), _text(form, "text")
+    if (refused := _unknown_action(ui, request, form, "clear")) is not None:
+        return refused
     if _text(form, "action") == "clear":
         result = ui.call("clear_notebook", {"key": key})
     else:
@@ -156,6 +171,8 @@ def edit_notebook(ui: UI, request: Request, form: FormData | None) -> Response:
 
 def edit_state(ui: UI, request: Request, form: FormData | None) -> Response:
     key, text = _text(form, "key").strip(), _text(form, "text")
+    if (refused := _unknown_action(ui, request, form, "remove")) is not None:
+        return refused
     args: dict[str, Any] = {"key": key}
     if _text(form, "action") == "remove":
         args["remove"] = True
@@ -166,6 +183,8 @@ def edit_state(ui: UI, request: Request, form: FormData | None) -> Response:
 
 
 def edit_observation(ui: UI, request: Request, form: FormData | None) -> Response:
+    if (refused := _unknown_action(ui, request, form, "delete")) is not None:
+        return refused
     if _text(form, "action") == "delete":
         ids = [_text(form, "id").strip()]
         result = ui.call("memory_update", {"mode": "delete", "ids": ids})
