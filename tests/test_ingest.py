@@ -9,6 +9,7 @@ import subprocess
 import sys
 import textwrap
 import zipfile
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -518,3 +519,25 @@ def test_when_nothing_can_be_imported_the_cli_exits_1_and_writes_nothing(
     assert result.stderr.startswith(f"error: {source}: conversations[1].chat_messages[0].sender")
     assert "(conversation #2 'Odd sender'; nothing to import; 1 empty)" in result.stderr
     assert _files(fresh) == before
+
+
+def test_a_timestamp_in_the_future_is_refused_and_writes_nothing(
+    mem: memdir.Memory, tmp_path: Path, clock: FakeClock
+) -> None:
+    """A year 3026 (an export's clock gone wrong) would make a journal day that sorts
+    after everything real; a day ahead of the memory's clock is allowed (time zones)."""
+    now = clock()
+    tomorrow = (now + timedelta(hours=20)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    source = tmp_path / "chat.jsonl"
+    source.write_text(
+        '{"role": "user", "content": "book the flights", "timestamp": "2026-01-01T09:00:00Z"}\n'
+        '{"role": "assistant", "content": "booked", "timestamp": "3026-01-01T09:00:00Z"}\n'
+    )
+    before = _files(mem.root)
+    with pytest.raises(IngestError, match=r"has a timestamp in the future, 3026-01-01T09:00:00"):
+        mem.ingest(source)
+    assert _files(mem.root) == before
+    source.write_text(
+        f'{{"role": "user", "content": "book the flights", "timestamp": "{tomorrow}"}}\n'
+    )
+    assert mem.ingest(source).imported == 1

@@ -35,8 +35,9 @@ refused otherwise), and counted.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -106,6 +107,7 @@ def import_file(
 ) -> ImportReport:
     """Import ``path`` (format detected unless given); see the module docstring."""
     parsed = parse_file(path, format)
+    _check_not_ahead(parsed.conversations, memory.clock(), path)
     total = len(parsed.conversations) + len(parsed.left_out)
     report = ImportReport(parsed.format, conversations=total, left_out=list(parsed.left_out))
     store = memory.sessions
@@ -132,6 +134,27 @@ def import_file(
         also = f" (and {more} more left out)" if more else ""
         raise IngestError(f"nothing imported: {report.left_out[0].describe()}{also}", path=path)
     return report
+
+
+FUTURE_SLACK = timedelta(days=1)
+"""how far past this memory's clock an imported moment may be (time zones, clock skew)"""
+
+
+def _check_not_ahead(conversations: Sequence[Conversation], now: datetime, path: Path) -> None:
+    """Refuse, before anything is written, a file with a moment past ``now`` (and the
+    slack): its journal day and sessions would sort after everything that really
+    happened (an export's clock gone wrong, or epoch milliseconds read as seconds)."""
+    horizon = now + FUTURE_SLACK
+    for conversation in conversations:
+        moments = [conversation.started_at, *(m.timestamp for m in conversation.messages)]
+        ahead = max((m for m in moments if m is not None and m > horizon), default=None)
+        if ahead is not None:
+            raise IngestError(
+                f"conversation {conversation.position} ({conversation.title!r}) has a "
+                f"timestamp in the future, {format_ts(ahead)} (this memory's clock says "
+                f"{format_ts(now)}); nothing was imported: fix the export's timestamps",
+                path=path,
+            )
 
 
 def _imported(store: SessionStore, conversation: Conversation) -> bool:
