@@ -27,6 +27,7 @@ from memdir.errors import ReadOnlyFolder
 from memdir.files.atomic import TMP_SUFFIX
 from memdir.tools import Tools
 from memdir.tools.claude_memory import run_memory_command
+from read_only import needs_mount, read_only_view
 
 
 def cli(*args: str | Path) -> tuple[int, str]:
@@ -53,33 +54,7 @@ def _restore(root: Path, snapshot: dict[str, bytes]) -> None:
         (root / path).write_bytes(data)
 
 
-def _can_mount() -> bool:
-    if os.geteuid() != 0:
-        return False
-    with tempfile.TemporaryDirectory() as probe:
-        done = subprocess.run(
-            ["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", probe], capture_output=True
-        )
-        if done.returncode != 0:
-            return False
-        subprocess.run(["umount", "-l", probe], capture_output=True)
-    return True
-
-
 _NOW = datetime(2026, 11, 30, 10, 0, tzinfo=UTC)
-needs_mount = pytest.mark.skipif(not _can_mount(), reason="needs root and mount")
-
-
-@contextlib.contextmanager
-def _read_only_view(folder: Path) -> Iterator[Path]:
-    """``folder`` seen through a read-only bind mount (as a read-only share would be)."""
-    with tempfile.TemporaryDirectory() as view:
-        subprocess.run(["mount", "--bind", str(folder), view], check=True)
-        try:
-            subprocess.run(["mount", "-o", "remount,bind,ro", view], check=True)
-            yield Path(view)
-        finally:
-            subprocess.run(["umount", "-l", view], check=True)
 
 
 # -- bytes that are not UTF-8 --------------------------------------------------
@@ -168,7 +143,7 @@ def test_a_read_only_folder_opens_reads_and_searches_and_refuses_writes(folder: 
         assert memory.knowledge.save("the blue kettle is in the attic").ok
         memory.search("kettle")
     before = _snapshot(folder)
-    with _read_only_view(folder) as view:
+    with read_only_view(folder) as view:
         memory = memdir.open(view, embedder="hashing")
         assert memory.read_only is not None and "read-only" in memory.read_only
         assert any("read-only" in str(notice) for notice in memory.notices)
@@ -599,7 +574,7 @@ def test_a_read_only_folder_reads_its_history_and_records_nothing(folder: Path) 
         memory.history.activity("task", "Ship the release notes") as run,
     ):
         run.log("text", "drafted them")
-    with _read_only_view(folder) as view:
+    with read_only_view(folder) as view:
         memory = memdir.open(view, embedder="hashing")
         tools = Tools(memory)
         listed = tools.call("recall_activity", {"action": "list"})
@@ -724,6 +699,6 @@ def test_the_doctor_reports_bytes_that_are_not_utf8_and_oversized_memories(
 
 @needs_mount
 def test_the_doctor_says_a_folder_opened_read_only(folder: Path) -> None:
-    with _read_only_view(folder) as view:
+    with read_only_view(folder) as view:
         code, out = cli("doctor", "--dir", view)
         assert "[folder] .: opened read-only" in out, out

@@ -3,19 +3,17 @@ command line and the tools: a clear one-line error, no traceback, every file as 
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import subprocess
 import sys
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 import memdir
 from memdir.tools import Tools
+from read_only import needs_mount, read_only_view
 
 
 def _snapshot(root: Path) -> dict[str, bytes]:
@@ -100,31 +98,9 @@ def test_a_card_whose_frontmatter_is_not_yaml_gets_a_reason_in_one_line(
     assert card.read_bytes() == before
 
 
-def _can_mount() -> bool:
-    if os.geteuid() != 0:
-        return False
-    with tempfile.TemporaryDirectory() as source, tempfile.TemporaryDirectory() as view:
-        if subprocess.run(["mount", "--bind", source, view], capture_output=True).returncode:
-            return False
-        subprocess.run(["umount", "-l", view], capture_output=True)
-    return True
-
-
-@contextlib.contextmanager
-def _read_only_view(folder: Path) -> Iterator[Path]:
-    """``folder`` seen through a read-only bind mount (as a read-only share would be)."""
-    with tempfile.TemporaryDirectory() as view:
-        subprocess.run(["mount", "--bind", str(folder), view], check=True)
-        try:
-            subprocess.run(["mount", "-o", "remount,bind,ro", view], check=True)
-            yield Path(view)
-        finally:
-            subprocess.run(["umount", "-l", view], check=True)
-
-
-@pytest.mark.skipif(not _can_mount(), reason="needs root and mount")
+@needs_mount
 def test_maintain_on_a_read_only_folder_says_so_as_every_write_does(folder: Path) -> None:
-    with _read_only_view(folder) as view:
+    with read_only_view(folder) as view:
         saved = _run("save", "hi", "--dir", view)
         done = _run("maintain", "--dir", view)
     assert saved.returncode == done.returncode == 1
@@ -256,11 +232,11 @@ def test_memory_update_without_a_section_says_what_each_mode_needs(
     assert _snapshot(memory.root) == before
 
 
-@pytest.mark.skipif(not _can_mount(), reason="needs root and mount")
+@needs_mount
 def test_maintain_dry_run_on_a_read_only_folder_reports_what_it_would_do(folder: Path) -> None:
     assert _run("card", "write", "Alice", "Buyer", "--dir", folder).returncode == 0
     before = _snapshot(folder)
-    with _read_only_view(folder) as view:
+    with read_only_view(folder) as view:
         done = _run("maintain", "--dry-run", "--json", "--dir", view)
         refused = _run("maintain", "--dir", view)  # (the real run still says why it cannot)
     assert done.returncode == 0, done
