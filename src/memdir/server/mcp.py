@@ -48,6 +48,7 @@ from memdir.folder_index import warm_search
 from memdir.maintain.background import Housekeeper
 from memdir.memory import Memory, open_memory
 from memdir.paths import resolved
+from memdir.server.bearer import bearer_token
 from memdir.server.mcp_sessions import IDLE_SECONDS, SessionRecorder
 from memdir.tools import Tools
 
@@ -298,11 +299,8 @@ def bearer_guard(app: ASGIApp, token: str) -> ASGIApp:
 
     async def guarded(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
-            given = dict(scope.get("headers") or []).get(b"authorization", b"")
-            scheme, _, credentials = bytes(given).partition(b" ")  # the scheme is any case
-            if scheme.lower() != b"bearer" or not hmac.compare_digest(
-                credentials.strip(), expected
-            ):
+            given = bearer_token(dict(scope.get("headers") or []).get(b"authorization", b""))
+            if given is None or not hmac.compare_digest(given.encode("latin-1"), expected):
                 body = b'{"error": "unauthorized: send Authorization: Bearer <token>"}'
                 await send(
                     {

@@ -51,6 +51,7 @@ from mcp.server.mcpserver import Context
 from mcp.server.transport_security import TransportSecuritySettings
 
 from memdir.config import AGENT_ID_RE
+from memdir.server.bearer import bearer_token
 from memdir.server.mcp import ASGIApp, MemdirMCP, Receive, Scope, Send, tool_result
 from memdir.server.mcp_sessions import IDLE_SECONDS
 from memdir.server.team_ui import TeamPages
@@ -459,10 +460,7 @@ def _close(mcp: MemdirMCP) -> None:
 def _bearer(scope: Scope) -> str | None:
     for name, value in scope.get("headers") or ():
         if name == b"authorization":
-            scheme, _, given = bytes(value).decode("latin-1").partition(" ")
-            if scheme.lower() == "bearer" and given.strip():
-                return str(given.strip())
-            return None
+            return bearer_token(bytes(value))
     return None
 
 

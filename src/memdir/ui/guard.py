@@ -21,6 +21,8 @@ from urllib.parse import urlsplit
 
 from starlette.requests import Request
 
+from memdir.server.bearer import bearer_token
+
 COOKIE = "memdir_ui"
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1", "[::1]")
 
@@ -53,10 +55,8 @@ class Guard:
     def authorised(self, request: Request) -> bool:
         if not self.token:
             return True
-        scheme, _, given = request.headers.get("authorization", "").partition(" ")
-        if scheme.lower() == "bearer" and hmac.compare_digest(
-            given.strip().encode(), self.token.encode()
-        ):  # the scheme is any case, as the team server takes it
+        given = bearer_token(request.headers.get("authorization", ""))
+        if given is not None and hmac.compare_digest(given.encode(), self.token.encode()):
             return True
         cookie = request.cookies.get(COOKIE, "")
         return hmac.compare_digest(cookie.encode(), self.cookie_value().encode())
