@@ -48,10 +48,18 @@ class Ranking:
     400 adds little more at 1.2x (bench/RESULTS.md, issue 16)"""
     semantic_weight: float = 0.4
     """the cosine side's share of the fused score (the BM25 side has the rest)"""
+    cosine_origin: float = 0.5
+    """the cosine side is scaled from this share of the embedder's similarity floor (0)
+    to the query's best cosine (1): at 0.5 (MiniLM: from 0.1, its floor being 0.2) a
+    moderately similar item keeps more of its cosine than when scaled from the floor
+    itself (1.0, before 2026-12-03); both benchmarks gain a little and neither loses on
+    either half of its questions (bench/tune_probe.py, bench/RESULTS.md issue 16 phase 10)"""
     neighbour_share: float = 0.4
     """in narrative files an item takes this share of its best file neighbour's score"""
-    subject_boost: float = 1.3
-    """an item whose heading names a query word is weighted up by this"""
+    subject_boost: float = 1.45
+    """an item whose heading names a query word is weighted up by this (1.3 before
+    2026-12-03: 1.45 lifts LoCoMo, whose headings are its speakers, and leaves
+    RealMem's, whose headings are User and Assistant, as they were)"""
     other_value_share: float = 0.7
     """an item naming another weekday or month than the query (and not the query's) keeps
     this share of its score: 'every Friday' is a worse answer to 'every Thursday'"""
@@ -89,9 +97,9 @@ Pairs = list[tuple[int, float]]
 
 
 def fuse(
-    keyword: Pairs, semantic: Pairs, floor: float, semantic_weight: float = DEFAULT.semantic_weight
+    keyword: Pairs, semantic: Pairs, origin: float, semantic_weight: float = DEFAULT.semantic_weight
 ) -> dict[int, float]:
-    """BM25 scaled by the query's best, plus cosine scaled from ``floor`` (0) to the
+    """BM25 scaled by the query's best, plus cosine scaled from ``origin`` (0) to the
     query's best (1), weighted ``1 - semantic_weight`` and ``semantic_weight``."""
     fused: dict[int, float] = defaultdict(float)
     if keyword:
@@ -99,9 +107,9 @@ def fuse(
         for item_id, score in keyword:
             fused[item_id] += (1.0 - semantic_weight) * score / best
     if semantic:
-        spread = max(max(score for _, score in semantic) - floor, 1e-9)
+        spread = max(max(score for _, score in semantic) - origin, 1e-9)
         for item_id, score in semantic:
-            fused[item_id] += semantic_weight * (score - floor) / spread
+            fused[item_id] += semantic_weight * (score - origin) / spread
     return fused
 
 
@@ -119,7 +127,7 @@ def rank(
 ) -> list[Ranked]:
     """Every candidate's score, best first. ``rows`` holds each candidate's row;
     ``ages``: the search's, if it has one (its hits read them again)."""
-    fused = fuse(keyword, semantic, floor, ranking.semantic_weight)
+    fused = fuse(keyword, semantic, floor * ranking.cosine_origin, ranking.semantic_weight)
     add_neighbours(rows, fused, ranking.neighbour_share)
     add_session(rows, fused, ranking.session_share, ranking.session_items)
     tokens = WORD_RE.findall(query.lower())
