@@ -29,7 +29,41 @@ sys.path.insert(0, str(HERE))
 
 from ablation import SHARED, locomo_runner, realmem_runner  # noqa: E402
 
+import memdir.index.ranking as ranking_module  # noqa: E402
 from memdir.index.search import _floor  # noqa: E402
+
+_FUSE = ranking_module.fuse
+PROBE_KEYS = {"floor", "bm25_power", "bm25_origin", "cos_power"}
+"""settings that are not Ranking's fields: the embedder's floor, and the fusion's shape
+(research: ``_probe_fuse``)"""
+
+
+def _probe_fuse(setting: dict[str, Any]) -> Any:
+    """``ranking.fuse`` as it is, or reshaped: each BM25 scaled from ``bm25_origin`` x the
+    query's best (0) to its best (1) and raised to ``bm25_power``; the cosine side's
+    scaled value raised to ``cos_power``."""
+    power = setting.get("bm25_power", 1.0)
+    origin = setting.get("bm25_origin", 0.0)
+    cos_power = setting.get("cos_power", 1.0)
+    if power == 1.0 and origin == 0.0 and cos_power == 1.0:
+        return _FUSE
+
+    def fuse(keyword: Any, semantic: Any, cos_origin: float, weight: float) -> Any:
+        out: dict[int, float] = {}
+        if keyword:
+            best = max(score for _, score in keyword) or 1.0
+            low = origin * best
+            for item_id, score in keyword:
+                scaled = max(score - low, 0.0) / max(best - low, 1e-9)
+                out[item_id] = out.get(item_id, 0.0) + (1 - weight) * scaled**power
+        if semantic:
+            spread = max(max(score for _, score in semantic) - cos_origin, 1e-9)
+            for item_id, score in semantic:
+                scaled = max(score - cos_origin, 0.0) / spread
+                out[item_id] = out.get(item_id, 0.0) + weight * scaled**cos_power
+        return out
+
+    return fuse
 
 GRID: dict[str, list[float]] = {
     "semantic_weight": [0.3, 0.35, 0.45, 0.5, 0.55],
@@ -60,7 +94,8 @@ class Bench:
 
     def score(self, setting: dict[str, Any]) -> list[tuple[float, float]]:
         """(R@10, All@10) for each question under ``setting``."""
-        change = {k: v for k, v in setting.items() if k != "floor"}
+        change = {k: v for k, v in setting.items() if k not in PROBE_KEYS}
+        ranking_module.fuse = _probe_fuse(setting)
         for key, memory in self.memories.items():
             memory.index.ranking = replace(self.defaults[key], **change)
             memory.index.embedder.similarity_floor = setting.get("floor", self.floors[key])

@@ -66,7 +66,11 @@ class Ranking:
     exact_bonus: float = 10.0
     """added to an item holding the query's words in order: it outranks every other"""
     decay: bool = True
-    """weigh each score by ``0.5 + 0.5 x relevance`` (the forgetting curve)"""
+    """weigh each score by ``1 - decay_share + decay_share x relevance`` (the forgetting
+    curve)"""
+    decay_share: float = 0.5
+    """the share of a score that decay may take away (an item at relevance 0 keeps the
+    rest)"""
     session_share: float = 0.4
     """a narrative item gains this share of its file's score (the sum of its best
     ``session_items`` candidates' scores, scaled by the best file's): a turn of a
@@ -154,7 +158,11 @@ def rank(
             if asked and _other_value(asked, _text_values(text)):
                 score *= ranking.other_value_share
             holds = could_be_exact and exact.found_in(text)
-        weight = 0.5 + 0.5 * ages.relevance(row) if ranking.decay else 1.0
+        weight = (
+            1.0 - ranking.decay_share + ranking.decay_share * ages.relevance(row)
+            if ranking.decay
+            else 1.0
+        )
         total = (score + (ranking.exact_bonus if holds else 0.0)) * weight
         ranked.append(Ranked(total, score * weight, holds, item_id))
         keys.append((-total, row["path"], row["ordinal"]))
