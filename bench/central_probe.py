@@ -76,9 +76,7 @@ def main() -> None:
         for turn in retriever.search(hid, q, 100):
             if session_of[turn] not in ranked:
                 ranked.append(session_of[turn])
-        before = [
-            s["id"] for s in data["haystacks"][hid] if s["index"] < q["before_index"]
-        ]
+        before = [s["id"] for s in data["haystacks"][hid] if s["index"] < q["before_index"]]
         known = [s for s in before if path_of[s] in vectors[hid]]
         matrix = np.stack([vectors[hid][path_of[s]] for s in known])
         sims = matrix @ matrix.T
@@ -92,13 +90,13 @@ def main() -> None:
                 p = int(way.split(",")[0].split()[1])
                 w = float(way.split()[-1])
                 if way.startswith("peers"):
-                    central = {
-                        s: float(ordered[place[s], :p].mean()) for s in ranked if s in place
-                    }
+                    central = {s: float(ordered[place[s], :p].mean()) for s in ranked if s in place}
                 else:  # like memdir's first sessions (a second pass at the session level)
                     seeds = [place[s] for s in ranked[:p] if s in place]
                     central = {
-                        s: float(np.mean([1.0 if t == place[s] else sims[place[s], t] for t in seeds]))
+                        s: float(
+                            np.mean([sims[place[s], t] if t != place[s] else 1.0 for t in seeds])
+                        )
                         for s in ranked
                         if s in place
                     }

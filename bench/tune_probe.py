@@ -65,6 +65,7 @@ def _probe_fuse(setting: dict[str, Any]) -> Any:
 
     return fuse
 
+
 GRID: dict[str, list[float]] = {
     "semantic_weight": [0.3, 0.35, 0.45, 0.5, 0.55],
     "neighbour_share": [0.25, 0.3, 0.5, 0.6],
