@@ -43,9 +43,8 @@ VARIANTS: list[tuple[str, dict[str, Any]]] = [
     ("without the exact bonus", {"exact_bonus": 0.0}),
     ("without decay", {"decay": False}),
     ("without the semantic side (cosine weighs 0)", {"semantic_weight": 0.0}),
-    ("cosine scaled from the floor itself (phase 9's origin)", {"cosine_origin": 1.0}),
     ("subject boost 1.3 (phase 9's)", {"subject_boost": 1.3}),
-    ("phase 9's ranking (both of those)", {"cosine_origin": 1.0, "subject_boost": 1.3}),
+    ("cosine scaled from half the floor (tried in phase 10)", {"cosine_origin": 0.5}),
     ("200 candidates a side instead of 300 (phase 1's depth)", {"depth": 200}),
     ("400 candidates a side", {"depth": 400}),
     (

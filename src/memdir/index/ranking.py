@@ -48,18 +48,20 @@ class Ranking:
     400 adds little more at 1.2x (bench/RESULTS.md, issue 16)"""
     semantic_weight: float = 0.4
     """the cosine side's share of the fused score (the BM25 side has the rest)"""
-    cosine_origin: float = 0.5
+    cosine_origin: float = 1.0
     """the cosine side is scaled from this share of the embedder's similarity floor (0)
-    to the query's best cosine (1): at 0.5 (MiniLM: from 0.1, its floor being 0.2) a
-    moderately similar item keeps more of its cosine than when scaled from the floor
-    itself (1.0, before 2026-12-03); both benchmarks gain a little and neither loses on
-    either half of its questions (bench/tune_probe.py, bench/RESULTS.md issue 16 phase 10)"""
+    to the query's best cosine (1). At 0.5 (MiniLM: from 0.1) RealMem gains .004 of
+    R@10 and LoCoMo .006, but LoCoMo asked as if its conversations had just ended (the
+    older sessions decayed, bench/widening.py) loses .021 in deep mode and .027 in
+    normal: a cosine scaled from the floor itself it is (bench/RESULTS.md, issue 16
+    phase 10)"""
     neighbour_share: float = 0.4
     """in narrative files an item takes this share of its best file neighbour's score"""
     subject_boost: float = 1.45
     """an item whose heading names a query word is weighted up by this (1.3 before
-    2026-12-03: 1.45 lifts LoCoMo, whose headings are its speakers, and leaves
-    RealMem's, whose headings are User and Assistant, as they were)"""
+    2026-12-03: 1.45 lifts LoCoMo, whose headings are its speakers, on both halves of
+    its questions, holds it as bench/widening.py asks it, and leaves RealMem, whose
+    headings are User and Assistant, as it was)"""
     other_value_share: float = 0.7
     """an item naming another weekday or month than the query (and not the query's) keeps
     this share of its score: 'every Friday' is a worse answer to 'every Thursday'"""

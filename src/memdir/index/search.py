@@ -8,10 +8,10 @@ each part's weight):
    left), and the best ``depth`` by cosine to the query's vector, both under the
    same filters.
 2. Score fusion: BM25 scaled by the best BM25 of the query, cosine scaled
-   from ``cosine_origin`` (half the embedder's similarity floor; below the floor
-   itself, no semantic hit at all) to the best candidate, summed with
-   ``semantic_weight`` on the cosine side. A semantic-only hit still ranks; a
-   merely unrelated one does not show up.
+   from the embedder's similarity floor (below it, no semantic hit at all) to
+   the best candidate (``cosine_origin``), summed with ``semantic_weight`` on
+   the cosine side. A semantic-only hit still ranks; a merely unrelated one does
+   not show up.
 3. Neighbours: in narrative files (journals, conversation logs, documents) an
    item next to a strong hit takes ``neighbour_share`` of its score: the turn
    before an answer often holds the question's words.
