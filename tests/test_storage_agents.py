@@ -74,6 +74,24 @@ def test_a_starter_layout_moves_in_and_out_byte_for_byte(
     assert _tree(again) == _tree(local)
 
 
+def test_an_export_goes_into_a_fresh_git_repository_but_not_a_folder_of_other_files(
+    tmp_path: Path, url: str, pg_schema: str
+) -> None:
+    init_agent(url, "kept", schema=pg_schema)
+    repo = tmp_path / "backup"
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)  # a backup repository, first
+    head = (repo / ".git" / "HEAD").read_bytes()
+    exported = export_agent(url, "kept", repo, schema=pg_schema)
+    assert "memdir.toml" in exported.written and (repo / ".memdir" / EXPORT_FILE).is_file()
+    assert (repo / ".git" / "HEAD").read_bytes() == head  # git's own files left alone
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "notes.txt").write_text("mine\n")
+    with pytest.raises(memdir.MemdirError, match="is not empty and holds no export"):
+        export_agent(url, "kept", other, schema=pg_schema)
+    assert sorted(p.name for p in other.iterdir()) == ["notes.txt"]
+
+
 HAND_EDITED = {
     "knowledge.md": (
         b"# Knowledge\r\n\r\nstray text before any section\r\n\r\n## People\r\n"
