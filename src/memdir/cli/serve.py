@@ -177,4 +177,6 @@ def _serve_team(
     except ImportError as exc:
         fail(f"the team server needs PostgreSQL's driver: pip install 'memdir[postgres]' ({exc})")
         return
-    serve_team(url, host=host, port=port, legacy_tools=legacy_tools)
+    from memdir.storage.agents import database_schema
+
+    serve_team(url, host=host, port=port, legacy_tools=legacy_tools, schema=database_schema())
