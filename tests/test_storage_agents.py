@@ -445,3 +445,17 @@ def test_a_push_into_a_new_agent_refreshes_the_planners_statistics(
     push(url, "counted", folder, schema=pg_schema)
     after_new = _analyses(url, pg_schema)
     assert after_new > before  # a new agent: ANALYZE after the commit
+
+
+@pytest.mark.parametrize(
+    "args", [["init", "--agent", "x"], ["search", "--agent", "x", "hi"], ["agents"]]
+)
+def test_a_database_that_cannot_be_reached_is_one_line_not_a_traceback(
+    tmp_path: Path, args: list[str]
+) -> None:
+    url = f"postgresql://nobody@/nodb?host={tmp_path}"  # no server listens on that socket
+    done = CliRunner().invoke(app, ["--database-url", url, *args])
+    assert done.exit_code == 1 and isinstance(done.exception, SystemExit), done.output
+    said = done.stderr.strip()
+    assert said.startswith("error: cannot reach the database: ") and "\n" not in said
+    assert "Traceback" not in done.output
