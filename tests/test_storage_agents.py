@@ -459,3 +459,16 @@ def test_a_database_that_cannot_be_reached_is_one_line_not_a_traceback(
     said = done.stderr.strip()
     assert said.startswith("error: cannot reach the database: ") and "\n" not in said
     assert "Traceback" not in done.output
+
+
+@pytest.mark.parametrize(("command", "path"), [("serve", "/agents/x/mcp"), ("ui", "/agents/x/ui/")])
+def test_serve_and_ui_with_a_database_refuse_agent_rather_than_make_a_folder_on_disk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str, path: str
+) -> None:
+    home = tmp_path / "home"
+    monkeypatch.setenv("MEMDIR_HOME", str(home))
+    url = f"postgresql://nobody@/nodb?host={tmp_path}"  # never reached: refused before
+    done = CliRunner().invoke(app, ["--database-url", url, command, "--agent", "x"], input="")
+    assert done.exit_code == 1, done.output
+    assert "the database's agents are on the team server" in done.stderr and path in done.stderr
+    assert not (home / "agents" / "x").exists()  # no empty folder served in its place
