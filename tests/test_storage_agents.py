@@ -74,6 +74,24 @@ def test_a_starter_layout_moves_in_and_out_byte_for_byte(
     assert _tree(again) == _tree(local)
 
 
+def test_an_export_goes_into_a_fresh_git_repository_but_not_a_folder_of_other_files(
+    tmp_path: Path, url: str, pg_schema: str
+) -> None:
+    init_agent(url, "kept", schema=pg_schema)
+    repo = tmp_path / "backup"
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)  # a backup repository, first
+    head = (repo / ".git" / "HEAD").read_bytes()
+    exported = export_agent(url, "kept", repo, schema=pg_schema)
+    assert "memdir.toml" in exported.written and (repo / ".memdir" / EXPORT_FILE).is_file()
+    assert (repo / ".git" / "HEAD").read_bytes() == head  # git's own files left alone
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "notes.txt").write_text("mine\n")
+    with pytest.raises(memdir.MemdirError, match="is not empty and holds no export"):
+        export_agent(url, "kept", other, schema=pg_schema)
+    assert sorted(p.name for p in other.iterdir()) == ["notes.txt"]
+
+
 HAND_EDITED = {
     "knowledge.md": (
         b"# Knowledge\r\n\r\nstray text before any section\r\n\r\n## People\r\n"
@@ -427,3 +445,30 @@ def test_a_push_into_a_new_agent_refreshes_the_planners_statistics(
     push(url, "counted", folder, schema=pg_schema)
     after_new = _analyses(url, pg_schema)
     assert after_new > before  # a new agent: ANALYZE after the commit
+
+
+@pytest.mark.parametrize(
+    "args", [["init", "--agent", "x"], ["search", "--agent", "x", "hi"], ["agents"]]
+)
+def test_a_database_that_cannot_be_reached_is_one_line_not_a_traceback(
+    tmp_path: Path, args: list[str]
+) -> None:
+    url = f"postgresql://nobody@/nodb?host={tmp_path}"  # no server listens on that socket
+    done = CliRunner().invoke(app, ["--database-url", url, *args])
+    assert done.exit_code == 1 and isinstance(done.exception, SystemExit), done.output
+    said = done.stderr.strip()
+    assert said.startswith("error: cannot reach the database: ") and "\n" not in said
+    assert "Traceback" not in done.output
+
+
+@pytest.mark.parametrize(("command", "path"), [("serve", "/agents/x/mcp"), ("ui", "/agents/x/ui/")])
+def test_serve_and_ui_with_a_database_refuse_agent_rather_than_make_a_folder_on_disk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str, path: str
+) -> None:
+    home = tmp_path / "home"
+    monkeypatch.setenv("MEMDIR_HOME", str(home))
+    url = f"postgresql://nobody@/nodb?host={tmp_path}"  # never reached: refused before
+    done = CliRunner().invoke(app, ["--database-url", url, command, "--agent", "x"], input="")
+    assert done.exit_code == 1, done.output
+    assert "the database's agents are on the team server" in done.stderr and path in done.stderr
+    assert not (home / "agents" / "x").exists()  # no empty folder served in its place

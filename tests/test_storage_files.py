@@ -274,3 +274,31 @@ def test_appends_from_two_connections_are_all_there_once(pg_db: Database, pg_url
         assert stat.sha256 == hashlib.sha256(data).hexdigest()
     finally:
         other_db.close()
+
+
+def test_two_schemas_of_a_fresh_database_both_migrate(pg_url: str) -> None:
+    """The first migration creates ``vector`` in ``public`` (not in its own schema), so a
+    schema per tenant in the same database finds its type too."""
+    import secrets
+
+    from psycopg.conninfo import make_conninfo
+
+    name = f"t_fresh_{secrets.token_hex(4)}"
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")  # no extension in it yet
+    url = make_conninfo(pg_url, dbname=name)
+    try:
+        for schema in ("tenant_a", "tenant_b"):
+            db = Database(url, schema=schema)
+            try:
+                assert PgFiles(db, "alice").write("a.md", schema.encode()).version == 1
+            finally:
+                db.close()
+        with psycopg.connect(url) as conn:
+            where = conn.execute(
+                "SELECT extnamespace::regnamespace::text FROM pg_extension WHERE extname = 'vector'"
+            ).fetchone()
+        assert where == ("public",)
+    finally:
+        with psycopg.connect(pg_url, autocommit=True) as conn:
+            conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")

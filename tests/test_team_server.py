@@ -646,3 +646,29 @@ def test_a_server_killed_mid_write_leaves_each_file_whole(team: Team, tmp_path: 
             assert (await call(session, "card_history", {"card": "target", "text": "after"}))["ok"]
 
     anyio.run(after)
+
+
+def test_memdir_database_schema_is_the_tokens_and_the_servers_schema_too(
+    pg_url: str, pg_schema: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``MEMDIR_DATABASE_SCHEMA`` names where ``memdir init --agent`` puts an agent: the
+    token made beside it and the server started beside it use that schema as well."""
+    monkeypatch.setenv("MEMDIR_DATABASE_SCHEMA", pg_schema)
+    monkeypatch.setenv("MEMDIR_EMBEDDER", "hashing")
+    run = CliRunner()
+    made = run.invoke(app, ["--database-url", pg_url, "init", "--agent", "schemed"])
+    assert made.exit_code == 0, made.output
+    done = run.invoke(app, ["token", "create", "--agent", "schemed", "--json",
+                            "--database-url", pg_url])  # fmt: skip
+    assert done.exit_code == 0, done.output
+    token = str(json.loads(done.stdout)["token"])
+    with psycopg.connect(pg_url) as conn:
+        kept = conn.execute(f"SELECT agents FROM {pg_schema}.tokens").fetchall()
+    assert [tuple(row[0]) for row in kept] == [("schemed",)]
+    server = start_server(pg_url, tmp_path / "home")  # inherits MEMDIR_DATABASE_SCHEMA
+    try:
+        assert _post(server.url("schemed"), token).status_code == 200
+        assert _post(server.url("schemed")).status_code == 401
+    finally:
+        server.stop()
+        close_databases()

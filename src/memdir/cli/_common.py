@@ -111,8 +111,25 @@ def reports_errors(command: Callable[P, None]) -> Callable[P, None]:
                 command(*args, **kwargs)
         except (MemdirError, ValueError, OSError) as exc:
             fail(str(exc) or type(exc).__name__, exc)
+        except Exception as exc:
+            said = database_error(exc)
+            if said is None:
+                raise
+            fail(said, exc)
 
     return wrapper
+
+
+def database_error(exc: BaseException) -> str | None:
+    """What a PostgreSQL error (``--database-url``) says, on one line; None for any other
+    exception. psycopg is only looked at when something imported it."""
+    psycopg = sys.modules.get("psycopg")
+    if psycopg is None or not isinstance(exc, psycopg.Error):
+        return None
+    text = " ".join(str(exc).split())
+    if isinstance(exc, psycopg.OperationalError):
+        return f"cannot reach the database: {text}"
+    return f"the database refused: {text}"
 
 
 def fail(message: str, cause: BaseException | None = None) -> None:

@@ -93,6 +93,8 @@ def serve(
     if url and folder is None and agent is None:
         _serve_team(url, http, host, port, token, legacy_tools)
         return
+    if url and agent is not None:  # not a folder on disk made in the home instead
+        fail(_database_agent(agent, "serve", f"/agents/{agent}/mcp"))
 
     root = find_root(folder_for(folder, agent, create=True))
     try:
@@ -146,8 +148,11 @@ def ui(
     ] = None,
 ) -> None:
     """Open the memory folder in a browser: browse, search and correct it (prints the URL)."""
+    from memdir.cli._common import database_url
     from memdir.memory import find_root
 
+    if agent is not None and database_url():
+        fail(_database_agent(agent, "ui", f"/agents/{agent}/ui/"))
     root = find_root(folder_for(folder, agent))
     try:
         from memdir.ui.run import serve_ui
@@ -155,6 +160,15 @@ def ui(
         fail(f"memdir ui needs its web stack (starlette, jinja2), which failed to load: {exc}")
         return
     serve_ui(root, host=host, port=port, token=token, say=lambda line: print(line, flush=True))
+
+
+def _database_agent(agent: str, command: str, path: str) -> str:
+    return (
+        f"a database is named (--database-url or MEMDIR_DATABASE_URL), and memdir {command} "
+        f"--agent takes a folder in $MEMDIR_HOME/agents: the database's agents are on the "
+        f"team server (memdir serve --http, without --agent), agent {agent!r} at {path}; "
+        "a folder on disk is --dir PATH"
+    )
 
 
 def _serve_team(
@@ -177,4 +191,6 @@ def _serve_team(
     except ImportError as exc:
         fail(f"the team server needs PostgreSQL's driver: pip install 'memdir[postgres]' ({exc})")
         return
-    serve_team(url, host=host, port=port, legacy_tools=legacy_tools)
+    from memdir.storage.agents import database_schema
+
+    serve_team(url, host=host, port=port, legacy_tools=legacy_tools, schema=database_schema())

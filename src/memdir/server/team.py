@@ -489,23 +489,24 @@ async def _answer(
 
 class PgAgents:
     """The agents of one PostgreSQL database (``AgentSource``), all opened over the one
-    ``Database`` this process shares for the URL (``storage.agents.database``)."""
+    ``Database`` this process shares for the URL and schema (``storage.agents.database``)."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, schema: str = "memdir") -> None:
         from memdir.storage.agents import database
 
         self.url = url
-        self.db = database(url)
+        self.schema = schema
+        self.db = database(url, schema)
 
     def exists(self, agent: str) -> bool:
         from memdir.storage.agents import agent_exists
 
-        return agent_exists(self.url, agent)
+        return agent_exists(self.url, agent, schema=self.schema)
 
     def open(self, agent: str, *, read_only: bool) -> Memory:
         from memdir.storage.agents import open_agent
 
-        return open_agent(self.url, agent, read_only=read_only, db=self.db)
+        return open_agent(self.url, agent, read_only=read_only, schema=self.schema, db=self.db)
 
     def check(self) -> None:
         self.db.reader().execute("SELECT 1").fetchone()
@@ -548,9 +549,11 @@ def serve_team(
     legacy_tools: bool = False,
     max_open: int = DEFAULT_MAX_OPEN,
     workers: int = DEFAULT_WORKERS,
+    schema: str = "memdir",
 ) -> None:
     """Run the team server until the process is stopped; a log line per request on
-    stderr, and once it listens, where."""
+    stderr, and once it listens, where. ``schema``: the one the agents and tokens are
+    in (the command line's ``MEMDIR_DATABASE_SCHEMA``)."""
     import sys
 
     import psycopg
@@ -560,7 +563,7 @@ def serve_team(
     from memdir.storage.postgres.tokens import Tokens
 
     try:
-        source = PgAgents(url)
+        source = PgAgents(url, schema)
     except psycopg.Error as exc:
         raise MemdirError(f"cannot reach the {where(url)}: {str(exc).strip()}") from exc
     handler = logging.StreamHandler(sys.stderr)

@@ -120,8 +120,8 @@ def export_agent(
         if files.stamp(MANIFEST_NAME) is None:
             raise MemdirError(f"the database has no agent {agent!r} ({storage.where})")
         previous = _record(root)
-        if previous is None and root.exists() and any(root.iterdir()):
-            raise MemdirError(
+        if previous is None and root.exists() and any(p.name != ".git" for p in root.iterdir()):
+            raise MemdirError(  # a fresh git repository (`git init DIR`) is taken as empty
                 f"{root} is not empty and holds no export of {agent!r}; export into a new folder"
             )
         if previous is not None and previous.get("agent") != agent:

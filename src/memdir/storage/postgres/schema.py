@@ -66,8 +66,18 @@ def _m001_files(conn: Connection, schema: str) -> None:
     )
 
 
+def _create_vector(conn: Connection) -> None:
+    """``vector`` in ``public`` when this migration creates it: under the migration's
+    ``search_path`` it would land in the first schema, where another schema's tables
+    (a schema per tenant) never find its type."""
+    if conn.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'").fetchone():
+        return
+    public = conn.execute("SELECT 1 FROM pg_namespace WHERE nspname = 'public'").fetchone()
+    conn.execute("CREATE EXTENSION IF NOT EXISTS vector" + (" SCHEMA public" if public else ""))
+
+
 def _m002_index(conn: Connection, schema: str) -> None:
-    conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+    _create_vector(conn)
     conn.execute(
         "CREATE TEXT SEARCH DICTIONARY memdir_stem (TEMPLATE = snowball, Language = english)"
     )
