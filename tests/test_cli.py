@@ -154,9 +154,12 @@ def test_init_with_a_backslash_agent_prints_one_error_line(tmp_path: Path) -> No
     assert "Traceback" not in result.stderr
 
 
-def _demo_in(temp: Path, *args: str, embedder: str = "minilm") -> subprocess.CompletedProcess[str]:
-    """``memdir demo`` with its temporary directory at ``temp``."""
-    env = dict(os.environ, TMPDIR=str(temp), MEMDIR_EMBEDDER=embedder, COLUMNS="400")
+def _demo_in(
+    temp: Path, *args: str, embedder: str = "minilm", **extra: str
+) -> subprocess.CompletedProcess[str]:
+    """``memdir demo`` with its temporary directory at ``temp`` (``extra``: more of its
+    environment)."""
+    env = dict(os.environ, TMPDIR=str(temp), MEMDIR_EMBEDDER=embedder, COLUMNS="400", **extra)
     return subprocess.run(
         [sys.executable, "-m", "memdir", "demo", *args],
         capture_output=True, text=True, env=env, timeout=120,
@@ -171,6 +174,15 @@ def test_demo_removes_its_temporary_folder(tmp_path: Path) -> None:
     assert last.startswith(f"Removed the demo's folder ({tmp_path}/memdir-demo-")
     assert last.endswith("`memdir demo --keep` keeps it to look at, `memdir demo PATH` runs in a "
                          "folder of your choice.")  # fmt: skip
+
+
+def test_demo_names_the_agents_home_it_would_use(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    result = _demo_in(tmp_path, embedder="hashing", MEMDIR_HOME=str(home))
+    assert result.returncode == 0, result.stderr
+    assert f"created in {home / 'agents'}/ on first use" in result.stdout
+    assert "~/.memdir/agents" not in result.stdout
+    assert not home.exists()  # named, not made
 
 
 def test_demo(tmp_path: Path) -> None:

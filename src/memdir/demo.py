@@ -27,6 +27,7 @@ from rich.table import Table
 from rich.tree import Tree
 
 from memdir.errors import MemdirError
+from memdir.home import agents_dir
 from memdir.memory import Memory, open_memory
 from memdir.paths import resolved
 from memdir.results import WriteResult
@@ -185,7 +186,8 @@ def run_demo(root: Path, console: Console) -> Memory:
     )
     console.print(
         "  Claude Desktop: add this to claude_desktop_config.json (Claude Code: .mcp.json) "
-        "and restart it; the agent's folder is created in ~/.memdir/agents/ on first use:"
+        "and restart it; the agent's folder is created in "
+        f"{escape(str(agents_dir()))}/ on first use:"
     )
     snippet = json.dumps(host_config(agent="assistant"), indent=2)
     console.print(snippet, markup=False, highlight=False, soft_wrap=True)  # copy-paste clean
