@@ -97,3 +97,44 @@ def test_plain_names_still_write(memory: memdir.Memory) -> None:
     assert meta is not None
     assert meta.meta["type"] == "open source project"
     assert meta.meta["x-score"] == 3
+
+
+@pytest.mark.parametrize(
+    ("args", "reason"),
+    [
+        (
+            ["idx", "x", "--folder", "MOC"],
+            "folder 'MOC' is in MOC/, where memdir moc writes the Maps of Content: a card "
+            "there would not be listed and would be written over; put it in another folder, "
+            "such as 'crm'",
+        ),
+        (
+            ["MOC/index", "x"],
+            "folder 'MOC' is in MOC/, where memdir moc writes the Maps of Content: a card "
+            "there would not be listed and would be written over; put it in another folder, "
+            "such as 'crm'",
+        ),
+        (
+            ["bob", "x", "--folder", "cr\nm"],
+            "folder 'cr\\nm' holds a line break or control character; name it on one line, "
+            "such as 'crm/clients'",
+        ),
+        (
+            ["bob", "x", "--folder", "cr\x1bm"],
+            "folder 'cr\\x1bm' holds a line break or control character; name it on one line, "
+            "such as 'crm/clients'",
+        ),
+    ],
+)
+def test_a_new_cards_folder_must_be_one_line_and_not_the_maps_of_content(
+    folder: Path, args: list[str], reason: str
+) -> None:
+    """A card put in MOC/ was no card (card show: "no card") and memdir moc wrote over it."""
+    made = _run("card", "write", "Alice", "Buyer", "--dir", folder)
+    assert made.returncode == 0, made
+    before = _snapshot(folder)
+    done = _run("card", "write", *args, "--dir", folder)
+    assert done.returncode == 1, done
+    assert done.stderr.strip() == f"refused: {reason}"
+    assert _snapshot(folder) == before
+    assert _run("card", "write", "idx", "x", "--folder", "crm/MOC", "--dir", folder).returncode == 0

@@ -449,6 +449,18 @@ class VaultStore:
         parts = [p for p in (self.folder, *inner.strip("/").split("/")) if p]
         if any(part in ("..", ".") or part.startswith(".") for part in parts):
             raise Refusal(f"folder {inner!r} must stay inside the vault")
+        inner_parts = [p for p in inner.strip("/").split("/") if p]
+        if any(not part.isprintable() for part in inner_parts):
+            raise Refusal(
+                f"folder {inner!r} holds a line break or control character; name it on one "
+                "line, such as 'crm/clients'"
+            )
+        if inner_parts and inner_parts[0].lower() == MOC_FOLDER.lower():
+            raise Refusal(
+                f"folder {inner!r} is in {MOC_FOLDER}/, where memdir moc writes the Maps of "
+                "Content: a card there would not be listed and would be written over; put it "
+                "in another folder, such as 'crm'"
+            )
         return self.prefix + "/".join([*parts, f"{name}.md"])
 
     @contextmanager
