@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
+import subprocess
+import sys
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -235,6 +238,11 @@ REFUSALS: list[tuple[str, Any, str]] = [
      "conversations[1].messages: required key is missing"),
     ("locomo-date", locomo_sample("sometime in May", speaker="Bo", text="x"),
      "samples[0].conversation.session_1_date_time: not a LoCoMo date-time"),
+    ("locomo-hour", locomo_sample("25:10 pm on 8 May, 2023", speaker="Bo", text="x"),
+     "session_1_date_time: not a valid date-time: '25:10 pm on 8 May, 2023' (the hour of a "
+     "12-hour clock is 1-12)"),
+    ("locomo-hour-0", locomo_sample("0:10 am on 8 May, 2023", speaker="Bo", text="x"),
+     "(the hour of a 12-hour clock is 1-12)"),
     ("locomo-text", locomo_sample(speaker="Bo"),
      "samples[0].conversation.session_1[1].text: required key is missing"),
 ]  # fmt: skip
@@ -499,3 +507,31 @@ def test_any_parent_links_end_in_a_thread_or_a_left_out(tree: Any) -> None:
     when = {i: conversation["mapping"][i]["message"]["create_time"] for i in parents}
     newest = max(leaves, key=lambda i: (when[i] if when[i] is not None else -1, leaves.index(i)))
     assert thread[-1] == newest
+
+
+def test_a_locomo_hour_past_12_is_refused_by_the_cli_and_writes_nothing(
+    folder: Path, tmp_path: Path
+) -> None:
+    """``25:10 pm`` was read as 13:10 and imported."""
+    source = write(
+        tmp_path, "locomo.json", locomo_sample("25:10 pm on 8 May, 2023", speaker="Bo", text="Hi")
+    )
+    before = {
+        p: p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and ".memdir" not in p.parts
+    }
+    env = dict(os.environ, COLUMNS="400")
+    done = subprocess.run(
+        [sys.executable, "-m", "memdir", "ingest", str(source), "--dir", str(folder)],
+        capture_output=True, text=True, env=env, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 1, done
+    assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+    assert "(the hour of a 12-hour clock is 1-12)" in done.stderr
+    after = {
+        p: p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and ".memdir" not in p.parts
+    }
+    assert after == before
