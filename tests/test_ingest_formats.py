@@ -509,29 +509,52 @@ def test_any_parent_links_end_in_a_thread_or_a_left_out(tree: Any) -> None:
     assert thread[-1] == newest
 
 
+def _files(folder: Path) -> dict[Path, bytes]:
+    return {
+        p: p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and ".memdir" not in p.parts
+    }
+
+
+def _ingest(
+    source: Path | str, folder: Path, timeout: float = 60
+) -> subprocess.CompletedProcess[str]:
+    """``python -m memdir ingest SOURCE --dir FOLDER`` in a child process."""
+    env = dict(os.environ, COLUMNS="400")
+    return subprocess.run(
+        [sys.executable, "-m", "memdir", "ingest", str(source), "--dir", str(folder)],
+        capture_output=True, text=True, env=env, timeout=timeout,
+    )  # fmt: skip
+
+
 def test_a_locomo_hour_past_12_is_refused_by_the_cli_and_writes_nothing(
     folder: Path, tmp_path: Path
 ) -> None:
     """``25:10 pm`` was read as 13:10 and imported."""
-    source = write(
-        tmp_path, "locomo.json", locomo_sample("25:10 pm on 8 May, 2023", speaker="Bo", text="Hi")
-    )
-    before = {
-        p: p.read_bytes()
-        for p in sorted(folder.rglob("*"))
-        if p.is_file() and ".memdir" not in p.parts
-    }
-    env = dict(os.environ, COLUMNS="400")
-    done = subprocess.run(
-        [sys.executable, "-m", "memdir", "ingest", str(source), "--dir", str(folder)],
-        capture_output=True, text=True, env=env, timeout=60,
-    )  # fmt: skip
+    data = locomo_sample("25:10 pm on 8 May, 2023", speaker="Bo", text="Hi")
+    source = write(tmp_path, "locomo.json", data)
+    before = _files(folder)
+    done = _ingest(source, folder)
     assert done.returncode == 1, done
     assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
     assert "(the hour of a 12-hour clock is 1-12)" in done.stderr
-    after = {
-        p: p.read_bytes()
-        for p in sorted(folder.rglob("*"))
-        if p.is_file() and ".memdir" not in p.parts
-    }
-    assert after == before
+    assert _files(folder) == before
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes here")
+def test_a_pipe_or_a_folder_is_refused_without_opening_it(folder: Path, tmp_path: Path) -> None:
+    """A pipe with no writer blocked the import for ever (and /dev/zero read until memory
+    ran out; a pipe with a writer lost its first bytes to the archive check: "empty file")."""
+    pipe = tmp_path / "chat.json"
+    os.mkfifo(pipe)
+    before = _files(folder)
+    done = _ingest(pipe, folder, timeout=30)
+    assert done.returncode == 1, done
+    assert done.stderr == (
+        f"error: {pipe}: not a regular file (a pipe, a device or a socket); save the chat "
+        "history to a file and import that\n"
+    )
+    with pytest.raises(IngestError, match="it is a folder; import a file in it"):
+        parse_file(tmp_path)
+    assert _files(folder) == before
