@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from memdir.ingest import FORMATS, IngestError, LeftOut, Message, detect_format, parse_file
 from memdir.ingest.chatgpt import parse_chatgpt
+from memdir.timeutil import format_ts
 
 LOCOMO = Path("/work/shared/bench/locomo10-dev.json")
 T0 = 1714564800  # 2024-05-01T12:00:00Z
@@ -558,3 +559,16 @@ def test_a_pipe_or_a_folder_is_refused_without_opening_it(folder: Path, tmp_path
     with pytest.raises(IngestError, match="it is a folder; import a file in it"):
         parse_file(tmp_path)
     assert _files(folder) == before
+
+
+def test_a_year_before_1000_is_written_as_iso_and_imported(folder: Path, tmp_path: Path) -> None:
+    """``format_ts`` wrote year 999 as "999-05-08T13:00:00Z" (``%Y`` on Linux), which the
+    session store then refused as "not an ISO time": the file was refused for memdir's slip."""
+    data = locomo_sample("1:00 pm on 8 May, 0999", speaker="Bo", text="Hi")
+    done = _ingest(write(tmp_path, "locomo.json", data), folder)
+    assert done.returncode == 0, done
+    assert "Imported 1 of 1 conversations" in done.stdout
+    [session] = (folder / "sessions").glob("sess_imp_*.jsonl")
+    assert '"0999-05-08T13:00:00Z"' in session.read_text(encoding="utf-8")
+    assert (folder / "journal" / "0999-05-08.md").is_file()
+    assert format_ts(datetime(1, 1, 2, 3, 4, 5, tzinfo=UTC)) == "0001-01-02T03:04:05Z"
