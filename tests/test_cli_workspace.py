@@ -380,6 +380,57 @@ def test_intel_add_and_show(tmp_path: Path, layout: str) -> None:
     )
 
 
+def _files(root: Path) -> dict[str, bytes]:
+    return {
+        str(p.relative_to(root)): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and ".memdir" not in p.parts
+    }
+
+
+@pytest.mark.parametrize(
+    ("name", "reason"),
+    [
+        ("", "project name is empty"),
+        ("   ", "project name is empty"),
+        (
+            "!!!...---",
+            "project name '!!!...---' has no letter or digit (a-z, 0-9) to name its file after",
+        ),  # fmt: skip
+        (
+            "日本語",
+            "project name '日本語' has no letter or digit (a-z, 0-9) to name its file after",
+        ),
+    ],
+)
+def test_an_intel_project_that_names_no_file_says_why(
+    tmp_path: Path, name: str, reason: str
+) -> None:
+    """add said "project name is empty" of a name of punctuation or of other scripts."""
+    root = made(tmp_path, "workspace")
+    before = _files(root)
+    such = "; give a name such as 'project-alpha'\n"
+    assert failed(run(root, "intel", "add", "--", name, "a finding")) == f"refused: {reason}{such}"
+    assert failed(run(root, "intel", "show", "--", name)) == f"error: {reason}{such}"
+    assert _files(root) == before
+
+
+def test_an_intel_project_named_as_a_path_is_written_inside_and_says_where(
+    tmp_path: Path,
+) -> None:
+    root = made(tmp_path, "workspace")
+    for name, path in (("../../x", "memory/x-research-intel.md"),
+                       ("/etc/passwd", "memory/etc-passwd-research-intel.md")):  # fmt: skip
+        assert ok(run(root, "intel", "add", "--", name, "a finding")) == (
+            f"Created {path} (Key Findings).\n"
+        )
+    assert not (tmp_path / "x-research-intel.md").exists()
+    assert sorted(p.name for p in (root / "memory").glob("*-research-intel.md")) == [
+        "etc-passwd-research-intel.md",
+        "x-research-intel.md",
+    ]
+
+
 # -- a command the layout cannot serve says which one can ------------------------------
 
 

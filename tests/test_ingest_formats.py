@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
+import subprocess
+import sys
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -14,6 +17,7 @@ from hypothesis import strategies as st
 
 from memdir.ingest import FORMATS, IngestError, LeftOut, Message, detect_format, parse_file
 from memdir.ingest.chatgpt import parse_chatgpt
+from memdir.timeutil import format_ts
 
 LOCOMO = Path("/work/shared/bench/locomo10-dev.json")
 T0 = 1714564800  # 2024-05-01T12:00:00Z
@@ -235,6 +239,11 @@ REFUSALS: list[tuple[str, Any, str]] = [
      "conversations[1].messages: required key is missing"),
     ("locomo-date", locomo_sample("sometime in May", speaker="Bo", text="x"),
      "samples[0].conversation.session_1_date_time: not a LoCoMo date-time"),
+    ("locomo-hour", locomo_sample("25:10 pm on 8 May, 2023", speaker="Bo", text="x"),
+     "session_1_date_time: not a valid date-time: '25:10 pm on 8 May, 2023' (the hour of a "
+     "12-hour clock is 1-12)"),
+    ("locomo-hour-0", locomo_sample("0:10 am on 8 May, 2023", speaker="Bo", text="x"),
+     "(the hour of a 12-hour clock is 1-12)"),
     ("locomo-text", locomo_sample(speaker="Bo"),
      "samples[0].conversation.session_1[1].text: required key is missing"),
 ]  # fmt: skip
@@ -499,3 +508,67 @@ def test_any_parent_links_end_in_a_thread_or_a_left_out(tree: Any) -> None:
     when = {i: conversation["mapping"][i]["message"]["create_time"] for i in parents}
     newest = max(leaves, key=lambda i: (when[i] if when[i] is not None else -1, leaves.index(i)))
     assert thread[-1] == newest
+
+
+def _files(folder: Path) -> dict[Path, bytes]:
+    return {
+        p: p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and ".memdir" not in p.parts
+    }
+
+
+def _ingest(
+    source: Path | str, folder: Path, timeout: float = 60
+) -> subprocess.CompletedProcess[str]:
+    """``python -m memdir ingest SOURCE --dir FOLDER`` in a child process."""
+    env = dict(os.environ, COLUMNS="400")
+    return subprocess.run(
+        [sys.executable, "-m", "memdir", "ingest", str(source), "--dir", str(folder)],
+        capture_output=True, text=True, env=env, timeout=timeout,
+    )  # fmt: skip
+
+
+def test_a_locomo_hour_past_12_is_refused_by_the_cli_and_writes_nothing(
+    folder: Path, tmp_path: Path
+) -> None:
+    """``25:10 pm`` was read as 13:10 and imported."""
+    data = locomo_sample("25:10 pm on 8 May, 2023", speaker="Bo", text="Hi")
+    source = write(tmp_path, "locomo.json", data)
+    before = _files(folder)
+    done = _ingest(source, folder)
+    assert done.returncode == 1, done
+    assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+    assert "(the hour of a 12-hour clock is 1-12)" in done.stderr
+    assert _files(folder) == before
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes here")
+def test_a_pipe_or_a_folder_is_refused_without_opening_it(folder: Path, tmp_path: Path) -> None:
+    """A pipe with no writer blocked the import for ever (and /dev/zero read until memory
+    ran out; a pipe with a writer lost its first bytes to the archive check: "empty file")."""
+    pipe = tmp_path / "chat.json"
+    os.mkfifo(pipe)
+    before = _files(folder)
+    done = _ingest(pipe, folder, timeout=30)
+    assert done.returncode == 1, done
+    assert done.stderr == (
+        f"error: {pipe}: not a regular file (a pipe, a device or a socket); save the chat "
+        "history to a file and import that\n"
+    )
+    with pytest.raises(IngestError, match="it is a folder; import a file in it"):
+        parse_file(tmp_path)
+    assert _files(folder) == before
+
+
+def test_a_year_before_1000_is_written_as_iso_and_imported(folder: Path, tmp_path: Path) -> None:
+    """``format_ts`` wrote year 999 as "999-05-08T13:00:00Z" (``%Y`` on Linux), which the
+    session store then refused as "not an ISO time": the file was refused for memdir's slip."""
+    data = locomo_sample("1:00 pm on 8 May, 0999", speaker="Bo", text="Hi")
+    done = _ingest(write(tmp_path, "locomo.json", data), folder)
+    assert done.returncode == 0, done
+    assert "Imported 1 of 1 conversations" in done.stdout
+    [session] = (folder / "sessions").glob("sess_imp_*.jsonl")
+    assert '"0999-05-08T13:00:00Z"' in session.read_text(encoding="utf-8")
+    assert (folder / "journal" / "0999-05-08.md").is_file()
+    assert format_ts(datetime(1, 1, 2, 3, 4, 5, tzinfo=UTC)) == "0001-01-02T03:04:05Z"

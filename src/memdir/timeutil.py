@@ -23,7 +23,8 @@ def format_ts(moment: datetime) -> str:
     """``2026-11-30T10:00:00Z``"""
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    moment = moment.astimezone(UTC)
+    return f"{moment.year:04d}-{moment:%m-%dT%H:%M:%S}Z"  # %Y writes year 1 as "1" on Linux
 
 
 def parse_ts(text: str | None) -> datetime | None:

@@ -11,6 +11,7 @@ file that keeps no conversation is refused, naming the first fault.
 from __future__ import annotations
 
 import json
+import stat
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -41,6 +42,7 @@ _EXPECTED = (
 def detect_format(path: Path) -> str:
     """The format of the file at ``path``, judged by its content; IngestError if none fits."""
     try:
+        _check_regular(path)
         if is_archive(path):
             return _archive(path, None, detect_only=True)[0]
         return _detect(_read(path))[0]
@@ -54,6 +56,7 @@ def parse_file(path: Path, format: str | None = None) -> ParsedFile:
     try:
         if format is not None and format not in FORMATS:
             raise IngestError(f"unknown format {format!r}: expected one of {', '.join(FORMATS)}")
+        _check_regular(path)
         if is_archive(path):
             format, found = _archive(path, format)
         else:
@@ -117,6 +120,23 @@ def _nothing_kept(left_out: tuple[LeftOut, ...]) -> IngestError:
     title = f" {first.title!r}" if first.title else ""
     reason = f"{first.reason} (conversation #{first.position}{title}; nothing to import{also})"
     return IngestError(reason, at=first.at)
+
+
+def _check_regular(path: Path) -> None:
+    """Refuse what is not a file before opening it: a pipe with no writer blocks the open,
+    a device such as /dev/zero never ends, and a pipe is read twice (once to tell an
+    archive), so its first bytes would be lost."""
+    try:
+        mode = path.stat().st_mode
+    except OSError as err:
+        raise IngestError(f"cannot read the file: {err.strerror or err}") from None
+    if stat.S_ISDIR(mode):
+        raise IngestError("cannot read the file: it is a folder; import a file in it")
+    if not stat.S_ISREG(mode):
+        raise IngestError(
+            "not a regular file (a pipe, a device or a socket); save the chat history to a "
+            "file and import that"
+        )
 
 
 def _read(path: Path) -> str:

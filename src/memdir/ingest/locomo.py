@@ -6,8 +6,9 @@ session_N_date_time: "1:56 pm on 8 May, 2023"}, qa, ...}``; everything but
 have no turn list. Each turn ``{speaker, dia_id, text, blip_caption?}`` becomes a
 ``user`` message named after its speaker, its text followed by ``[image:
 caption]`` when it shares a photo; all turns of a session carry the session's
-time, read as UTC. A malformed sample is left out whole (its position is the
-sample's), and a session without a turn of text is left out as empty.
+time, read as UTC (an hour outside 1-12 is malformed). A malformed sample is
+left out whole (its position is the sample's), and a session without a turn of
+text is left out as empty.
 """
 
 from __future__ import annotations
@@ -54,6 +55,10 @@ def session_time(value: object, at: str) -> datetime:
     if match is None or month is None:
         raise IngestError(f"not a LoCoMo date-time like '1:56 pm on 8 May, 2023': {text!r}", at=at)
     hour, minute, half, day, year = (match.group(i) for i in (1, 2, 3, 4, 6))
+    if not 1 <= int(hour) <= 12:  # 25:10 pm read as 13:10 before
+        raise IngestError(
+            f"not a valid date-time: {text!r} (the hour of a 12-hour clock is 1-12)", at=at
+        )
     hour_24 = int(hour) % 12 + (12 if half.lower() == "p" else 0)
     try:
         return datetime(int(year), month, int(day), hour_24, int(minute), tzinfo=UTC)

@@ -170,7 +170,7 @@ class IntelStore:
             return exact
         slug = slugify(project)
         if not slug:
-            raise ValueError(f"project name {project!r} has no letters or digits")
+            raise ValueError(_unnamed(project))
         return self.template.replace("{project}", slug)
 
     def current_week(self, project: str) -> str:
@@ -201,8 +201,8 @@ class IntelStore:
         """Append ``- text`` under ``### topic`` in this week's section."""
         store = self.path(project) if slugify(project) else ""
         try:
-            if not isinstance(project, str) or not slugify(project):
-                raise Refusal("project name is empty; give a name such as 'project-alpha'")
+            if not slugify(project):
+                raise Refusal(_unnamed(project))
             topic = normalize_key(topic, "topic")
             checked = check_text(
                 text, "text", limit=INTEL_ENTRY_MAX_CHARS, hint="an intel note is a short finding"
@@ -370,6 +370,17 @@ def slugify(name: object) -> str:
         return ""
     ascii_name = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode()
     return re.sub(r"[^a-z0-9]+", "-", ascii_name.lower()).strip("-")[:80].strip("-")
+
+
+def _unnamed(project: object) -> str:
+    """Why ``project`` names no file: its file is named by its letters and digits."""
+    such = "give a name such as 'project-alpha'"
+    if not isinstance(project, str) or not project.strip():
+        return f"project name is empty; {such}"
+    return (
+        f"project name {shorten(repr(project), 60)} has no letter or digit (a-z, 0-9) to "
+        f"name its file after; {such}"
+    )
 
 
 def _title(project: str) -> str:

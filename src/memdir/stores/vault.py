@@ -56,6 +56,7 @@ from memdir.storage.mounts import layer_files
 from memdir.storage.seam import WriteLock
 from memdir.stores.base import Refusal, StoreContext, confine_in
 from memdir.stores.validate import check_text, flag, one_line
+from memdir.textutil import shorten
 from memdir.tiers import TIERS, tier_for
 
 HISTORY = "History"
@@ -66,6 +67,10 @@ MOC_FOLDER = "MOC"
 _DRIVE_RE = re.compile(r"[A-Za-z]:[/\\]")
 _LINK_RE = re.compile(r"\[\[([^\]|#\n]+)(?:#[^\]|\n]*)?(?:\|[^\]\n]*)?\]\]")
 _SLUG_RE = re.compile(r"[^a-z0-9]+")
+CARD_TYPE_MAX_CHARS = 40
+FIELD_KEY_MAX_CHARS = 64
+_TYPE_RE = re.compile(r"[^\W_](?:[\w -]*\w)?")  # a kind, as the spec's: person, project...
+_FIELD_KEY_RE = re.compile(r"[A-Za-z_][\w-]*")  # a frontmatter key, as the spec's: last_accessed
 PROMOTION = {
     "archive": "cold",
     "cold": "warm",
@@ -340,6 +345,7 @@ class VaultStore:
             if body is not None:
                 check_text(body, "body", limit=self.ctx.limits.card_max_chars, hint=_LONG_CARD)
             _check_fields(fields)
+            _check_names(type, tags, links, fields)
             values = [ref, type or "", *(tags or []), *(links or [])]
             check_text(" ".join([*map(str, values), *map(str, (fields or {}).values())]), "fields")
             path = self.resolve(ref)
@@ -443,6 +449,18 @@ class VaultStore:
         parts = [p for p in (self.folder, *inner.strip("/").split("/")) if p]
         if any(part in ("..", ".") or part.startswith(".") for part in parts):
             raise Refusal(f"folder {inner!r} must stay inside the vault")
+        inner_parts = [p for p in inner.strip("/").split("/") if p]
+        if any(not part.isprintable() for part in inner_parts):
+            raise Refusal(
+                f"folder {inner!r} holds a line break or control character; name it on one "
+                "line, such as 'crm/clients'"
+            )
+        if inner_parts and inner_parts[0].lower() == MOC_FOLDER.lower():
+            raise Refusal(
+                f"folder {inner!r} is in {MOC_FOLDER}/, where memdir moc writes the Maps of "
+                "Content: a card there would not be listed and would be written over; put it "
+                "in another folder, such as 'crm'"
+            )
         return self.prefix + "/".join([*parts, f"{name}.md"])
 
     @contextmanager
@@ -538,6 +556,45 @@ def _check_fields(fields: dict[str, Any] | None) -> None:
     for key in MANAGED_DATES:
         if key in fields and as_date(fields[key]) is None:
             raise Refusal(f"{key} must be a day such as 2026-11-30, not {fields[key]!r}")
+
+
+def _check_names(
+    type: str | None,
+    tags: list[str] | None,
+    links: list[str] | None,
+    fields: dict[str, Any] | None,
+) -> None:
+    """Refuse a type, tag, link or field key a card's frontmatter could not hold as the
+    vault specification writes them: a type is a short name (person, project, company,
+    idea...), a field key a word (last_accessed), a tag or link one line."""
+    fields = fields or {}
+    for kind in (type, fields.get("type")):
+        if kind is not None and (len(kind) > CARD_TYPE_MAX_CHARS or not _TYPE_RE.fullmatch(kind)):
+            raise Refusal(
+                f"type must be a short name such as {', '.join(CARD_TYPES)} (letters, digits, "
+                f"spaces, - and _, at most {CARD_TYPE_MAX_CHARS} characters), not "
+                f"{shorten(repr(kind), 60)}; nothing was written"
+            )
+    for key in fields:
+        if (
+            not isinstance(key, str)
+            or len(key) > FIELD_KEY_MAX_CHARS
+            or not _FIELD_KEY_RE.fullmatch(key)
+        ):
+            raise Refusal(
+                f"field name {shorten(repr(key), 60)} is not a frontmatter key: use a letter "
+                f"or _ then letters, digits, - or _ (at most {FIELD_KEY_MAX_CHARS} "
+                "characters), such as 'last_met'; nothing was written"
+            )
+    for what, given in (("tags", tags), ("links", links)):
+        if given is not None and not isinstance(given, list):
+            raise Refusal(f"{what} must be a list of strings such as ['crm'], not {given!r}")
+        for value in [*(given or []), *(fields.get(what) or [])]:
+            if not isinstance(value, str) or not value.strip() or "\n" in value or "\r" in value:
+                raise Refusal(
+                    f"each of {what} must be a name on one line, such as 'crm', not "
+                    f"{shorten(repr(value), 60)}; nothing was written"
+                )
 
 
 def type_name(value: object) -> str:
