@@ -138,3 +138,15 @@ def test_a_new_cards_folder_must_be_one_line_and_not_the_maps_of_content(
     assert done.stderr.strip() == f"refused: {reason}"
     assert _snapshot(folder) == before
     assert _run("card", "write", "idx", "x", "--folder", "crm/MOC", "--dir", folder).returncode == 0
+
+
+def test_a_control_character_in_a_cards_name_is_refused_as_the_name(folder: Path) -> None:
+    """The refusal names the card's name, not "fields" (which the name was checked with)."""
+    before = _snapshot(folder)
+    done = _run("card", "write", "bad\x07name", "body", "--dir", folder)
+    assert done.returncode == 1, done
+    assert done.stderr.strip() == (
+        "refused: the card's name holds a control character (U+0007 at position 3) that a "
+        "markdown file should not hold; remove it, nothing was written"
+    )
+    assert _snapshot(folder) == before

@@ -346,7 +346,8 @@ class VaultStore:
                 check_text(body, "body", limit=self.ctx.limits.card_max_chars, hint=_LONG_CARD)
             _check_fields(fields)
             _check_names(type, tags, links, fields)
-            values = [ref, type or "", *(tags or []), *(links or [])]
+            check_text(ref, "the card's name")
+            values = [type or "", *(tags or []), *(links or [])]
             check_text(" ".join([*map(str, values), *map(str, (fields or {}).values())]), "fields")
             path = self.resolve(ref)
             created = path is None
