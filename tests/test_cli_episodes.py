@@ -127,6 +127,15 @@ def test_recall_export(folder: Path, tmp_path: Path, activities: tuple[str, str]
     assert text.stdout == f"Wrote {len(records)} records to {out}.\n"
 
 
+def test_recall_export_of_one_record(folder: Path, tmp_path: Path) -> None:
+    with memdir.open(folder, embedder="hashing") as memory:
+        memory.history.end_activity(memory.history.start_activity("chat", "Hi"), "Said hi")
+    out = tmp_path / "history.jsonl"
+    text = invoke(folder, "recall", "export", "--out", str(out))
+    assert len(out.read_text().splitlines()) == 1
+    assert text.stdout == f"Wrote 1 record to {out}.\n"
+
+
 @pytest.mark.parametrize(
     "place", ["knowledge.md", "memdir.toml", ".memdir/history.db", "vault/crm/new.md"]
 )

@@ -183,6 +183,23 @@ def test_status(folder: Path) -> None:
     ]
 
 
+def test_status_and_init_count_one_thing_in_the_singular(tmp_path: Path) -> None:
+    folder = tmp_path / "mem"
+    folder.mkdir()
+    (folder / "MEMORY.md").write_text("# Memory\n\n## Prefs\n- likes tea\n")
+    init = invoke("init", folder)
+    assert init.exit_code == 0, init.output
+    assert (
+        "  migrated: MEMORY.md split into 1 knowledge section, 0 observations and 0 state entries\n"
+    ) in init.stdout
+    fresh = tmp_path / "fresh"
+    assert invoke("init", fresh).exit_code == 0
+    assert invoke("update", "conventions", "cents", "--dir", fresh).exit_code == 0
+    assert ok_json(invoke("status", "--dir", fresh, "--json"))["index"]["items"] == 1
+    status = invoke("status", "--dir", fresh)
+    assert "Index    1 item\n" in status.stdout
+
+
 def test_serve_refuses_a_folder_that_is_not_a_memory_folder(tmp_path: Path) -> None:
     result = invoke("serve", "--dir", tmp_path)
     assert (result.exit_code, result.stdout) == (1, "")

@@ -92,7 +92,7 @@ def test_moc(folder: Path) -> None:
     old_card(folder, link="Bob Stone")
     result = invoke(folder, "moc")
     assert result.stdout.splitlines() == [
-        "1 maps written; 1 cards, 1 orphans, 1 broken links.",
+        "1 map written; 1 card, 1 orphan, 1 broken link.",
         "  wrote vault/MOC/index.md",
     ]
     data = ok_json(invoke(folder, "moc", "--json"))

@@ -160,7 +160,7 @@ def test_index(memory: memdir.Memory) -> None:
     (memory.root / "lessons.md").unlink()
     [finding] = found(memory, "index")
     assert finding.path == ".memdir/index.db"
-    assert finding.message.startswith("1 files changed and 1 removed")
+    assert finding.message.startswith("1 file changed and 1 removed")
     assert "(HEARTBEAT.md, lessons.md)" in finding.message
     assert "memdir reindex" in finding.message
     memory.scan()

@@ -208,7 +208,7 @@ def recall_export(
     if as_json:
         print_json({"out": str(out), "records": count})
         return
-    console.print(f"Wrote {count} records to {out}.", markup=False)
+    console.print(f"Wrote {plural(count, 'record')} to {out}.", markup=False)
 
 
 def memory_file_at(memory: Memory, out: Path) -> str | None:

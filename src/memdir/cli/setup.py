@@ -202,10 +202,8 @@ def status(
         table.add_row(*map(str, row))
     console.print(table)
     index = data["index"]
-    console.print(
-        f"Index    {index['items']} items" if index["built"] else "Index    not built yet",
-        markup=False,
-    )
+    items = plural(index["items"], "item")
+    console.print(f"Index    {items}" if index["built"] else "Index    not built yet", markup=False)
     for line in _status_lines(data):
         console.print(line, markup=False)
 

@@ -103,8 +103,9 @@ def moc(
         print_json({"written": written, **graph.to_dict()})
         return
     console.print(
-        f"{len(written)} maps written; {len(graph.cards)} cards, "
-        f"{len(graph.orphans)} orphans, {sum(map(len, graph.broken.values()))} broken links.",
+        f"{plural(len(written), 'map')} written; {plural(len(graph.cards), 'card')}, "
+        f"{plural(len(graph.orphans), 'orphan')}, "
+        f"{plural(sum(map(len, graph.broken.values())), 'broken link')}.",
         markup=False,
     )
     for path in written:

@@ -42,6 +42,7 @@ from memdir.maintain.integrity import file_problems, flagged_items, folder_probl
 from memdir.sqlite import FOLDER, LOOPED
 from memdir.storage.mounts import owned_files
 from memdir.stores.base import decode, encode
+from memdir.textutil import plural
 
 if TYPE_CHECKING:
     from memdir.memory import Memory
@@ -249,8 +250,8 @@ def _index(memory: Memory) -> list[Finding]:
         Finding(
             "index",
             ".memdir/index.db",
-            f"{len(stale)} files changed and {len(gone)} removed since the index saw them "
-            f"({shown}); the next search catches up, or run `memdir reindex`",
+            f"{plural(len(stale), 'file')} changed and {len(gone)} removed since the index saw "
+            f"them ({shown}); the next search catches up, or run `memdir reindex`",
         )
     ]
 

@@ -34,6 +34,7 @@ from memdir.stores.knowledge import (
     observation_meta,
 )
 from memdir.stores.state import StateStore
+from memdir.textutil import plural
 from memdir.timeutil import Clock, format_ts, parse_ts
 
 _SNAPSHOT_HEADING_RE = re.compile(
@@ -61,9 +62,11 @@ class MigrationReport:
     def summary(self) -> str:
         parts = []
         if LEGACY_MEMORY_MD in self.sources:
+            sections = plural(self.knowledge_sections, "knowledge section")
             parts.append(
-                f"{LEGACY_MEMORY_MD} split into {self.knowledge_sections} knowledge sections, "
-                f"{self.observations} observations and {self.state_entries} state entries"
+                f"{LEGACY_MEMORY_MD} split into {sections}, "
+                f"{plural(self.observations, 'observation')} and "
+                f"{plural(self.state_entries, 'state entry', 'state entries')}"
             )
         if LEGACY_MEMORIES_JSON in self.sources:
             skipped = f" ({self.json_skipped} empty skipped)" if self.json_skipped else ""
