@@ -185,7 +185,7 @@ def test_journal_append_and_show(tmp_path: Path, layout: str) -> None:
     decided = run(root, "journal", "append", "decision", "Went with Postgres", "--json")
     assert ok_json(decided) == {
         "ok": True, "status": "ok", "store": path, "action": "updated", "key": "Decisions",
-        "notes": ["decision logged without its reason: add why=... so future-you knows"],
+        "notes": ["decision logged without its reason: add --why TEXT so future-you knows"],
     }  # fmt: skip
     assert ok(run(root, "journal", "append", "learning", "-", input="Webhooks need HTTPS\n"))
     expected = (

@@ -17,6 +17,7 @@ without the layer says which command serves instead (``_common.opened``).
 from __future__ import annotations
 
 import enum
+from dataclasses import replace
 from datetime import date, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -84,9 +85,14 @@ def journal_append(
     """Add a line to today's journal (journal_append); a milestone is stamped with the time,
     a decision without its reason is marked "(why: not recorded)"."""
     line = read_text(text)
-    write_once(
-        folder, agent, as_json, lambda memory: memory.journal.append(section.value, line, why=why)
-    )
+
+    def append(memory: Memory) -> WriteResult:
+        done = memory.journal.append(section.value, line, why=why)
+        # the store's note names the tools' argument; here it is an option
+        notes = tuple(note.replace("add why=...", "add --why TEXT") for note in done.notes)
+        return replace(done, notes=notes)
+
+    write_once(folder, agent, as_json, append)
 
 
 def _day(value: str | None, today: date) -> date:
