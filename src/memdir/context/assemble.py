@@ -38,7 +38,7 @@ from datetime import date, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from memdir.config import DEEP_DAYS, Layer, file_template
-from memdir.context.notes import NOTES_PREAMBLE, note, quote, warned
+from memdir.context.notes import NOTES_PREAMBLE, note, quote, uncommented, warned
 from memdir.context.tokens import TokenCounter
 from memdir.files.encoding import clean
 from memdir.stores.base import decode
@@ -387,6 +387,7 @@ def _journal(
         text = decode(memory.files.read(relpath))  # never through a link out of the folder
         if not text or not text.strip():
             continue
+        text = uncommented(text)
         label = _day_label(back, day)
         rendered = note(relpath, text.strip(), label)
         priority = PRIORITY["today" if back == 0 else "older"]
@@ -452,7 +453,7 @@ def _query_slot(
         if not opened.ok:
             continue
         where = f"{hit.path}:{hit.line_start}-{hit.line_end}"
-        raw = opened.text.strip()
+        raw = uncommented(opened.text).strip()
         text = note(where, raw, hit.kind, f"{hit.tier} tier")
         tokens = counter.count(text)
         if used + tokens > budget:
