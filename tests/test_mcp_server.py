@@ -327,6 +327,27 @@ def test_http_with_a_token_refuses_requests_without_it(
     assert not list((folder / ".memdir" / "mcp").iterdir())  # no lock left behind
 
 
+def test_http_stopped_by_sigterm_ends_its_sessions_as_ctrl_c_does(
+    http_server: Callable[..., Served], folder: Path
+) -> None:
+    """systemd, docker and timeout stop a server with SIGTERM: its open session ends
+    then (uvicorn re-raised the signal after its shutdown, which killed the process
+    before memdir could end the session or let go of its lock)."""
+    served = http_server()
+
+    async def main() -> None:
+        async with Client(streamable_http_client(served.url)) as client:
+            assert not (await client.call_tool("memory_save", {"content": "Term"})).is_error
+            served.process.send_signal(signal.SIGTERM)
+            served.process.wait(timeout=20)
+
+    anyio.run(main)
+    [ended] = _recalled(folder)
+    assert ended["endedAt"] is not None and ended["success"] is True
+    assert "stopped before" not in ended["summary"] and "memory_save" in ended["keywords"]
+    assert not list((folder / ".memdir" / "mcp").iterdir())  # no lock left behind
+
+
 def test_http_beyond_loopback_requires_a_token(folder: Path) -> None:
     done = subprocess.run(
         [*SERVE, "--dir", str(folder), "--http", "--host", "0.0.0.0", "--port", "9"],

@@ -30,7 +30,9 @@ from __future__ import annotations
 import hmac
 import json
 import logging
+import signal
 import sys
+import threading
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from pathlib import Path
 from typing import Any
@@ -430,8 +432,20 @@ def run_http(app: ASGIApp, host: str, port: int, listening: Callable[[int], None
             if self.started:
                 listening(int(self.servers[0].sockets[0].getsockname()[1]))
 
-    with sock:
-        Server(uvicorn.Config(app, host=host, port=port, log_level="warning")).run([sock])
+    # uvicorn shuts down on SIGTERM, then raises it again: with the default handler
+    # that killed the process before ``serve`` could end its sessions and free its lock
+    main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _exit_on_sigterm) if main else None
+    try:
+        with sock:
+            Server(uvicorn.Config(app, host=host, port=port, log_level="warning")).run([sock])
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _exit_on_sigterm(signum: int, frame: Any) -> None:
+    raise SystemExit(128 + signum)
 
 
 def host_config(folder: Path | None = None, agent: str | None = None) -> dict[str, Any]:
