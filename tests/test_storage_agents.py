@@ -147,6 +147,7 @@ def test_push_refuses_a_file_changed_in_the_database_since_the_export(
     with pytest.raises(PushConflict) as refused:
         push(url, "alice", out, schema=pg_schema)
     assert refused.value.conflicts == ["knowledge.md"]
+    assert str(refused.value).startswith("1 file of agent 'alice' changed in the database")
     with memdir.open_agent(url, "alice", embedder="hashing", db=db) as memory:
         assert memory.files.read("knowledge.md") == in_db  # nothing was pushed
         assert memory.files.read("state.md") == state

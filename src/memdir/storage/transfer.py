@@ -36,6 +36,7 @@ from memdir.storage.postgres.db import Database
 from memdir.storage.postgres.files import PgFiles
 from memdir.storage.postgres.index import PgIndex
 from memdir.storage.seam import VersionConflict
+from memdir.textutil import plural
 
 EXPORT_FILE = "export.json"
 EXPORT_FORMAT = "memdir-export-1"
@@ -51,8 +52,8 @@ class PushConflict(MemdirError):
         self.conflicts = conflicts
         listed = ", ".join(conflicts[:20]) + (" ..." if len(conflicts) > 20 else "")
         super().__init__(
-            f"{len(conflicts)} file(s) of agent {agent!r} changed in the database since this "
-            f"folder was exported, and nothing was pushed: {listed}. Export again and redo "
+            f"{plural(len(conflicts), 'file')} of agent {agent!r} changed in the database since "
+            f"this folder was exported, and nothing was pushed: {listed}. Export again and redo "
             "the edits, or pass --force to replace them with this folder's"
         )
 
