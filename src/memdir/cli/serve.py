@@ -23,6 +23,7 @@ from memdir.cli._common import (
     folder_for,
     reports_errors,
 )
+from memdir.cli._common import database_url as given_database_url
 
 
 @app.command(rich_help_panel=SETUP)
@@ -86,7 +87,6 @@ def serve(
     ] = None,
 ) -> None:
     """Serve the memory folder to an agent host over MCP: tools, files and the boot context."""
-    from memdir.cli._common import database_url as given_database_url
     from memdir.memory import find_root
 
     url = database_url or given_database_url()  # this option, memdir's own, or the env
@@ -148,10 +148,9 @@ def ui(
     ] = None,
 ) -> None:
     """Open the memory folder in a browser: browse, search and correct it (prints the URL)."""
-    from memdir.cli._common import database_url
     from memdir.memory import find_root
 
-    if agent is not None and database_url():
+    if agent is not None and given_database_url():
         fail(_database_agent(agent, "ui", f"/agents/{agent}/ui/"))
     root = find_root(folder_for(folder, agent))
     try:

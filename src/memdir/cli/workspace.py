@@ -87,10 +87,12 @@ def journal_append(
     line = read_text(text)
 
     def append(memory: Memory) -> WriteResult:
+        from memdir.stores.journal import UNREASONED
+
         done = memory.journal.append(section.value, line, why=why)
         # the store's note names the tools' argument; here it is an option
-        notes = tuple(note.replace("add why=...", "add --why TEXT") for note in done.notes)
-        return replace(done, notes=notes)
+        tools, cli = UNREASONED.format(why="why=..."), UNREASONED.format(why="--why TEXT")
+        return replace(done, notes=tuple(cli if n == tools else n for n in done.notes))
 
     write_once(folder, agent, as_json, append)
 

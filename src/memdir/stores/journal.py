@@ -62,6 +62,9 @@ JOURNAL_MAX_BYTES = 20 * 1024
 SUMMARY_LINES = 20
 SUMMARY_LINE_MAX_CHARS = 200
 NO_REASON = "(why: not recorded)"
+UNREASONED = "decision logged without its reason: add {why} so future-you knows"
+"""the note of a decision written without its reason; ``why`` names how to give one (the
+tools' argument ``why=...``, the command line's option)"""
 _LONG_ENTRY = "a journal line is a sentence or two; save a document as a vault card or a file"
 _REASON_RE = re.compile(
     r"\b(because|since|so that|due to|in order to|to avoid|as it|given that|reason)\b", re.I
@@ -143,9 +146,7 @@ class JournalStore:
                     line = f"{line} because {reason}"
                 elif not _REASON_RE.search(line):
                     line = f"{line} {NO_REASON}"
-                    notes.append(
-                        "decision logged without its reason: add why=... so future-you knows"
-                    )
+                    notes.append(UNREASONED.format(why="why=..."))
             elif heading == "Milestones":
                 line = f"{moment:%H:%M} — {line}"
             check_text(line, "text")  # with its reason
