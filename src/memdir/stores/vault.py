@@ -447,10 +447,10 @@ class VaultStore:
                 f"{CARD_NAME_MAX_CHARS} (such as 'alice-moreau') and put the rest in its body"
             )
         inner = folder if folder is not None else ref.strip().rpartition("/")[0]
-        parts = [p for p in (self.folder, *inner.strip("/").split("/")) if p]
+        inner_parts = [p for p in inner.strip("/").split("/") if p]
+        parts = [p for p in (self.folder,) if p] + inner_parts
         if any(part in ("..", ".") or part.startswith(".") for part in parts):
             raise Refusal(f"folder {inner!r} must stay inside the vault")
-        inner_parts = [p for p in inner.strip("/").split("/") if p]
         if any(not part.isprintable() for part in inner_parts):
             raise Refusal(
                 f"folder {inner!r} holds a line break or control character; name it on one "
