@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import random
 import re
-import socket
 import string
 import subprocess
 import sys
@@ -239,16 +238,14 @@ def test_memdir_ui_prints_the_url_and_serves_the_page(full: memdir.Memory) -> No
         _stop(process)
 
 
-def test_serve_http_serves_the_page_beside_mcp_under_its_token(full: memdir.Memory) -> None:
-    with socket.socket() as probe:  # serve's --port starts at 1: find a free one
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    args = ["serve", "--http", "--dir", str(full.root), "--port", str(port), "--token", "s3cret"]
+def test_serve_http_on_any_free_port_says_which_and_serves_the_page(full: memdir.Memory) -> None:
+    args = ["serve", "--http", "--dir", str(full.root), "--port", "0", "--token", "s3cret"]
     process, said = _started([*args, "--maintain-every", "0"], "stderr")
     try:
-        found = re.search(r"web page is beside it at (http://127\.0\.0\.1:\d+/ui/)", said)
+        found = re.search(r"web page is beside it at (http://127\.0\.0\.1:(\d+)/ui/)", said)
         assert found is not None, said
-        url = found.group(1)
+        url, port = found.group(1), found.group(2)
+        assert port != "0" and f"over MCP at http://127.0.0.1:{port}/mcp" in said  # the one bound
         assert httpx.get(url, timeout=30).status_code == 401
         bearer = {"authorization": "Bearer s3cret"}
         assert httpx.get(url + "memory", headers=bearer, timeout=30).status_code == 200

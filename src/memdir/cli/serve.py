@@ -48,7 +48,13 @@ def serve(
     ] = ("127.0.0.1"),
     port: Annotated[
         int,
-        typer.Option("--port", metavar="N", help="The port to bind with --http.", min=1, max=65535),
+        typer.Option(
+            "--port",
+            metavar="N",
+            help="The port to bind with --http (0: any free one).",
+            min=0,
+            max=65535,
+        ),
     ] = 8765,
     token: Annotated[
         str | None,
