@@ -197,7 +197,7 @@ def test_journal_append_and_show(tmp_path: Path, layout: str) -> None:
     assert ok(run(root, "journal", "show")) == expected
     assert ok(run(root, "journal", "show", DAY)) == expected
     assert ok_json(run(root, "journal", "show", "today", "--json")) == {
-        "day": DAY, "path": path, "text": expected,
+        "day": DAY, "path": path, "text": expected, "latest_before": None,
     }  # fmt: skip
     yesterday = path.replace(DAY, "2026-11-29")
     assert ok(run(root, "journal", "show", "yesterday")) == (
@@ -207,6 +207,10 @@ def test_journal_append_and_show(tmp_path: Path, layout: str) -> None:
         f"No journal for 2026-12-03 ({path.replace(DAY, '2026-12-03')}); the latest before it "
         f"is {DAY}.\n"
     )
+    assert ok_json(run(root, "journal", "show", "2026-12-03", "--json")) == {
+        "day": "2026-12-03", "path": path.replace(DAY, "2026-12-03"), "text": None,
+        "latest_before": DAY,
+    }  # fmt: skip
 
 
 def test_journal_refuses_bad_input(tmp_path: Path) -> None:

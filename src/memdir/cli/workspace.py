@@ -125,14 +125,15 @@ def journal_show(
         wanted = _day(day, memory.clock().date())
         journal = memory.journal
         text, path, days = journal.text(wanted), journal.path(wanted), journal.days()
-    if as_json:
-        print_json({"day": wanted.isoformat(), "path": path, "text": text})
+    earlier = [d for d in days if d < wanted]
+    latest = earlier[-1].isoformat() if earlier else None
+    if as_json:  # the latest day before it, as the text says for an empty day
+        print_json({"day": wanted.isoformat(), "path": path, "text": text, "latest_before": latest})
         return
     if text is not None:
         typer.echo(text, nl=not text.endswith("\n"))
         return
-    earlier = [d for d in days if d < wanted]
-    hint = f"; the latest before it is {earlier[-1].isoformat()}" if earlier else ""
+    hint = f"; the latest before it is {latest}" if latest else ""
     console.print(f"No journal for {wanted.isoformat()} ({path}){hint}.", markup=False)
 
 
