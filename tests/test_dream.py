@@ -394,6 +394,37 @@ class _WhileTheModelThinks:
         return self._plan
 
 
+def test_a_dry_run_whose_plan_is_rejected_writes_no_hygiene(folder: Path) -> None:
+    """A rejected plan falls back to the hygiene alone, in a second write: a dry run
+    wrote that one (the leaked <think> block stripped from knowledge.md)."""
+    with memdir.open(folder, embedder="hashing") as memory:
+        for text in [
+            "Payment terms for Acme are net 30 days.",
+            "Payment terms for Globex are net 45 days.",
+            "Payment terms for Initech are net 60 days.",
+        ]:
+            assert memory.knowledge.save(text, "fact").ok
+        assert memory.knowledge.save("Umbrella ships by sea.", "fact").ok
+    path = folder / "knowledge.md"
+    repeated = "\n".join(["- the same line again"] * 135)  # under the cap, until a promotion
+    path.write_text(
+        path.read_text()
+        .replace("ships by sea.", "ships by sea <think>hmm</think>.")
+        .replace("## _observations", f"## payment terms\n{repeated}\n\n## _observations")
+    )
+    before = path.read_bytes()
+    args = ["dream", "--force", "--dry-run", "--json", "--planner", "offline"]
+    result = CliRunner().invoke(
+        app, [*args, "--dir", str(folder)], env={"MEMDIR_EMBEDDER": "hashing"}
+    )
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["dry_run"] and "dropping more than 25%" in report["rejected"]
+    assert report["hygiene"] == ["stripped leaked <think> blocks from 1 entries"]
+    assert report["archive"] is None and report["activity_id"] is None
+    assert path.read_bytes() == before
+
+
 def test_the_plan_is_made_outside_the_lock_and_skips_what_changed_meanwhile(
     mem: memdir.Memory, folder: Path
 ) -> None:

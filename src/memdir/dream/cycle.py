@@ -57,6 +57,8 @@ class DreamReport:
     due: str = ""
     """why it ran (or why it did not)"""
     ran: bool = False
+    """the dream was carried out (due, or forced), not skipped; with ``dry_run`` as far as
+    the report of what it would change, nothing written"""
     dry_run: bool = False
     rejected: str | None = None
     """why the plan was rejected whole (nothing of it applied)"""
@@ -281,13 +283,8 @@ def _dream(
             report.archive = edit.archive
         except _DryRun:
             pass
-        except Refusal:  # the plan was rejected whole: hygiene alone, in a second write
-            with store.transaction() as edit:
-                report.hygiene = edit.notes + hygiene.clean(memory, edit, dry_run=dry_run)
-                report.observations_after = len(edit.observations)
-                report.curated_chars_after = edit.curated_chars()
-                report.bytes_after = len(encode(edit.text()))
-            report.archive = edit.archive
+        except Refusal:
+            _hygiene_alone(memory, report, dry_run)
         report.merged, report.promoted = applied.merged, applied.promoted
         report.refused, report.removed = applied.refused, applied.removed
         if memory.has("state"):
@@ -298,6 +295,21 @@ def _dream(
     if not dry_run and memory.has("history"):
         report.activity_id = _record(memory, report)
     return report
+
+
+def _hygiene_alone(memory: Memory, report: DreamReport, dry_run: bool) -> None:
+    """The plan rejected whole: the hygiene alone, in a second write (none in a dry run)."""
+    try:
+        with memory.knowledge.transaction() as edit:
+            report.hygiene = edit.notes + hygiene.clean(memory, edit, dry_run=dry_run)
+            report.observations_after = len(edit.observations)
+            report.curated_chars_after = edit.curated_chars()
+            report.bytes_after = len(encode(edit.text()))
+            if dry_run:
+                raise _DryRun("dry run")
+        report.archive = edit.archive
+    except _DryRun:
+        pass
 
 
 def _snapshot(memory: Memory, text: str) -> str | None:
