@@ -348,6 +348,40 @@ def test_http_stopped_by_sigterm_ends_its_sessions_as_ctrl_c_does(
     assert not list((folder / ".memdir" / "mcp").iterdir())  # no lock left behind
 
 
+def test_a_server_killed_with_no_session_open_leaves_no_lock_to_pile_up(
+    http_server: Callable[..., Served], folder: Path
+) -> None:
+    """Its lock file stayed for good: only a killed server's open session, ended by the
+    next start, took its lock away. The next start removes it; a live server's lock, as
+    old, stays (the lock is what says it lives, not its pid), and so does its session."""
+    locks = folder / ".memdir" / "mcp"
+    killed = http_server()
+    [gone] = list(locks.iterdir())
+    killed.process.send_signal(signal.SIGKILL)
+    killed.process.wait(timeout=20)
+    live = http_server()
+    [held] = [path for path in locks.iterdir() if path != gone]
+    for path in (gone, held):  # as old as a server running for an hour
+        os.utime(path, (time.time() - 3600, time.time() - 3600))
+    starting = locks / "4242-0a1b2c3d.lock"  # a server's just made, not yet held
+    starting.touch()
+
+    async def main() -> None:
+        async with Client(streamable_http_client(live.url)) as client:
+            assert not (await client.call_tool("memory_save", {"content": "Live"})).is_error
+            done = subprocess.run(  # the next start: a stdio server, its input at an end
+                [*SERVE, "--dir", str(folder), "--maintain-every", "0"],
+                env=_env(), input="", capture_output=True, text=True, timeout=120,
+            )  # fmt: skip
+            assert done.returncode == 0, done.stderr
+            assert sorted(locks.iterdir()) == sorted([held, starting])
+            [open_one] = _recalled(folder)
+            assert open_one["endedAt"] is None  # the live server's session is not ended
+
+    anyio.run(main)
+    assert live.process.poll() is None
+
+
 def test_http_beyond_loopback_requires_a_token(folder: Path) -> None:
     done = subprocess.run(
         [*SERVE, "--dir", str(folder), "--http", "--host", "0.0.0.0", "--port", "9"],

@@ -19,7 +19,10 @@ self-contained requests, the client's name and version.
 A server killed mid-session cannot end its activities. Each server holds a lock
 file, ``.memdir/mcp/<server>.lock``, while it runs and names it in the first log of
 each activity; a server starting on the folder ends every open activity whose
-server's lock is free (its process is gone) as ended, not failed, with what it had.
+server's lock is free (its process is gone) as ended, not failed, with what it had,
+and removes the lock files of servers gone with no session open (``STALE_SECONDS``).
+A server is alive while it holds its lock, never judged by its pid (which a dead
+server's may now name another process by).
 Recording never stands in the way of a call: a history that cannot be written (none
 declared, a read-only folder, a full disk) leaves the calls unrecorded.
 """
@@ -55,6 +58,8 @@ IDLE_SECONDS = 30 * 60.0
 """an HTTP session with no call for this long has ended (the SDK forgets it then too)"""
 SERVERS_DIR = "mcp"
 """under ``.memdir``: one lock file per running server"""
+STALE_SECONDS = 60.0
+"""a free lock file younger than this is left: it may be a starting server's, not yet held"""
 TEXT_CHARS = 120
 """an argument's text is cut to this in the log"""
 LINE_CHARS = 400
@@ -117,6 +122,7 @@ class SessionRecorder:
             self._held = held
             history = memory.history
             self._end_orphans(history)
+            self._remove_stale_locks()
         except Exception as exc:  # recording must never stop the server
             log.warning("MCP sessions will not be recorded in the history: %s", exc)
             return None
@@ -143,6 +149,27 @@ class SessionRecorder:
             self._end(history, activity.id, activity.label, stopped=True)
             with contextlib.suppress(OSError):
                 (self._servers_dir() / f"{server}.lock").unlink()
+
+    def _remove_stale_locks(self) -> None:
+        """Remove the lock files of servers gone with no session open (no orphan to end
+        removed theirs): free, and older than ``STALE_SECONDS``. Removed while this probe
+        holds the lock, so no server can take it meanwhile."""
+        now = time.time()
+        for path in self._servers_dir().glob("*.lock"):
+            if path.name == f"{self.server_id}.lock":
+                continue
+            try:
+                if now - path.stat().st_mtime < STALE_SECONDS:
+                    continue
+                probe = filelock.FileLock(str(path), timeout=0)
+                probe.acquire()
+            except (filelock.Timeout, OSError):  # held: its server runs (or gone already)
+                continue
+            try:
+                with contextlib.suppress(OSError):
+                    path.unlink()
+            finally:
+                probe.release()
 
     def _alive(self, server: str) -> bool:
         path = self._servers_dir() / f"{server}.lock"
