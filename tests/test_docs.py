@@ -3,6 +3,7 @@ is the help of the code, and every command and option is documented."""
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -139,3 +140,23 @@ def test_readme_lists_every_command() -> None:
     names = [name for name, cmd in group.commands.items() if not cmd.hidden]  # type: ignore[attr-defined]
     missing = [name for name in names if not re.search(rf"(?<![\w-]){name}(?![\w-])", listing)]
     assert not missing, f"the README's command list does not name: {', '.join(missing)}"
+
+
+def test_the_context_budget_the_docs_state_is_the_one_memdir_budget_checks(
+    tmp_path: Path,
+) -> None:
+    """The docs said "25 KB" (the vault specification's target) where the total is
+    checked against [context] max_tokens x 4: 24,000 bytes."""
+    from typer.testing import CliRunner
+
+    import memdir
+    from memdir.cli import app
+
+    memdir.init(tmp_path / "m")
+    done = CliRunner().invoke(app, ["budget", "--dir", str(tmp_path / "m"), "--json"])
+    assert done.exit_code == 0, done.output
+    total = f"{json.loads(done.stdout)['targets']['total']:,} bytes"
+    budget = _sections(CLI_DOCS.read_text(), "##")["memdir budget"]
+    context = _sections((ROOT / "docs" / "manifest.md").read_text(), "##")["`[context]`"]
+    for said in (budget, context):
+        assert total in said.replace("\n", " "), said

@@ -37,7 +37,8 @@ KNOWLEDGE_PROMPT_MAX_TOKENS = 2000
 # Vault seed: relevance = max(floor, 1 - days * rate); tiers by days since access.
 DECAY_RATE = 0.015
 DECAY_FLOOR = 0.1
-# Vault seed's context budget: always-loaded context under 25 KB, about 6,000 tokens.
+# Vault seed's context budget: always-loaded context under 25 KB (6,000 tokens); at 4 bytes
+# a token, memdir's budget is 24,000 bytes.
 CONTEXT_MAX_TOKENS = 6000
 QUERY_SLOT_TOKENS = 1000
 HOT_MAX_BYTES = 4096
@@ -183,7 +184,8 @@ class Decay(Settings):
 @_settings
 class Context(Settings):
     max_tokens: Annotated[int, Bound(ge=0)] = CONTEXT_MAX_TOKENS
-    """all context loaded at boot (the vault seed: under 25 KB, about 6,000 tokens)"""
+    """all context loaded at boot, in tokens (x 4: 24,000 bytes by default; the vault seed's
+    target is under 25 KB)"""
     query_tokens: Annotated[int, Bound(ge=0)] = QUERY_SLOT_TOKENS
     """the retrieval slot: search hits for the turn's query"""
     hot_max_bytes: Annotated[int, Bound(ge=0)] = HOT_MAX_BYTES

@@ -3,9 +3,9 @@
 The vault specification's context budget calculator: each file loaded every
 turn with its bytes and tokens (bytes / 4), the hot working-memory files against
 4 KB (and 80 lines), the always-loaded config files together against 15 KB,
-curated knowledge against its token cap, and everything against 25 KB
-(``[context]`` in the manifest sets each). Over a target, it says what to move
-to the vault. Reads only.
+curated knowledge against its token cap, and everything against ``max_tokens`` x 4
+bytes (24,000 by default; ``[context]`` in the manifest sets each). Over a target,
+it says what to move to the vault. Reads only.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 - hot-context: a working-memory file loaded every turn (NOTEBOOK.md, STATE.md,
   working-state.md) over ``HOT_MAX_LINES`` lines or ``HOT_MAX_BYTES`` bytes:
   something in it belongs in the vault. Always-loaded files together over the
-  context budget (25 KB by default) too.
+  context budget (``[context] max_tokens`` x 4 bytes: 24,000 by default) too.
 - dry: an entity (a card's title) named with substantive detail (a line of at
   least ``DETAIL_WORDS`` words) in ``DRY_FILES`` or more files: keep the detail
   in its card and link to it.
