@@ -154,6 +154,15 @@ def test_token_commands(database: str) -> None:
     assert code == 1 and "error: no token '0123456789ab' in this database" in err
 
 
+def test_a_database_that_cannot_be_reached_is_one_line() -> None:
+    """It was the error psycopg gives, on two lines (its hint on the second), where the
+    other commands say it on one (``_common.database_error``)."""
+    nowhere = "postgresql://nobody@127.0.0.1:9/none?connect_timeout=2"
+    code, out, err = _cli("list", "--database-url", nowhere)
+    assert (code, out) == (1, "") and err.startswith("error: cannot reach the database: ")
+    assert err.count("\n") == 1 and "Is the server running" in err, err
+
+
 def test_token_commands_refuse_bad_input(database: str) -> None:
     nowhere = "postgresql://nobody@127.0.0.1:9/none?connect_timeout=2"
     code, _, err = _cli("create", "--agent", "../x", "--database-url", nowhere)
@@ -162,8 +171,6 @@ def test_token_commands_refuse_bad_input(database: str) -> None:
     assert code == 2 and "--database-url" in err
     code, _, err = _cli("create", "--agent", "alice", "--expires", "0", "--database-url", database)
     assert code == 2
-    code, _, err = _cli("list", "--database-url", nowhere)
-    assert code == 1 and "error: cannot reach the database" in err
 
 
 # -- what a process remembers of a token ---------------------------------------------------

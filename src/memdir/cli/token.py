@@ -60,17 +60,13 @@ def _tokens(given: str | None) -> Iterator[Tokens]:
             param_hint="'--database-url'",
         )
     try:
-        import psycopg
-
         from memdir.storage.agents import database_schema
         from memdir.storage.postgres.db import Database
         from memdir.storage.postgres.tokens import Tokens
     except ImportError as exc:
         fail(f"tokens live in PostgreSQL: pip install 'memdir[postgres]' ({exc})")
-    try:
-        db = Database(url, schema=database_schema())  # the schema the agents are in
-    except psycopg.Error as exc:
-        fail(f"cannot reach the database: {str(exc).strip()}", exc)
+    # a database that cannot be reached is reports_errors' one line (database_error)
+    db = Database(url, schema=database_schema())  # the schema the agents are in
     try:
         yield Tokens(db)
     finally:
