@@ -164,6 +164,17 @@ def test_a_result_matches_the_whole_label(mem: Memory) -> None:
     assert view.right_now == ["Waiting on sub-agent research-2 for pricing scan"]
 
 
+def test_a_result_does_not_take_a_label_that_holds_it_and_more(mem: Memory) -> None:
+    """A label may hold spaces: ``web`` is not ``web scraper``."""
+    assert mem.workstate.spawn("web scraper", "scrape the prices").ok
+    assert mem.workstate.spawn("web", "check the site").ok
+    assert mem.workstate.result("web", "site is up", verified=True).ok
+    view = mem.workstate.view()
+    assert view.pending == ["Sub-agent web scraper spawned at 10:00 for scrape the prices"]
+    assert view.right_now == ["Waiting on sub-agent web scraper for scrape the prices"]
+    assert "spawned.web_scraper: 2026-11-30T10:00:00Z" in read(mem, WORKSTATE)
+
+
 # -- a sub-agent's files, checked on disk (never trust its narrative) -----------------
 
 SPAWN = datetime(2026, 11, 30, 10, 0, tzinfo=UTC).timestamp()  # the fake clock's now

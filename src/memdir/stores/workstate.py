@@ -367,8 +367,11 @@ class WorkState:
 
 
 def _label_re(name: str) -> re.Pattern[str]:
-    """A Pending or Right Now line about sub-agent ``name`` (the whole label)."""
-    return re.compile(rf"\bsub-agent {re.escape(name)}(?![\w-])", re.I)
+    """A Pending or Right Now line about sub-agent ``name`` (the whole label): followed by
+    the line's end, punctuation, "spawned", "for", a dash or a bracket, so that ``web`` is
+    not ``web scraper`` (a label may hold spaces) nor ``research`` ``research-2``."""
+    after = r"(?=$|[:,;.!?)\]](?:\s|$)|\s+(?:spawned|for)\b|\s+[-\u2013\u2014]\s|\s+[(\[])"
+    return re.compile(rf"\bsub-agent {re.escape(name)}{after}", re.I)
 
 
 def _meta_key(name: str) -> str:
