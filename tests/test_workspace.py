@@ -175,6 +175,15 @@ def test_a_result_does_not_take_a_label_that_holds_it_and_more(mem: Memory) -> N
     assert "spawned.web_scraper: 2026-11-30T10:00:00Z" in read(mem, WORKSTATE)
 
 
+@pytest.mark.parametrize("again", ["dec-007", "DEC-007", "dec 007"])
+def test_a_label_still_pending_is_not_spawned_twice(mem: Memory, again: str) -> None:
+    assert mem.workstate.spawn("dec_007" if " " in again else "dec-007", "API work").ok
+    before = snapshot(mem.root)
+    refused = mem.workstate.spawn(again, "other work")
+    assert not refused.ok and "is already pending" in str(refused.reason), refused
+    assert snapshot(mem.root) == before
+
+
 # -- a sub-agent's files, checked on disk (never trust its narrative) -----------------
 
 SPAWN = datetime(2026, 11, 30, 10, 0, tzinfo=UTC).timestamp()  # the fake clock's now

@@ -238,6 +238,16 @@ class WorkState:
 
         def change(edit: Edit) -> list[str]:
             name, work = _clean(label, "the sub-agent label"), _clean(task, "the task")
+            # Two sub-agents under one label (or one spawn moment's key, "a b" and "a_b"):
+            # a result could not tell them apart.
+            mine, key = _label_re(name), _meta_key(name)
+            taken = [item for item in edit.lists["pending"] if mine.search(item)]
+            taken += [f"sub-agent {other}" for other in edit.spawned if _meta_key(other) == key]
+            if taken:
+                raise Refusal(
+                    f"sub-agent {name!r} is already pending ({taken[0]}); record its result "
+                    "first, or give this one another label"
+                )
             edit.lists["pending"].append(
                 f"Sub-agent {name} spawned at {edit.stamp[-5:]} for {work}"
             )
