@@ -242,3 +242,78 @@ def test_a_name_no_dist_info_holds_is_still_asked_of_importlib_metadata(
     )
     assert out.startswith("True no embedder named 'nowhere'; known: ")
     assert "tiny" in out
+
+
+# -- a plugin that misbehaves: a clear error or a notice, never a traceback -------------
+
+BROKEN_MODULE = '''
+"""memdir-broken: plugins that raise or answer with garbage."""
+
+
+class Raises:
+    def __init__(self, *args, **kwargs):
+        raise RuntimeError("the plugin is broken")
+'''
+
+BROKEN_ENTRY_POINTS = """\
+[memdir.llms]
+raises = memdir_broken:Raises
+"""
+
+
+@pytest.fixture
+def broken(site: Path) -> Path:
+    """``site`` with a second distribution whose plugins misbehave."""
+    info = site / "memdir_broken-0.1.0.dist-info"
+    info.mkdir()
+    (site / "memdir_broken.py").write_text(BROKEN_MODULE)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: memdir-broken\nVersion: 0.1.0\n")
+    (info / "entry_points.txt").write_text(BROKEN_ENTRY_POINTS)
+    return site
+
+
+def cli(site: Path, folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``python -m memdir ARGS --dir FOLDER`` with the plugins installed."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(site), env.get("PYTHONPATH", "")])
+    return subprocess.run(
+        [sys.executable, "-m", "memdir", *args, "--dir", str(folder)],
+        capture_output=True, text=True, env=env, timeout=120,
+    )  # fmt: skip
+
+
+PAST_WEEK = """# Alpha Research Intel
+
+## Current Week (Nov 16-22, 2026)
+### Competitors
+- Globex cut its prices to $49.
+
+---
+"""
+
+
+def test_an_llm_plugin_that_raises_leaves_the_folder_offline(broken: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "mem"
+    memdir.init(folder)
+    manifest = folder / "memdir.toml"
+    manifest.write_text(
+        manifest.read_text()
+        + '\n[llm]\nprovider = "raises"\nbase_url = "http://127.0.0.1:9/v1"\nmodel = "m"\n'
+    )
+    (folder / "intel" / "alpha.md").write_text(PAST_WEEK)
+    done = cli(broken, folder, "rotate")
+    assert (done.returncode, "Traceback" in done.stderr) == (0, False), done.stderr
+    assert "Globex cut its prices to $49." in (folder / "intel" / "alpha.md").read_text()
+    out = run(
+        broken,
+        f"""
+        import memdir
+        with memdir.open({str(folder)!r}) as m:
+            print(m.llm, [n.message for n in m.check()])
+        """,
+        tmp_path,
+    )
+    assert out.strip() == (
+        "None [\"working offline: the llms plugin 'raises' could not be made: "
+        'the plugin is broken"]'
+    )

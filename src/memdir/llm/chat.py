@@ -145,7 +145,8 @@ def load_llm(manifest: Manifest, environ: Mapping[str, str] = os.environ) -> Cha
     retries ``max_retries``), or None if no base_url and model are set.
     ``MEMDIR_LLM_BASE_URL`` and ``MEMDIR_LLM_MODEL`` override the manifest; the key is
     read from the variable ``[llm] api_key_env`` names (``MEMDIR_LLM_API_KEY``).
-    Raises ``LLMError`` on a base_url that is not http(s), or an unknown provider."""
+    Raises ``LLMError`` on a base_url that is not http(s), an unknown provider, or
+    a provider that raises while it is made."""
     settings = manifest.llm
     base_url = environ.get(BASE_URL_ENV) or settings.base_url
     model = environ.get(MODEL_ENV) or settings.model
@@ -157,14 +158,19 @@ def load_llm(manifest: Manifest, environ: Mapping[str, str] = os.environ) -> Cha
         factory = resolve("llms", settings.provider)
     except PluginError as exc:
         raise LLMError(f"[llm] provider: {exc}") from None
-    chat = factory(
-        base_url,
-        model,
-        api_key=environ.get(settings.api_key_env) or None,
-        timeout=settings.timeout_seconds,
-        temperature=settings.temperature,
-        retry=RetryPolicy(retries=settings.max_retries),
-    )
+    try:
+        chat = factory(
+            base_url,
+            model,
+            api_key=environ.get(settings.api_key_env) or None,
+            timeout=settings.timeout_seconds,
+            temperature=settings.temperature,
+            retry=RetryPolicy(retries=settings.max_retries),
+        )
+    except LLMError:
+        raise
+    except Exception as exc:  # a plugin's own failure: name it, never a traceback
+        raise LLMError(f"the llms plugin {settings.provider!r} could not be made: {exc}") from exc
     if not callable(getattr(chat, "complete", None)):
         raise LLMError(f"the llms plugin {settings.provider!r} did not give a ChatModel")
     return chat  # type: ignore[no-any-return]
