@@ -253,11 +253,28 @@ BROKEN_MODULE = '''
 class Raises:
     def __init__(self, *args, **kwargs):
         raise RuntimeError("the plugin is broken")
+
+
+class Garbage:
+    """Made fine; answers with the wrong kind of thing."""
+
+    id = name = "garbage"
+    dim = 4
+
+    def __init__(self, *args, **kwargs):
+        pass
+
+    def count(self, text):
+        return "many"
 '''
 
 BROKEN_ENTRY_POINTS = """\
 [memdir.llms]
 raises = memdir_broken:Raises
+
+[memdir.tokenizers]
+raises = memdir_broken:Raises
+garbage = memdir_broken:Garbage
 """
 
 
@@ -317,3 +334,24 @@ def test_an_llm_plugin_that_raises_leaves_the_folder_offline(broken: Path, tmp_p
         "None [\"working offline: the llms plugin 'raises' could not be made: "
         'the plugin is broken"]'
     )
+
+
+@pytest.mark.parametrize(
+    ("tokenizer", "error"),
+    [
+        ("raises", "the tokenizers plugin 'raises' could not be made: the plugin is broken"),
+        ("garbage", "the tokenizers plugin 'garbage' counted 'many' tokens; a count is a whole "
+         "number of at least 0"),
+    ],
+)  # fmt: skip
+def test_a_token_counter_plugin_that_misbehaves_is_one_line(
+    broken: Path, tmp_path: Path, tokenizer: str, error: str
+) -> None:
+    folder = tmp_path / "mem"
+    memdir.init(folder)
+    manifest = folder / "memdir.toml"
+    manifest.write_text(
+        manifest.read_text().replace("[context]\n", f'[context]\ntokenizer = "{tokenizer}"\n')
+    )
+    done = cli(broken, folder, "context")
+    assert (done.returncode, done.stdout, done.stderr) == (1, "", f"error: {error}\n")
