@@ -266,6 +266,19 @@ class Garbage:
 
     def count(self, text):
         return "many"
+
+    def embed(self, texts):
+        return [[0.5, 0.5] for _ in texts]  # two numbers a text, not dim (4)
+
+
+class Lists:
+    """An embedder that answers with plain lists of floats, as many clients do."""
+
+    id = "lists-v1"
+    dim = 3
+
+    def embed(self, texts):
+        return [[float(len(t)), float(t.count("e")) + 1.0, 1.0] for t in texts]
 '''
 
 BROKEN_ENTRY_POINTS = """\
@@ -275,6 +288,10 @@ raises = memdir_broken:Raises
 [memdir.tokenizers]
 raises = memdir_broken:Raises
 garbage = memdir_broken:Garbage
+
+[memdir.embedders]
+garbage = memdir_broken:Garbage
+lists = memdir_broken:Lists
 """
 
 
@@ -355,3 +372,54 @@ def test_a_token_counter_plugin_that_misbehaves_is_one_line(
     )
     done = cli(broken, folder, "context")
     assert (done.returncode, done.stdout, done.stderr) == (1, "", f"error: {error}\n")
+
+
+def with_embedder(tmp_path: Path, name: str) -> Path:
+    folder = tmp_path / "mem"
+    memdir.init(folder)
+    manifest = folder / "memdir.toml"
+    manifest.write_text(manifest.read_text() + f'\n[index]\nembedder = "{name}"\n')
+    return folder
+
+
+def test_an_embedder_that_answers_with_lists_of_floats_is_used(
+    broken: Path, tmp_path: Path
+) -> None:
+    folder = with_embedder(tmp_path, "lists")
+    assert cli(broken, folder, "save", "Deploys happen on Tuesdays.").returncode == 0
+    done = cli(broken, folder, "reindex")
+    assert (done.returncode, done.stderr) == (0, ""), done.stderr
+    out = run(
+        broken,
+        f"""
+        import memdir
+        with memdir.open({str(folder)!r}) as m:
+            hits = m.search("Deploys happen on Tuesdays.")
+            print(m.index.embedder.id, hits[0].semantic > 0.99, [n.message for n in m.check()])
+        """,
+        tmp_path,
+    )
+    assert out.strip() == "lists-v1 True []"
+
+
+def test_an_embedder_that_answers_with_garbage_is_named_never_a_traceback(
+    broken: Path, tmp_path: Path
+) -> None:
+    folder = with_embedder(tmp_path, "garbage")
+    assert cli(broken, folder, "save", "Deploys happen on Tuesdays.").returncode == 0
+    said = "the embedder 'garbage' gave list of shape ("
+    done = cli(broken, folder, "reindex")
+    assert (done.returncode, done.stdout) == (1, ""), done.stderr
+    assert done.stderr.startswith(f"error: {said}") and done.stderr.count("\n") == 1
+    assert done.stderr.endswith(", 2) for 14 texts; expected 14 vectors of 4 numbers\n")
+    out = run(
+        broken,
+        f"""
+        import memdir
+        with memdir.open({str(folder)!r}) as m:
+            hits = m.search("Deploys happen on Tuesdays.")
+            print(hits[0].snippet, [n.message for n in m.check()])
+        """,
+        tmp_path,
+    )
+    assert "Tuesdays" in out and f"keyword search only: {said}" in out
