@@ -270,7 +270,18 @@ class Memory:
         """Rebuild the index from the files (``memdir reindex``); ``progress(done, total)``
         is called as files are read, then as their texts are embedded. Vectors are
         committed a batch at a time and kept by content: a reindex stopped part-way
-        and run again reads the files again but embeds only what has no vector yet."""
+        and run again reads the files again but embeds only what has no vector yet.
+        Raises ``EmbedderUnavailable`` before anything is done when the configured
+        embedder cannot be made (a keyword-only rebuild is not what was asked)."""
+        from memdir.folder_index import embedder_problem
+        from memdir.index.embedders import EmbedderUnavailable
+
+        problem = embedder_problem(self)
+        if problem is not None:
+            raise EmbedderUnavailable(
+                f"{problem}; nothing was reindexed (fix the embedder, or set "
+                '[index] embedder = "none" for keyword search only)'
+            )
         with self.lock:
             report = self.index.reindex(progress)
         self.index.ensure_vectors(progress)
