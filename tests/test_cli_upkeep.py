@@ -216,6 +216,23 @@ def test_reindex_with_an_embedder_that_cannot_be_made_fails_and_changes_nothing(
     assert invoke(folder, "reindex").exit_code == 0
 
 
+def test_a_search_that_goes_by_keyword_alone_says_why_on_stderr(
+    folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """It answered by keyword with nothing said: a newcomer's typo in [index] embedder
+    went unnoticed."""
+    assert invoke(folder, "save", "Deploys happen on Tuesdays.").exit_code == 0
+    monkeypatch.setenv("MEMDIR_EMBEDDER", "nosuch")
+    for args in ([], ["--json"]):
+        result = invoke(folder, "search", "deploys", *args)
+        assert result.exit_code == 0 and "Tuesdays" in result.stdout
+        assert result.stderr.startswith(
+            "memdir: keyword search only: no embedder named 'nosuch'; known: "
+        ), result.stderr
+    monkeypatch.setenv("MEMDIR_EMBEDDER", "hashing")
+    assert invoke(folder, "search", "deploys").stderr == ""
+
+
 def test_reindex_reports_the_time_of_the_reading_and_of_the_embedding(folder: Path) -> None:
     """The time the user waited: the files read, then their texts embedded (the
     report said the reading alone, 3 s of a 4-minute reindex)."""
