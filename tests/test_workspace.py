@@ -346,6 +346,15 @@ def test_journal_sections_keep_their_order_and_decisions_their_reason(mem: Memor
     assert snapshot(mem.root) == before
 
 
+def test_a_reason_is_kept_on_any_journal_line(mem: Memory) -> None:
+    """A ``why`` given with a learning or a milestone was dropped, and the write said ok."""
+    assert mem.journal.append("learning", "Webhooks need HTTPS", why="Stripe refuses http").ok
+    assert mem.journal.append("milestone", "Deployed v2.1", why="the fix was urgent").ok
+    text = read(mem, JOURNAL)
+    assert "- Webhooks need HTTPS because Stripe refuses http\n" in text
+    assert "- 10:00 — Deployed v2.1 because the fix was urgent\n" in text
+
+
 def test_journal_days_are_never_deleted(mem: Memory, clock: FakeClock) -> None:
     for n in range(3):
         mem.journal.append("learning", f"day {n}: " + "a short learning " * 50)

@@ -75,7 +75,7 @@ def journal_append(
     why: Annotated[
         str | None,
         typer.Option(
-            "--why", metavar="TEXT", help="For a decision: the reason.", show_default=False
+            "--why", metavar="TEXT", help="The reason; a decision needs one.", show_default=False
         ),
     ] = None,
     folder: FolderOption = None,
