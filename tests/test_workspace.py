@@ -457,6 +457,16 @@ def test_lessons_are_written_in_the_spec_format_once(mem: Memory) -> None:
     assert read(mem, LESSONS) == expected
 
 
+def test_a_category_named_in_another_case_is_the_files_own(mem: Memory) -> None:
+    """``api`` made a second ``## api`` category beside the starter ``## API``."""
+    added = mem.lessons.add("api", "Retried a 400", what_happened="Same 400", rule="Read it")
+    assert added.ok and added.key == "API"
+    text = read(mem, LESSONS)
+    assert "## api" not in text and text.count("## API\n") == 1
+    assert text.index("## API\n") < text.index("Retried a 400") < text.index("## File Operations")
+    assert mem.lessons.add("Api", "Retried a 400", "Same 400", "Read it").action == "unchanged"
+
+
 def test_lessons_check_finds_the_discord_lesson_first(mem: Memory) -> None:
     mem.lessons.add(*CRON)
     mem.lessons.add(*DISCORD)

@@ -100,6 +100,9 @@ class LessonsStore(SectionFileStore):
         key = normalize_key(category, "category")
         flags = flag(entry)
         with self._edit() as doc:
+            # "api" is the file's "## API", not a second category beside it
+            same = [known.key for known in doc if known.key.casefold() == key.casefold()]
+            key = key if key in same or not same else same[0]
             section = doc.get(key)
             if section is None:
                 section = doc.append(doc.new_section(key))
