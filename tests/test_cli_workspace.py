@@ -380,6 +380,27 @@ def test_intel_add_and_show(tmp_path: Path, layout: str) -> None:
     )
 
 
+def test_rotate_with_an_unusable_llm_says_it_went_offline(tmp_path: Path) -> None:
+    """An [llm] base_url that is not http(s): the week got the offline summary, and
+    memdir rotate said nothing of the LLM it had been told to use."""
+    root = made(tmp_path, "default")
+    manifest = root / "memdir.toml"
+    manifest.write_text(manifest.read_text() + '\n[llm]\nbase_url = "ftp://x/v1"\nmodel = "m"\n')
+    (root / "intel" / "alpha.md").write_text(
+        "# Alpha Research Intel\n\n## Current Week (Nov 16-22, 2026)\n### Competitors\n"
+        "- Globex cut its prices to $49.\n\n---\n"
+    )
+    said = (
+        "LLM not used: working offline: the LLM base_url must be an http:// or https:// "
+        "URL, not 'ftp://x/v1'; used the offline summary"
+    )
+    assert ok(run(root, "rotate")) == (
+        f"  rotated alpha: Nov 16-22, 2026\n  note: {said}\n1 week rotated, 0 files unchanged.\n"
+    )
+    assert "Globex cut its prices to $49." in (root / "intel" / "alpha.md").read_text()
+    assert ok_json(run(root, "rotate", "--json")) == {"rotated": [], "archives": [], "unchanged": 1}
+
+
 def _files(root: Path) -> dict[str, bytes]:
     return {
         str(p.relative_to(root)): p.read_bytes()
