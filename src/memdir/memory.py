@@ -473,13 +473,17 @@ class Memory:
         has an offline path and takes it without one. Set it on the instance to
         choose another: ``memory.llm = FakeChat([...])`` in a test, ``None`` for off.
         """
-        from memdir.llm.chat import LLMError, load_llm
+        from memdir.llm.chat import LLMError, half_configured, load_llm
 
         try:
-            return load_llm(self.manifest)
+            chat = load_llm(self.manifest)
         except LLMError as exc:
             self.notices.append(Notice("llm", f"working offline: {exc}"))
             return None
+        half = half_configured(self.manifest) if chat is None else None
+        if half is not None:
+            self.notices.append(Notice("llm", f"working offline: {half}"))
+        return chat
 
     def lessons_check(self, query: str, k: int = 5) -> list[Hit]:
         """Search the lessons before something risky (``memdir lessons check``)."""

@@ -140,6 +140,20 @@ class _HTTPStatusError(LLMError):
         self.status = status
 
 
+def half_configured(manifest: Manifest, environ: Mapping[str, str] = os.environ) -> str | None:
+    """Why there is no LLM when half of one is set (a base_url and no model, or a model
+    and no base_url): ``Memory.llm``'s notice, so the folder is not offline unsaid."""
+    base_url = environ.get(BASE_URL_ENV) or manifest.llm.base_url
+    model = environ.get(MODEL_ENV) or manifest.llm.model
+    if bool(base_url) == bool(model):
+        return None
+    given, missing = ("base_url", "model") if base_url else ("model", "base_url")
+    return (
+        f"[llm] has a {given} but no {missing} (set [llm] {missing} or "
+        f"{BASE_URL_ENV if missing == 'base_url' else MODEL_ENV})"
+    )
+
+
 def load_llm(manifest: Manifest, environ: Mapping[str, str] = os.environ) -> ChatModel | None:
     """The manifest's ``[llm]`` as a ``ChatModel`` (the client ``provider`` names; its
     retries ``max_retries``), or None if no base_url and model are set.
