@@ -467,6 +467,13 @@ def test_a_category_named_in_another_case_is_the_files_own(mem: Memory) -> None:
     assert mem.lessons.add("Api", "Retried a 400", "Same 400", "Read it").action == "unchanged"
 
 
+def test_an_empty_category_is_refused_with_an_example_of_one(mem: Memory) -> None:
+    before = snapshot(mem.root)
+    refused = mem.lessons.add("  ", "Retried a 400", "Same 400", "Read it")
+    assert refused.reason == "category is empty; give a short name such as 'Discord API'"
+    assert snapshot(mem.root) == before
+
+
 def test_lessons_check_finds_the_discord_lesson_first(mem: Memory) -> None:
     mem.lessons.add(*CRON)
     mem.lessons.add(*DISCORD)

@@ -177,7 +177,7 @@ class JournalStore:
         """Add a section of its own to a day (an imported conversation, say)."""
         store = self._file(day)
         try:
-            key = normalize_key(key, "section")
+            key = normalize_key(key, "section", "Decisions")
             check_text(body, "body")
             flags = flag(body)
             meta = dict(meta or {})

@@ -97,7 +97,7 @@ class LessonsStore(SectionFileStore):
             return WriteResult.refused(self.store, refusal.reason)
 
     def _append(self, category: str, entry: str, identity: str) -> WriteResult:
-        key = normalize_key(category, "category")
+        key = normalize_key(category, "category", "Discord API")
         flags = flag(entry)
         with self._edit() as doc:
             # "api" is the file's "## API", not a second category beside it
