@@ -334,6 +334,18 @@ def test_work_result_checks_each_file_on_disk(
     assert (project / "README.md").read_text() == "done\n"  # its content never read, never changed
 
 
+@pytest.mark.parametrize("given", ["", "  ", "out/a.md\nout/b.md"])
+def test_work_result_with_a_file_that_is_no_path_is_refused(tmp_path: Path, given: str) -> None:
+    """``--file ""`` was the current folder: the result was recorded, UNVERIFIED (a
+    folder), and the sub-agent taken off Pending."""
+    root = made(tmp_path, "default")
+    assert ok(run(root, "work", "spawn", "scout", "price survey"))
+    before = (root / "NOTEBOOK.md").read_bytes()
+    said = failed(run(root, "work", "result", "scout", "3 quotes", "--file", given))
+    assert said == f"refused: {given!r} is not a path: give each file as one line, not empty\n"
+    assert (root / "NOTEBOOK.md").read_bytes() == before
+
+
 def test_work_result_all_files_fine_and_the_callers_word(tmp_path: Path) -> None:
     root = made(tmp_path, "default")
     produced(root / "a.md")
