@@ -271,6 +271,20 @@ class Garbage:
         return [[0.5, 0.5] for _ in texts]  # two numbers a text, not dim (4)
 
 
+class Explodes:
+    """A chat client made fine, whose answers raise or are not text."""
+
+    def __init__(self, base_url, model, **options):
+        self.id = f"explodes:{model}"
+        self.answers = [RuntimeError("the socket melted"), None]
+
+    def complete(self, messages, *, json_mode=False, max_tokens=None):
+        answer = self.answers.pop(0) if self.answers else None
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+
 class Lists:
     """An embedder that answers with plain lists of floats, as many clients do."""
 
@@ -284,6 +298,7 @@ class Lists:
 BROKEN_ENTRY_POINTS = """\
 [memdir.llms]
 raises = memdir_broken:Raises
+explodes = memdir_broken:Explodes
 
 [memdir.tokenizers]
 raises = memdir_broken:Raises
@@ -423,3 +438,42 @@ def test_an_embedder_that_answers_with_garbage_is_named_never_a_traceback(
         tmp_path,
     )
     assert "Tuesdays" in out and f"keyword search only: {said}" in out
+
+
+def test_an_llm_plugin_whose_answers_raise_or_are_not_text_is_a_failed_llm(
+    broken: Path, tmp_path: Path
+) -> None:
+    """A RuntimeError from complete(), or None for an answer, was a traceback from
+    memdir rotate and memdir dream."""
+    folder = tmp_path / "mem"
+    memdir.init(folder)
+    manifest = folder / "memdir.toml"
+    manifest.write_text(
+        manifest.read_text()
+        + '\n[llm]\nprovider = "explodes"\nbase_url = "http://127.0.0.1:9/v1"\nmodel = "m"\n'
+    )
+    (folder / "intel" / "alpha.md").write_text(PAST_WEEK)
+    done = cli(broken, folder, "rotate")
+    assert (done.returncode, done.stderr) == (0, ""), done.stderr
+    assert "note: LLM summary failed: the llms plugin 'explodes' failed: the socket melted" in (
+        done.stdout
+    )
+    assert "Globex cut its prices to $49." in (folder / "intel" / "alpha.md").read_text()
+    out = run(
+        broken,
+        f"""
+        from memdir.llm.chat import LLMError
+        import memdir
+        with memdir.open({str(folder)!r}) as m:
+            try:
+                m.llm.complete([{{"role": "user", "content": "hi"}}])
+            except LLMError:
+                pass
+            try:
+                m.llm.complete([{{"role": "user", "content": "hi"}}])
+            except LLMError as exc:
+                print(m.llm.id, exc)
+        """,
+        tmp_path,
+    )
+    assert out.strip() == "explodes:m the llms plugin 'explodes' answered NoneType, not text"

@@ -187,7 +187,41 @@ def load_llm(manifest: Manifest, environ: Mapping[str, str] = os.environ) -> Cha
         raise LLMError(f"the llms plugin {settings.provider!r} could not be made: {exc}") from exc
     if not callable(getattr(chat, "complete", None)):
         raise LLMError(f"the llms plugin {settings.provider!r} did not give a ChatModel")
+    if type(chat).__module__.split(".")[0] != "memdir":  # a third party's: checked
+        return CheckedChat(chat, settings.provider)
     return chat  # type: ignore[no-any-return]
+
+
+class CheckedChat:
+    """A third party's chat model, its every answer checked: an exception that is not
+    an ``LLMError``, or an answer that is not text, is an ``LLMError`` naming the plugin,
+    which every job that asks a model takes as "the LLM failed" (the offline result, and
+    a note), never a traceback. Its other attributes are the plugin's."""
+
+    def __init__(self, chat: Any, plugin: str) -> None:
+        self.chat = chat
+        self.plugin = plugin
+        self.id = str(getattr(chat, "id", plugin))  # the Protocol asks for one
+
+    def __getattr__(self, name: str) -> Any:
+        if name in ("chat", "plugin", "id"):  # not set yet (copy, pickle): no recursion
+            raise AttributeError(name)
+        return getattr(self.chat, name)
+
+    def complete(
+        self, messages: list[Message], *, json_mode: bool = False, max_tokens: int | None = None
+    ) -> str:
+        try:
+            answer = self.chat.complete(messages, json_mode=json_mode, max_tokens=max_tokens)
+        except LLMError:
+            raise
+        except Exception as exc:
+            raise LLMError(f"the llms plugin {self.plugin!r} failed: {exc}") from exc
+        if not isinstance(answer, str):
+            raise LLMError(
+                f"the llms plugin {self.plugin!r} answered {type(answer).__name__}, not text"
+            )
+        return answer
 
 
 def _content(data: Any, url: str) -> str:
