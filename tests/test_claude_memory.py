@@ -642,6 +642,18 @@ def test_bad_arguments_get_a_sentence(memory: Memory) -> None:
     assert run_memory_command(memory, "not json").startswith("memory: the arguments are not")
 
 
+def test_create_on_a_folder_path_is_refused(memory: Memory) -> None:
+    """``/memories/notes/`` made a file called ``notes`` and said it was created."""
+    result = call(memory, command="create", path="/memories/notes/", file_text="x")
+    assert not result["ok"]
+    assert result["reason"] == (
+        "Error: The path /memories/notes/ names a folder; create writes a file, such as "
+        "/memories/notes/notes.md (folders are made for the files in them)"
+    )
+    assert not (memory.root / "notes").exists()
+    assert call(memory, command="create", path="/memories/notes/a.md", file_text="x")["ok"]
+
+
 def test_an_sdk_command_model_is_accepted(memory: Memory) -> None:
     class ViewCommand:  # the shape of anthropic's BetaMemoryTool20250818ViewCommand
         def model_dump(self, exclude_none: bool = False) -> dict[str, Any]:

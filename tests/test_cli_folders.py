@@ -168,19 +168,44 @@ def test_status(folder: Path) -> None:
     }
     assert data["state"] == {"entries": 0, "expired": 0}
     assert data["dream"] == {"due": False, "why": "1 observation, fewer than 50", "last": None}
+    assert data["search"] == {"embedder": "hashing", "semantic": True, "problem": None}
 
     text = invoke("status", "--dir", folder)
     assert text.exit_code == 0, text.output
     lines = [line.rstrip() for line in text.stdout.splitlines()]
     assert lines[:2] == [f"Folder   {folder.resolve()}", "Layout   default; agent default"]
-    assert lines[-6:] == [
+    assert lines[-7:] == [
         f"Index    {data['index']['items']} items",
+        "Search   keyword and semantic (hashing)",
         "History  0 activities",
         "Notebook 1 of 4 agent entries",
         "Knowledge 1 section, 5 of 15000 chars; 1 of 500 observations",
         "State    0 snapshots, 0 expired",
         "Dream    never run; not due (1 observation, fewer than 50)",
     ]
+
+
+@pytest.mark.parametrize(
+    ("embedder", "line"),
+    [
+        ("nosuch", "Search   keyword only: no embedder named 'nosuch'; known: "),
+        ("openai:nomic-embed-text", "Search   keyword only: the openai embedder needs a server"),
+        ("none", 'Search   keyword only ([index] embedder = "none")'),
+    ],
+)
+def test_status_says_when_search_goes_by_keyword_alone_and_why(
+    folder: Path, monkeypatch: pytest.MonkeyPatch, embedder: str, line: str
+) -> None:
+    """A typo in [index] embedder left search keyword-only, and status said nothing."""
+    monkeypatch.setenv("MEMDIR_EMBEDDER", embedder)
+    text = invoke("status", "--dir", folder)
+    assert text.exit_code == 0, text.output
+    assert [row for row in text.stdout.splitlines() if row.startswith("Search ")][0].startswith(
+        line
+    )
+    search = ok_json(invoke("status", "--dir", folder, "--json"))["search"]
+    assert (search["embedder"], search["semantic"]) == (embedder, False)
+    assert (search["problem"] is None) == (embedder == "none")
 
 
 def test_status_and_init_count_one_thing_in_the_singular(tmp_path: Path) -> None:

@@ -189,6 +189,50 @@ def test_reindex(folder: Path) -> None:
     assert result.stdout.startswith(f"Reindexed {data['files']} files, {data['items']} items in ")
 
 
+@pytest.mark.parametrize(
+    ("embedder", "reason"),
+    [
+        ("nosuch", "no embedder named 'nosuch'; known: "),
+        ("openai:nomic-embed-text", "the openai embedder needs a server: base_url in "),
+    ],
+)
+def test_reindex_with_an_embedder_that_cannot_be_made_fails_and_changes_nothing(
+    folder: Path, monkeypatch: pytest.MonkeyPatch, embedder: str, reason: str
+) -> None:
+    """It rebuilt a keyword-only index and said "Reindexed ..." as if all were well."""
+    assert invoke(folder, "reindex").exit_code == 0
+    index = folder / ".memdir" / "index.db"
+    before = index.read_bytes()
+    monkeypatch.setenv("MEMDIR_EMBEDDER", embedder)
+    result = invoke(folder, "reindex")
+    assert (result.exit_code, result.stdout) == (1, "")
+    assert result.stderr.startswith(f"error: {reason}") and result.stderr.count("\n") == 1
+    assert result.stderr.endswith(
+        '; nothing was reindexed (fix the embedder, or set [index] embedder = "none" for '
+        "keyword search only)\n"
+    )
+    assert index.read_bytes() == before
+    monkeypatch.setenv("MEMDIR_EMBEDDER", "none")  # told to have none: a keyword index
+    assert invoke(folder, "reindex").exit_code == 0
+
+
+def test_a_search_that_goes_by_keyword_alone_says_why_on_stderr(
+    folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """It answered by keyword with nothing said: a newcomer's typo in [index] embedder
+    went unnoticed."""
+    assert invoke(folder, "save", "Deploys happen on Tuesdays.").exit_code == 0
+    monkeypatch.setenv("MEMDIR_EMBEDDER", "nosuch")
+    for args in ([], ["--json"]):
+        result = invoke(folder, "search", "deploys", *args)
+        assert result.exit_code == 0 and "Tuesdays" in result.stdout
+        assert result.stderr.startswith(
+            "memdir: keyword search only: no embedder named 'nosuch'; known: "
+        ), result.stderr
+    monkeypatch.setenv("MEMDIR_EMBEDDER", "hashing")
+    assert invoke(folder, "search", "deploys").stderr == ""
+
+
 def test_reindex_reports_the_time_of_the_reading_and_of_the_embedding(folder: Path) -> None:
     """The time the user waited: the files read, then their texts embedded (the
     report said the reading alone, 3 s of a 4-minute reindex)."""

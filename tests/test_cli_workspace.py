@@ -338,6 +338,18 @@ def test_work_result_checks_each_file_on_disk(
     assert (project / "README.md").read_text() == "done\n"  # its content never read, never changed
 
 
+@pytest.mark.parametrize("given", ["", "  ", "out/a.md\nout/b.md"])
+def test_work_result_with_a_file_that_is_no_path_is_refused(tmp_path: Path, given: str) -> None:
+    """``--file ""`` was the current folder: the result was recorded, UNVERIFIED (a
+    folder), and the sub-agent taken off Pending."""
+    root = made(tmp_path, "default")
+    assert ok(run(root, "work", "spawn", "scout", "price survey"))
+    before = (root / "NOTEBOOK.md").read_bytes()
+    said = failed(run(root, "work", "result", "scout", "3 quotes", "--file", given))
+    assert said == f"refused: {given!r} is not a path: give each file as one line, not empty\n"
+    assert (root / "NOTEBOOK.md").read_bytes() == before
+
+
 def test_work_result_all_files_fine_and_the_callers_word(tmp_path: Path) -> None:
     root = made(tmp_path, "default")
     produced(root / "a.md")
@@ -382,6 +394,27 @@ def test_intel_add_and_show(tmp_path: Path, layout: str) -> None:
         f"error: no intel on 'beta' ({path.replace('project-alpha', 'beta')}); "
         "projects: project-alpha\n"
     )
+
+
+def test_rotate_with_an_unusable_llm_says_it_went_offline(tmp_path: Path) -> None:
+    """An [llm] base_url that is not http(s): the week got the offline summary, and
+    memdir rotate said nothing of the LLM it had been told to use."""
+    root = made(tmp_path, "default")
+    manifest = root / "memdir.toml"
+    manifest.write_text(manifest.read_text() + '\n[llm]\nbase_url = "ftp://x/v1"\nmodel = "m"\n')
+    (root / "intel" / "alpha.md").write_text(
+        "# Alpha Research Intel\n\n## Current Week (Nov 16-22, 2026)\n### Competitors\n"
+        "- Globex cut its prices to $49.\n\n---\n"
+    )
+    said = (
+        "LLM not used: working offline: the LLM base_url must be an http:// or https:// "
+        "URL, not 'ftp://x/v1'; used the offline summary"
+    )
+    assert ok(run(root, "rotate")) == (
+        f"  rotated alpha: Nov 16-22, 2026\n  note: {said}\n1 week rotated, 0 files unchanged.\n"
+    )
+    assert "Globex cut its prices to $49." in (root / "intel" / "alpha.md").read_text()
+    assert ok_json(run(root, "rotate", "--json")) == {"rotated": [], "archives": [], "unchanged": 1}
 
 
 def _files(root: Path) -> dict[str, bytes]:

@@ -243,6 +243,31 @@ def test_a_bad_base_url_leaves_memory_offline_with_a_notice(
         assert any(n.store == "llm" and "http://" in n.message for n in memory.check())
 
 
+@pytest.mark.parametrize(
+    ("table", "said"),
+    [
+        ('base_url = "http://127.0.0.1:11434/v1"',
+         "[llm] has a base_url but no model (set [llm] model or MEMDIR_LLM_MODEL)"),
+        ('model = "llama3.1:8b"',
+         "[llm] has a model but no base_url (set [llm] base_url or MEMDIR_LLM_BASE_URL)"),
+    ],
+)  # fmt: skip
+def test_half_an_llm_leaves_memory_offline_with_a_notice(
+    folder: Path, table: str, said: str
+) -> None:
+    """It was offline without a word: a model name forgotten looked like an LLM in use."""
+    manifest = folder / "memdir.toml"
+    manifest.write_text(manifest.read_text() + f"\n[llm]\n{table}\n")
+    with memdir.open(folder, embedder="hashing") as memory:
+        assert memory.llm is None
+        assert [n.message for n in memory.check() if n.store == "llm"] == [
+            f"working offline: {said}"
+        ]
+    manifest.write_text(manifest.read_text().replace(f"\n[llm]\n{table}\n", ""))
+    with memdir.open(folder, embedder="hashing") as memory:  # no [llm] at all: nothing said
+        assert memory.llm is None and memory.check() == []
+
+
 # -- the fakes -----------------------------------------------------------------------
 
 

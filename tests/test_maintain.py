@@ -118,6 +118,19 @@ def test_cli_dream_with_the_llm_planner_but_no_llm_exits_1(folder: Path) -> None
     assert "the llm planner needs an [llm] endpoint" in result.stderr
 
 
+def test_cli_dream_with_the_llm_planner_and_an_unusable_llm_says_why(folder: Path) -> None:
+    manifest = folder / "memdir.toml"
+    manifest.write_text(manifest.read_text() + '\n[llm]\nbase_url = "ftp://x/v1"\nmodel = "m"\n')
+    before = (folder / "knowledge.md").read_bytes()
+    result = invoke(folder, "dream", "--force", "--planner", "llm")
+    assert (result.exit_code, result.stdout) == (1, "")
+    assert result.stderr == (
+        "error: the llm planner cannot run: working offline: the LLM base_url must be an "
+        "http:// or https:// URL, not 'ftp://x/v1'\n"
+    )
+    assert (folder / "knowledge.md").read_bytes() == before
+
+
 def test_cli_maintain(folder: Path) -> None:
     result = invoke(folder, "maintain")
     assert result.exit_code == 0, result.output

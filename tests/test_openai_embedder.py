@@ -52,6 +52,17 @@ def test_batches_go_as_the_server_allows() -> None:
     assert max(sizes) <= 3 and sum(sizes) == 10  # no refused request the second time
 
 
+def test_a_batch_size_the_server_refused_is_not_sent_again() -> None:
+    """14 texts to a server that takes 4: the second half of a refused 7 was sent as 7
+    again, and refused again."""
+    texts = [f"fact number {i} about the release" for i in range(14)]
+    with ChatServer(max_inputs=4) as server:
+        embedder = OpenAIEmbedder("m", base_url=server.base_url, batch_size=64)
+        vectors = embedder.embed(texts)
+    assert np.allclose(vectors, HashingEmbedder(64).embed(texts), atol=1e-6)
+    assert [len(r.body["input"]) for r in server.requests] == [14, 7, 4, 3, 4, 3]
+
+
 def test_a_429_is_retried_and_dimensions_are_sent() -> None:
     with ChatServer(embedding_dim=16) as server:
         server.embedding_failures.append(ChatReply.error(429, "busy", retry_after="0"))

@@ -242,3 +242,238 @@ def test_a_name_no_dist_info_holds_is_still_asked_of_importlib_metadata(
     )
     assert out.startswith("True no embedder named 'nowhere'; known: ")
     assert "tiny" in out
+
+
+# -- a plugin that misbehaves: a clear error or a notice, never a traceback -------------
+
+BROKEN_MODULE = '''
+"""memdir-broken: plugins that raise or answer with garbage."""
+
+
+class Raises:
+    def __init__(self, *args, **kwargs):
+        raise RuntimeError("the plugin is broken")
+
+
+class Garbage:
+    """Made fine; answers with the wrong kind of thing."""
+
+    id = name = "garbage"
+    dim = 4
+
+    def __init__(self, *args, **kwargs):
+        pass
+
+    def count(self, text):
+        return "many"
+
+    def embed(self, texts):
+        return [[0.5, 0.5] for _ in texts]  # two numbers a text, not dim (4)
+
+
+class Explodes:
+    """A chat client made fine, whose answers raise or are not text."""
+
+    def __init__(self, base_url, model, **options):
+        self.id = f"explodes:{model}"
+        self.answers = [RuntimeError("the socket melted"), None]
+
+    def complete(self, messages, *, json_mode=False, max_tokens=None):
+        answer = self.answers.pop(0) if self.answers else None
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+
+class Lists:
+    """An embedder that answers with plain lists of floats, as many clients do."""
+
+    id = "lists-v1"
+    dim = 3
+
+    def embed(self, texts):
+        return [[float(len(t)), float(t.count("e")) + 1.0, 1.0] for t in texts]
+'''
+
+BROKEN_ENTRY_POINTS = """\
+[memdir.llms]
+raises = memdir_broken:Raises
+explodes = memdir_broken:Explodes
+
+[memdir.tokenizers]
+raises = memdir_broken:Raises
+garbage = memdir_broken:Garbage
+
+[memdir.embedders]
+garbage = memdir_broken:Garbage
+lists = memdir_broken:Lists
+"""
+
+
+@pytest.fixture
+def broken(site: Path) -> Path:
+    """``site`` with a second distribution whose plugins misbehave."""
+    info = site / "memdir_broken-0.1.0.dist-info"
+    info.mkdir()
+    (site / "memdir_broken.py").write_text(BROKEN_MODULE)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: memdir-broken\nVersion: 0.1.0\n")
+    (info / "entry_points.txt").write_text(BROKEN_ENTRY_POINTS)
+    return site
+
+
+def cli(site: Path, folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``python -m memdir ARGS --dir FOLDER`` with the plugins installed."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(site), env.get("PYTHONPATH", "")])
+    return subprocess.run(
+        [sys.executable, "-m", "memdir", *args, "--dir", str(folder)],
+        capture_output=True, text=True, env=env, timeout=120,
+    )  # fmt: skip
+
+
+PAST_WEEK = """# Alpha Research Intel
+
+## Current Week (Nov 16-22, 2026)
+### Competitors
+- Globex cut its prices to $49.
+
+---
+"""
+
+
+def test_an_llm_plugin_that_raises_leaves_the_folder_offline(broken: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "mem"
+    memdir.init(folder)
+    manifest = folder / "memdir.toml"
+    manifest.write_text(
+        manifest.read_text()
+        + '\n[llm]\nprovider = "raises"\nbase_url = "http://127.0.0.1:9/v1"\nmodel = "m"\n'
+    )
+    (folder / "intel" / "alpha.md").write_text(PAST_WEEK)
+    done = cli(broken, folder, "rotate")
+    assert (done.returncode, "Traceback" in done.stderr) == (0, False), done.stderr
+    assert "Globex cut its prices to $49." in (folder / "intel" / "alpha.md").read_text()
+    out = run(
+        broken,
+        f"""
+        import memdir
+        with memdir.open({str(folder)!r}) as m:
+            print(m.llm, [n.message for n in m.check()])
+        """,
+        tmp_path,
+    )
+    assert out.strip() == (
+        "None [\"working offline: the llms plugin 'raises' could not be made: "
+        'the plugin is broken"]'
+    )
+
+
+@pytest.mark.parametrize(
+    ("tokenizer", "error"),
+    [
+        ("raises", "the tokenizers plugin 'raises' could not be made: the plugin is broken"),
+        ("garbage", "the tokenizers plugin 'garbage' counted 'many' tokens; a count is a whole "
+         "number of at least 0"),
+    ],
+)  # fmt: skip
+def test_a_token_counter_plugin_that_misbehaves_is_one_line(
+    broken: Path, tmp_path: Path, tokenizer: str, error: str
+) -> None:
+    folder = tmp_path / "mem"
+    memdir.init(folder)
+    manifest = folder / "memdir.toml"
+    manifest.write_text(
+        manifest.read_text().replace("[context]\n", f'[context]\ntokenizer = "{tokenizer}"\n')
+    )
+    done = cli(broken, folder, "context")
+    assert (done.returncode, done.stdout, done.stderr) == (1, "", f"error: {error}\n")
+
+
+def with_embedder(tmp_path: Path, name: str) -> Path:
+    folder = tmp_path / "mem"
+    memdir.init(folder)
+    manifest = folder / "memdir.toml"
+    manifest.write_text(manifest.read_text() + f'\n[index]\nembedder = "{name}"\n')
+    return folder
+
+
+def test_an_embedder_that_answers_with_lists_of_floats_is_used(
+    broken: Path, tmp_path: Path
+) -> None:
+    folder = with_embedder(tmp_path, "lists")
+    assert cli(broken, folder, "save", "Deploys happen on Tuesdays.").returncode == 0
+    done = cli(broken, folder, "reindex")
+    assert (done.returncode, done.stderr) == (0, ""), done.stderr
+    out = run(
+        broken,
+        f"""
+        import memdir
+        with memdir.open({str(folder)!r}) as m:
+            hits = m.search("Deploys happen on Tuesdays.")
+            print(m.index.embedder.id, hits[0].semantic > 0.99, [n.message for n in m.check()])
+        """,
+        tmp_path,
+    )
+    assert out.strip() == "lists-v1 True []"
+
+
+def test_an_embedder_that_answers_with_garbage_is_named_never_a_traceback(
+    broken: Path, tmp_path: Path
+) -> None:
+    folder = with_embedder(tmp_path, "garbage")
+    assert cli(broken, folder, "save", "Deploys happen on Tuesdays.").returncode == 0
+    said = "the embedder 'garbage' gave list of shape ("
+    done = cli(broken, folder, "reindex")
+    assert (done.returncode, done.stdout) == (1, ""), done.stderr
+    assert done.stderr.startswith(f"error: {said}") and done.stderr.count("\n") == 1
+    assert done.stderr.endswith(", 2) for 14 texts; expected 14 vectors of 4 numbers\n")
+    out = run(
+        broken,
+        f"""
+        import memdir
+        with memdir.open({str(folder)!r}) as m:
+            hits = m.search("Deploys happen on Tuesdays.")
+            print(hits[0].snippet, [n.message for n in m.check()])
+        """,
+        tmp_path,
+    )
+    assert "Tuesdays" in out and f"keyword search only: {said}" in out
+
+
+def test_an_llm_plugin_whose_answers_raise_or_are_not_text_is_a_failed_llm(
+    broken: Path, tmp_path: Path
+) -> None:
+    """A RuntimeError from complete(), or None for an answer, was a traceback from
+    memdir rotate and memdir dream."""
+    folder = tmp_path / "mem"
+    memdir.init(folder)
+    manifest = folder / "memdir.toml"
+    manifest.write_text(
+        manifest.read_text()
+        + '\n[llm]\nprovider = "explodes"\nbase_url = "http://127.0.0.1:9/v1"\nmodel = "m"\n'
+    )
+    (folder / "intel" / "alpha.md").write_text(PAST_WEEK)
+    done = cli(broken, folder, "rotate")
+    assert (done.returncode, done.stderr) == (0, ""), done.stderr
+    assert "note: LLM summary failed: the llms plugin 'explodes' failed: the socket melted" in (
+        done.stdout
+    )
+    assert "Globex cut its prices to $49." in (folder / "intel" / "alpha.md").read_text()
+    out = run(
+        broken,
+        f"""
+        from memdir.llm.chat import LLMError
+        import memdir
+        with memdir.open({str(folder)!r}) as m:
+            try:
+                m.llm.complete([{{"role": "user", "content": "hi"}}])
+            except LLMError:
+                pass
+            try:
+                m.llm.complete([{{"role": "user", "content": "hi"}}])
+            except LLMError as exc:
+                print(m.llm.id, exc)
+        """,
+        tmp_path,
+    )
+    assert out.strip() == "explodes:m the llms plugin 'explodes' answered NoneType, not text"

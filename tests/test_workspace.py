@@ -164,6 +164,26 @@ def test_a_result_matches_the_whole_label(mem: Memory) -> None:
     assert view.right_now == ["Waiting on sub-agent research-2 for pricing scan"]
 
 
+def test_a_result_does_not_take_a_label_that_holds_it_and_more(mem: Memory) -> None:
+    """A label may hold spaces: ``web`` is not ``web scraper``."""
+    assert mem.workstate.spawn("web scraper", "scrape the prices").ok
+    assert mem.workstate.spawn("web", "check the site").ok
+    assert mem.workstate.result("web", "site is up", verified=True).ok
+    view = mem.workstate.view()
+    assert view.pending == ["Sub-agent web scraper spawned at 10:00 for scrape the prices"]
+    assert view.right_now == ["Waiting on sub-agent web scraper for scrape the prices"]
+    assert "spawned.web_scraper: 2026-11-30T10:00:00Z" in read(mem, WORKSTATE)
+
+
+@pytest.mark.parametrize("again", ["dec-007", "DEC-007", "dec 007"])
+def test_a_label_still_pending_is_not_spawned_twice(mem: Memory, again: str) -> None:
+    assert mem.workstate.spawn("dec_007" if " " in again else "dec-007", "API work").ok
+    before = snapshot(mem.root)
+    refused = mem.workstate.spawn(again, "other work")
+    assert not refused.ok and "is already pending" in str(refused.reason), refused
+    assert snapshot(mem.root) == before
+
+
 # -- a sub-agent's files, checked on disk (never trust its narrative) -----------------
 
 SPAWN = datetime(2026, 11, 30, 10, 0, tzinfo=UTC).timestamp()  # the fake clock's now
@@ -326,6 +346,15 @@ def test_journal_sections_keep_their_order_and_decisions_their_reason(mem: Memor
     assert snapshot(mem.root) == before
 
 
+def test_a_reason_is_kept_on_any_journal_line(mem: Memory) -> None:
+    """A ``why`` given with a learning or a milestone was dropped, and the write said ok."""
+    assert mem.journal.append("learning", "Webhooks need HTTPS", why="Stripe refuses http").ok
+    assert mem.journal.append("milestone", "Deployed v2.1", why="the fix was urgent").ok
+    text = read(mem, JOURNAL)
+    assert "- Webhooks need HTTPS because Stripe refuses http\n" in text
+    assert "- 10:00 — Deployed v2.1 because the fix was urgent\n" in text
+
+
 def test_journal_days_are_never_deleted(mem: Memory, clock: FakeClock) -> None:
     for n in range(3):
         mem.journal.append("learning", f"day {n}: " + "a short learning " * 50)
@@ -426,6 +455,23 @@ def test_lessons_are_written_in_the_spec_format_once(mem: Memory) -> None:
         parts[n + 1] = " \n"
         assert not mem.lessons.add(*parts).ok
     assert read(mem, LESSONS) == expected
+
+
+def test_a_category_named_in_another_case_is_the_files_own(mem: Memory) -> None:
+    """``api`` made a second ``## api`` category beside the starter ``## API``."""
+    added = mem.lessons.add("api", "Retried a 400", what_happened="Same 400", rule="Read it")
+    assert added.ok and added.key == "API"
+    text = read(mem, LESSONS)
+    assert "## api" not in text and text.count("## API\n") == 1
+    assert text.index("## API\n") < text.index("Retried a 400") < text.index("## File Operations")
+    assert mem.lessons.add("Api", "Retried a 400", "Same 400", "Read it").action == "unchanged"
+
+
+def test_an_empty_category_is_refused_with_an_example_of_one(mem: Memory) -> None:
+    before = snapshot(mem.root)
+    refused = mem.lessons.add("  ", "Retried a 400", "Same 400", "Read it")
+    assert refused.reason == "category is empty; give a short name such as 'Discord API'"
+    assert snapshot(mem.root) == before
 
 
 def test_lessons_check_finds_the_discord_lesson_first(mem: Memory) -> None:

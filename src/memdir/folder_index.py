@@ -95,6 +95,25 @@ def choose_embedder(memory: Memory) -> Embedder | None:
         return None
 
 
+def embedder_problem(memory: Memory) -> str | None:
+    """Why the folder has no embedder when one is configured (``memdir reindex`` fails
+    with it rather than rebuild a keyword-only index as if all were well); None when
+    it has one, or was told to have none."""
+    from memdir.index.embedders import EmbedderUnavailable, load_embedder
+
+    choice = memory._embedder_choice
+    if memory.index.embedder is not None or (choice is not None and not isinstance(choice, str)):
+        return None
+    name, options = embedder_named(memory.manifest.index, choice)
+    if name == "none":
+        return None
+    try:
+        load_embedder(name, options)
+    except EmbedderUnavailable as exc:
+        return str(exc)
+    return None
+
+
 def warm_search(memory: Memory) -> None:
     """Make the search model ready beside a server's start (``memdir serve``, ``memdir
     ui``; MiniLM's int8 conversion, once per install): the first search finds it done,

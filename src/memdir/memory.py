@@ -270,7 +270,18 @@ class Memory:
         """Rebuild the index from the files (``memdir reindex``); ``progress(done, total)``
         is called as files are read, then as their texts are embedded. Vectors are
         committed a batch at a time and kept by content: a reindex stopped part-way
-        and run again reads the files again but embeds only what has no vector yet."""
+        and run again reads the files again but embeds only what has no vector yet.
+        Raises ``EmbedderUnavailable`` before anything is done when the configured
+        embedder cannot be made (a keyword-only rebuild is not what was asked)."""
+        from memdir.folder_index import embedder_problem
+        from memdir.index.embedders import EmbedderUnavailable
+
+        problem = embedder_problem(self)
+        if problem is not None:
+            raise EmbedderUnavailable(
+                f"{problem}; nothing was reindexed (fix the embedder, or set "
+                '[index] embedder = "none" for keyword search only)'
+            )
         with self.lock:
             report = self.index.reindex(progress)
         self.index.ensure_vectors(progress)
@@ -462,13 +473,17 @@ class Memory:
         has an offline path and takes it without one. Set it on the instance to
         choose another: ``memory.llm = FakeChat([...])`` in a test, ``None`` for off.
         """
-        from memdir.llm.chat import LLMError, load_llm
+        from memdir.llm.chat import LLMError, half_configured, load_llm
 
         try:
-            return load_llm(self.manifest)
+            chat = load_llm(self.manifest)
         except LLMError as exc:
             self.notices.append(Notice("llm", f"working offline: {exc}"))
             return None
+        half = half_configured(self.manifest) if chat is None else None
+        if half is not None:
+            self.notices.append(Notice("llm", f"working offline: {half}"))
+        return chat
 
     def lessons_check(self, query: str, k: int = 5) -> list[Hit]:
         """Search the lessons before something risky (``memdir lessons check``)."""

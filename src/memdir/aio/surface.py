@@ -802,6 +802,8 @@ class AsyncMemory(AsyncMemoryBase):
         is called as files are read, then as their texts are embedded. Vectors are
         committed a batch at a time and kept by content: a reindex stopped part-way
         and run again reads the files again but embeds only what has no vector yet.
+        Raises ``EmbedderUnavailable`` before anything is done when the configured
+        embedder cannot be made (a keyword-only rebuild is not what was asked).
         """
         return await self._call(lambda sync_: sync_.reindex(progress))
 

@@ -186,7 +186,8 @@ def _init_dict(report: InitReport) -> dict[str, Any]:
 def status(
     folder: FolderOption = None, agent: AgentOption = None, as_json: JsonOption = False
 ) -> None:
-    """What a memory folder holds: its layers, index, history, notebook, knowledge and state."""
+    """What a memory folder holds: its layers, index, search, history, notebook, knowledge
+    and state."""
     from rich.table import Table
 
     with opened(folder, agent) as memory:
@@ -204,6 +205,13 @@ def status(
     index = data["index"]
     items = plural(index["items"], "item")
     console.print(f"Index    {items}" if index["built"] else "Index    not built yet", markup=False)
+    search = data["search"]
+    if search["semantic"]:
+        console.print(f"Search   keyword and semantic ({search['embedder']})", markup=False)
+    elif search["problem"]:
+        console.print(f"Search   keyword only: {search['problem']}", markup=False)
+    else:
+        console.print('Search   keyword only ([index] embedder = "none")', markup=False)
     for line in _status_lines(data):
         console.print(line, markup=False)
 
@@ -314,7 +322,25 @@ def folder_status(memory: Memory) -> dict[str, Any]:
             memory.backend != "local" or (memory.root / history[1].paths[0]).is_file()
         )
         data["dream"] = _dream_status(memory, has_history=recorded)
+    data["search"] = _search_status(memory)
     return data
+
+
+def _search_status(memory: Memory) -> dict[str, Any]:
+    """The embedder search will use, or why it goes by keyword alone: one that cannot be
+    made (a name no plugin has, options it does not take, openai:MODEL without a base
+    URL). Made, not run: a model file or a server is met by the first search."""
+    from memdir.folder_index import embedder_named
+    from memdir.index.embedders import EmbedderUnavailable, load_embedder
+
+    name, options = embedder_named(memory.manifest.index)
+    if name == "none":
+        return {"embedder": name, "semantic": False, "problem": None}
+    try:
+        load_embedder(name, options)
+    except EmbedderUnavailable as exc:
+        return {"embedder": name, "semantic": False, "problem": str(exc)}
+    return {"embedder": name, "semantic": True, "problem": None}
 
 
 def _dream_status(memory: Memory, *, has_history: bool) -> dict[str, Any]:

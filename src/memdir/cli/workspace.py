@@ -75,7 +75,7 @@ def journal_append(
     why: Annotated[
         str | None,
         typer.Option(
-            "--why", metavar="TEXT", help="For a decision: the reason.", show_default=False
+            "--why", metavar="TEXT", help="The reason; a decision needs one.", show_default=False
         ),
     ] = None,
     folder: FolderOption = None,
@@ -196,14 +196,17 @@ def work_spawn(
     write_once(folder, agent, as_json, lambda memory: memory.workstate.spawn(label, line))
 
 
-def _output_path(path: Path, root: Path) -> str:
+def _output_path(path: str, root: Path) -> str:
     """A --file as the store checks it: relative to the memory folder when inside it
     (shorter in the Done line), else absolute. The shell's relative paths are the
-    current folder's."""
+    current folder's. An empty one, or one of several lines, is given as it came, for
+    the store to refuse (as a path, "" was the current folder: a folder, not a file)."""
     from memdir.errors import MemdirError
     from memdir.paths import resolved
 
-    absolute = Path.cwd() / path.expanduser()
+    if not path.strip() or "\n" in path or "\r" in path:
+        return path
+    absolute = Path.cwd() / Path(path).expanduser()
     try:
         return resolved(absolute).relative_to(root).as_posix()
     except (ValueError, MemdirError):  # outside the folder, or a loop of links
@@ -223,7 +226,7 @@ def work_result(
         typer.Option("--verified", help="You checked the result yourself (without --file)."),
     ] = False,
     file: Annotated[
-        list[Path] | None,
+        list[str] | None,
         typer.Option(
             "--file",
             metavar="PATH",

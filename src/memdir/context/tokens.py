@@ -17,6 +17,7 @@ the tokenizer would otherwise hold every token of a 5 MB file at once (about
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -128,10 +129,47 @@ def load_counter(setting: str, root: Path) -> TokenCounter:
         factory = resolve("tokenizers", name)
     except PluginError as exc:
         raise MemdirError(f"[context] tokenizer: {exc}") from None
-    counter = factory(argument) if colon else factory()
+    try:
+        counter = factory(argument) if colon else factory()
+    except MemdirError:
+        raise
+    except Exception as exc:  # a plugin's own failure: name it, never a traceback
+        raise MemdirError(f"the tokenizers plugin {name!r} could not be made: {exc}") from exc
     if not isinstance(counter, TokenCounter):
         raise MemdirError(f"the tokenizers plugin {name!r} did not give a TokenCounter")
+    if type(counter).__module__.split(".")[0] != "memdir":
+        return CheckedCounter(counter, name)
     return counter
+
+
+class CheckedCounter:
+    """A third party's counter, its every answer checked: a count that is not a whole
+    number of at least 0, or a count that raises, is a ``MemdirError`` naming the plugin
+    (never a ``TypeError`` deep in the context's budget arithmetic)."""
+
+    def __init__(self, counter: TokenCounter, plugin: str) -> None:
+        self.counter = counter
+        self.plugin = plugin
+
+    @property
+    def name(self) -> str:
+        return self.counter.name
+
+    def count(self, text: str) -> int:
+        try:
+            counted = self.counter.count(text)
+        except Exception as exc:
+            raise MemdirError(f"the tokenizers plugin {self.plugin!r} failed: {exc}") from exc
+        try:  # a whole number of any integer type (numpy's too), never a float or text
+            whole = -1 if isinstance(counted, bool) else operator.index(counted)
+        except TypeError:
+            whole = -1
+        if whole < 0:
+            raise MemdirError(
+                f"the tokenizers plugin {self.plugin!r} counted {counted!r} tokens; "
+                "a count is a whole number of at least 0"
+            )
+        return whole
 
 
 def _is_path(setting: str) -> bool:

@@ -182,9 +182,13 @@ def choose_planner(memory: Memory, name: str | None = None) -> Planner:
                 embedder=memory.index.embedder,
             )
         if chosen == "llm":
+            # an [llm] that is set but unusable (not http(s), a provider that fails): say why
+            why = [n.message for n in memory.notices if n.store == "llm"]
             raise MemdirError(
-                "the llm planner needs an [llm] endpoint in memdir.toml (base_url and model) "
-                "or MEMDIR_LLM_BASE_URL and MEMDIR_LLM_MODEL"
+                f"the llm planner cannot run: {why[-1]}"
+                if why
+                else "the llm planner needs an [llm] endpoint in memdir.toml (base_url and "
+                "model) or MEMDIR_LLM_BASE_URL and MEMDIR_LLM_MODEL"
             )
     embedder = memory.index.embedder if memory.has("knowledge") else None
     return OfflinePlanner(

@@ -505,6 +505,10 @@ def load_embedder(name: str, options: Mapping[str, object] | None = None) -> Emb
         raise EmbedderUnavailable(f"the embedder {name!r} could not be made: {exc}") from exc
     if not _has_embedder_shape(embedder):
         raise EmbedderUnavailable(f"entry point {plugin!r} did not give an Embedder")
+    if type(embedder).__module__.split(".")[0] != "memdir":  # a third party's: checked
+        from memdir.index.checked_embedder import CheckedEmbedder
+
+        return CheckedEmbedder(embedder, plugin)
     return embedder  # type: ignore[no-any-return]
 
 

@@ -131,9 +131,15 @@ class OpenAIEmbedder:
             )
         except ServerFailure as exc:
             if len(texts) > 1 and exc.status in (400, 413):
-                half = len(texts) // 2
-                self.batch_size = min(self.batch_size, half)
-                return _stack([self._request(texts[:half]), self._request(texts[half:])])
+                # the rest goes at the size learnt, as it is lowered further: a size the
+                # server refused once is never sent again
+                self.batch_size = min(self.batch_size, (len(texts) + 1) // 2)
+                parts, start = [], 0
+                while start < len(texts):
+                    chunk = texts[start : start + self.batch_size]
+                    parts.append(self._request(chunk))
+                    start += len(chunk)
+                return _stack(parts)
             raise EmbedderUnavailable(str(exc)) from None
         vectors = _vectors(data, len(texts), self.url)
         if self._dim is None:

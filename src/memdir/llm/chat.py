@@ -140,12 +140,27 @@ class _HTTPStatusError(LLMError):
         self.status = status
 
 
+def half_configured(manifest: Manifest, environ: Mapping[str, str] = os.environ) -> str | None:
+    """Why there is no LLM when half of one is set (a base_url and no model, or a model
+    and no base_url): ``Memory.llm``'s notice, so the folder is not offline unsaid."""
+    base_url = environ.get(BASE_URL_ENV) or manifest.llm.base_url
+    model = environ.get(MODEL_ENV) or manifest.llm.model
+    if bool(base_url) == bool(model):
+        return None
+    given, missing = ("base_url", "model") if base_url else ("model", "base_url")
+    return (
+        f"[llm] has a {given} but no {missing} (set [llm] {missing} or "
+        f"{BASE_URL_ENV if missing == 'base_url' else MODEL_ENV})"
+    )
+
+
 def load_llm(manifest: Manifest, environ: Mapping[str, str] = os.environ) -> ChatModel | None:
     """The manifest's ``[llm]`` as a ``ChatModel`` (the client ``provider`` names; its
     retries ``max_retries``), or None if no base_url and model are set.
     ``MEMDIR_LLM_BASE_URL`` and ``MEMDIR_LLM_MODEL`` override the manifest; the key is
     read from the variable ``[llm] api_key_env`` names (``MEMDIR_LLM_API_KEY``).
-    Raises ``LLMError`` on a base_url that is not http(s), or an unknown provider."""
+    Raises ``LLMError`` on a base_url that is not http(s), an unknown provider, or
+    a provider that raises while it is made."""
     settings = manifest.llm
     base_url = environ.get(BASE_URL_ENV) or settings.base_url
     model = environ.get(MODEL_ENV) or settings.model
@@ -157,17 +172,56 @@ def load_llm(manifest: Manifest, environ: Mapping[str, str] = os.environ) -> Cha
         factory = resolve("llms", settings.provider)
     except PluginError as exc:
         raise LLMError(f"[llm] provider: {exc}") from None
-    chat = factory(
-        base_url,
-        model,
-        api_key=environ.get(settings.api_key_env) or None,
-        timeout=settings.timeout_seconds,
-        temperature=settings.temperature,
-        retry=RetryPolicy(retries=settings.max_retries),
-    )
+    try:
+        chat = factory(
+            base_url,
+            model,
+            api_key=environ.get(settings.api_key_env) or None,
+            timeout=settings.timeout_seconds,
+            temperature=settings.temperature,
+            retry=RetryPolicy(retries=settings.max_retries),
+        )
+    except LLMError:
+        raise
+    except Exception as exc:  # a plugin's own failure: name it, never a traceback
+        raise LLMError(f"the llms plugin {settings.provider!r} could not be made: {exc}") from exc
     if not callable(getattr(chat, "complete", None)):
         raise LLMError(f"the llms plugin {settings.provider!r} did not give a ChatModel")
+    if type(chat).__module__.split(".")[0] != "memdir":  # a third party's: checked
+        return CheckedChat(chat, settings.provider)
     return chat  # type: ignore[no-any-return]
+
+
+class CheckedChat:
+    """A third party's chat model, its every answer checked: an exception that is not
+    an ``LLMError``, or an answer that is not text, is an ``LLMError`` naming the plugin,
+    which every job that asks a model takes as "the LLM failed" (the offline result, and
+    a note), never a traceback. Its other attributes are the plugin's."""
+
+    def __init__(self, chat: Any, plugin: str) -> None:
+        self.chat = chat
+        self.plugin = plugin
+        self.id = str(getattr(chat, "id", plugin))  # the Protocol asks for one
+
+    def __getattr__(self, name: str) -> Any:
+        if name in ("chat", "plugin", "id"):  # not set yet (copy, pickle): no recursion
+            raise AttributeError(name)
+        return getattr(self.chat, name)
+
+    def complete(
+        self, messages: list[Message], *, json_mode: bool = False, max_tokens: int | None = None
+    ) -> str:
+        try:
+            answer = self.chat.complete(messages, json_mode=json_mode, max_tokens=max_tokens)
+        except LLMError:
+            raise
+        except Exception as exc:
+            raise LLMError(f"the llms plugin {self.plugin!r} failed: {exc}") from exc
+        if not isinstance(answer, str):
+            raise LLMError(
+                f"the llms plugin {self.plugin!r} answered {type(answer).__name__}, not text"
+            )
+        return answer
 
 
 def _content(data: Any, url: str) -> str:

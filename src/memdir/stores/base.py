@@ -151,13 +151,14 @@ def check_secrets(text: str) -> str:
     return check_text(text)
 
 
-def normalize_key(raw: object, what: str = "key") -> str:
-    """A section key from user input, or Refusal with a sentence saying what to fix."""
+def normalize_key(raw: object, what: str = "key", example: str = "current-task") -> str:
+    """A section key from user input, or Refusal with a sentence saying what to fix
+    (``example``: a name of the kind asked for, said when it is empty)."""
     if not isinstance(raw, str):
         raise Refusal(f"{what} must be a string, not {type(raw).__name__}")
     key = " ".join(raw.split())
     if not key:
-        raise Refusal(f"{what} is empty; give a short name such as 'current-task'")
+        raise Refusal(f"{what} is empty; give a short name such as {example!r}")
     if len(key) > KEY_MAX_CHARS:
         raise Refusal(f"{what} is {len(key)} chars; keep it under {KEY_MAX_CHARS}")
     return check_text(key, what)

@@ -203,7 +203,7 @@ class IntelStore:
         try:
             if not slugify(project):
                 raise Refusal(_unnamed(project))
-            topic = normalize_key(topic, "topic")
+            topic = normalize_key(topic, "topic", "Competitor Analysis")
             checked = check_text(
                 text, "text", limit=INTEL_ENTRY_MAX_CHARS, hint="an intel note is a short finding"
             )

@@ -140,14 +140,14 @@ class JournalStore:
                 raise Refusal("the journal line is empty; nothing was written")
             line = " ".join(strip_think(text).split())
             notes: list[str] = []
-            if heading == "Decisions":
-                reason = " ".join(why.split()) if isinstance(why, str) and why.strip() else ""
-                if reason:
-                    line = f"{line} because {reason}"
-                elif not _REASON_RE.search(line):
-                    line = f"{line} {NO_REASON}"
-                    notes.append(UNREASONED.format(why="why=..."))
-            elif heading == "Milestones":
+            # a reason is kept on any line (it was dropped from all but a decision's)
+            reason = " ".join(why.split()) if isinstance(why, str) and why.strip() else ""
+            if reason:
+                line = f"{line} because {reason}"
+            elif heading == "Decisions" and not _REASON_RE.search(line):
+                line = f"{line} {NO_REASON}"
+                notes.append(UNREASONED.format(why="why=..."))
+            if heading == "Milestones":
                 line = f"{moment:%H:%M} — {line}"
             check_text(line, "text")  # with its reason
             flags = flag(line)
@@ -177,7 +177,7 @@ class JournalStore:
         """Add a section of its own to a day (an imported conversation, say)."""
         store = self._file(day)
         try:
-            key = normalize_key(key, "section")
+            key = normalize_key(key, "section", "Decisions")
             check_text(body, "body")
             flags = flag(body)
             meta = dict(meta or {})

@@ -254,7 +254,7 @@ class KnowledgeStore(SectionFileStore):
                     f"mode {chosen!r} writes a section: give the section's name and its "
                     "content (or mode 'delete' and the ids of observations to remove)"
                 )
-            key = normalize_key(section, "section")
+            key = normalize_key(section, "section", "conventions")
             if key.lower() == OBSERVATIONS_KEY:
                 raise Refusal(
                     "_observations is the observation buffer: add to it with memory_save and "
@@ -328,7 +328,7 @@ class KnowledgeStore(SectionFileStore):
     def remove_section(self, name: str) -> WriteResult:
         """Remove a curated section; its text goes to the archive."""
         try:
-            key = normalize_key(name, "section")
+            key = normalize_key(name, "section", "conventions")
             with self._edit_parts() as (parts, archived, notes):
                 doc = parts.doc
                 target = find_curated(doc, key)

@@ -91,7 +91,7 @@ class KnowledgeEdit:
         from memdir.stores.knowledge import find_curated
         from memdir.timeutil import format_ts
 
-        key = normalize_key(section, "section")
+        key = normalize_key(section, "section", "conventions")
         if key.casefold() == OBSERVATIONS_KEY:
             raise Refusal("_observations is the buffer, not a curated section")
         limit = self.store.ctx.limits.memory_md_total_max_chars

@@ -97,9 +97,12 @@ class LessonsStore(SectionFileStore):
             return WriteResult.refused(self.store, refusal.reason)
 
     def _append(self, category: str, entry: str, identity: str) -> WriteResult:
-        key = normalize_key(category, "category")
+        key = normalize_key(category, "category", "Discord API")
         flags = flag(entry)
         with self._edit() as doc:
+            # "api" is the file's "## API", not a second category beside it
+            same = [known.key for known in doc if known.key.casefold() == key.casefold()]
+            key = key if key in same or not same else same[0]
             section = doc.get(key)
             if section is None:
                 section = doc.append(doc.new_section(key))

@@ -238,6 +238,16 @@ class WorkState:
 
         def change(edit: Edit) -> list[str]:
             name, work = _clean(label, "the sub-agent label"), _clean(task, "the task")
+            # Two sub-agents under one label (or one spawn moment's key, "a b" and "a_b"):
+            # a result could not tell them apart.
+            mine, key = _label_re(name), _meta_key(name)
+            taken = [item for item in edit.lists["pending"] if mine.search(item)]
+            taken += [f"sub-agent {other}" for other in edit.spawned if _meta_key(other) == key]
+            if taken:
+                raise Refusal(
+                    f"sub-agent {name!r} is already pending ({taken[0]}); record its result "
+                    "first, or give this one another label"
+                )
             edit.lists["pending"].append(
                 f"Sub-agent {name} spawned at {edit.stamp[-5:]} for {work}"
             )
@@ -367,8 +377,11 @@ class WorkState:
 
 
 def _label_re(name: str) -> re.Pattern[str]:
-    """A Pending or Right Now line about sub-agent ``name`` (the whole label)."""
-    return re.compile(rf"\bsub-agent {re.escape(name)}(?![\w-])", re.I)
+    """A Pending or Right Now line about sub-agent ``name`` (the whole label): followed by
+    the line's end, punctuation, "spawned", "for", a dash or a bracket, so that ``web`` is
+    not ``web scraper`` (a label may hold spaces) nor ``research`` ``research-2``."""
+    after = r"(?=$|[:,;.!?)\]](?:\s|$)|\s+(?:spawned|for)\b|\s+[-\u2013\u2014]\s|\s+[(\[])"
+    return re.compile(rf"\bsub-agent {re.escape(name)}{after}", re.I)
 
 
 def _meta_key(name: str) -> str:

@@ -103,6 +103,12 @@ def view(memory: Memory, args: dict[str, Any]) -> dict[str, Any]:
 def create(memory: Memory, args: dict[str, Any]) -> dict[str, Any]:
     place = target(memory, args["path"])
     text: str = args["file_text"]
+    if str(args["path"]).strip().endswith("/") and not place.is_root:  # /memories/notes/
+        raise ToolCallError(
+            f"Error: The path {args['path'].strip()} names a folder; create writes a file, "
+            f"such as {place.shown}/notes.md (folders are made for the files in them)",
+            place.store,
+        )
     if memory.backend != "local":
         claude_files.create(memory, place, text)
         return ok(place.store, content=f"File created successfully at: {place.shown}")

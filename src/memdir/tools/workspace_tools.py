@@ -177,7 +177,7 @@ JOURNAL_APPEND = Tool(
         {
             "kind": enum(("decision", "learning", "milestone", "context"), "Its section."),
             "text": string("The line.", min_length=1),
-            "why": string("A decision's reason."),
+            "why": string("The reason; a decision needs one."),
         },
         required=["kind", "text"],
     ),
