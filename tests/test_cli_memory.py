@@ -260,6 +260,38 @@ def test_an_empty_search_is_a_listing(folder: Path) -> None:
     assert "score" not in json.loads(listed.stdout)[0]
 
 
+def test_a_search_by_keyword_only_says_so_on_stderr(
+    folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A misspelt embedder made every search keyword-only with not a word on the command
+    line: the reason sat in ``memory.notices``, which no command printed."""
+    monkeypatch.setenv("MEMDIR_EMBEDDER", "minlm")
+    said = (
+        "memdir: index: keyword search only: no embedder named 'minlm'; "
+        "known: hashing, minilm, none, openai\n"
+    )
+    saved = memdir(folder, "save", "Deploys happen on Tuesdays")
+    assert (saved.exit_code, saved.stderr) == (0, said), saved.output
+    result = memdir(folder, "search", "deploys", "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)[0]["parts"]["semantic"] is None
+    assert result.stderr == said
+
+
+def test_a_legacy_memory_md_split_on_open_says_so(folder: Path) -> None:
+    (folder / "knowledge.md").unlink()
+    (folder / "MEMORY.md").write_text("# Memory\n\n## Conventions\n- Money in integer cents\n")
+    result = memdir(folder, "get", "knowledge.md")
+    assert result.exit_code == 0, result.output
+    assert "- Money in integer cents" in result.stdout
+    assert result.stderr == (
+        "memdir: migration: MEMORY.md split into 1 knowledge section, 0 observations and "
+        "0 state entries\n"
+    )
+    again = memdir(folder, "get", "knowledge.md")
+    assert again.stderr == ""  # once: MEMORY.md is never read again
+
+
 # -- update --------------------------------------------------------------------------------
 
 
