@@ -435,4 +435,4 @@ def test_state_set_show_remove(folder: Path) -> None:
     assert removed.stdout.splitlines()[0] == "Removed state.md (deploy)."
     missing = memdir(folder, "state", "remove", "deploy")
     assert missing.exit_code == 1
-    assert missing.stderr.startswith("refused: no state entry 'deploy'")
+    assert missing.stderr == "refused: no state entry 'deploy'; entries are: none\n"
