@@ -93,6 +93,37 @@ def test_save_reads_stdin_for_a_dash(folder: Path) -> None:
     assert got["text"].endswith("Read from stdin")
 
 
+@pytest.mark.parametrize(
+    ("command", "args", "token"),
+    [
+        ("update", ("update", "conventions", "- Money is stored in integer cents"), "-"),
+        ("save", ("save", "-5 degrees tonight"), "-5"),
+        ("notebook set", ("notebook", "set", "next", "--dry-run flag first, then the run"), None),
+    ],
+)
+def test_a_text_that_starts_with_a_dash_is_told_to_go_after_double_dash(
+    folder: Path, command: str, args: tuple[str, ...], token: str | None
+) -> None:
+    """A markdown bullet given to ``update`` was 'No such option: -', and no more."""
+    before = {p.name: p.read_bytes() for p in folder.glob("*.md")}
+    result = memdir(folder, *args)
+    assert (result.exit_code, result.stdout) == (2, "")
+    said = " ".join(result.stderr.replace("│", " ").split())
+    token = token or args[-1]
+    hint = f"a text that starts with - goes after --: memdir {command} ... -- TEXT"
+    assert f"No such option: {token}; {hint}" in said
+    assert {p.name: p.read_bytes() for p in folder.glob("*.md")} == before
+    done = memdir(folder, *args[:-1], "--", args[-1])
+    assert done.exit_code == 0, done.output
+
+
+def test_a_mistyped_option_keeps_clicks_own_message(folder: Path) -> None:
+    result = memdir(folder, "update", "x", "y", "--mdoe", "replace")
+    assert result.exit_code == 2
+    assert "No such option: --mdoe (Possible options: --mode)" in result.stderr
+    assert "goes after --" not in result.stderr
+
+
 def test_an_empty_save_is_refused_with_exit_1(folder: Path) -> None:
     before = (folder / "knowledge.md").read_bytes()
     result = memdir(folder, "save", "  ")
