@@ -180,6 +180,7 @@ def test_get_json(folder: Path) -> None:
     [
         ("../outside.md", "the path leaves the memory folder"),
         ("missing.md", "no file missing.md in the memory folder"),
+        ("vault", "vault is a folder, not a file: give the path of a file in it"),
         (".memdir/index.db", ".memdir/index.db is internal to memdir or hidden"),
         ("loop.md", "loop.md is a loop of links that leads to no file or folder; replace the link"),
         ("a\x00b.md", "the path holds a NUL character (U+0000); no file is named so"),
