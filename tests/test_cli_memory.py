@@ -385,6 +385,8 @@ def test_update_remove_a_section(folder: Path) -> None:
     gone = memdir(folder, "update", "glossary", "--remove")
     assert gone.exit_code == 1
     assert gone.stderr.startswith("refused: no curated section 'glossary'")
+    unnamed = memdir(folder, "update", "--remove")  # it said 'name the SECTION to write'
+    assert unnamed.exit_code == 2 and "name the SECTION to remove" in unnamed.stderr
 
 
 # -- notebook ------------------------------------------------------------------------------
