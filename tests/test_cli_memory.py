@@ -93,6 +93,37 @@ def test_save_reads_stdin_for_a_dash(folder: Path) -> None:
     assert got["text"].endswith("Read from stdin")
 
 
+@pytest.mark.parametrize(
+    ("command", "args", "token"),
+    [
+        ("update", ("update", "conventions", "- Money is stored in integer cents"), "-"),
+        ("save", ("save", "-5 degrees tonight"), "-5"),
+        ("notebook set", ("notebook", "set", "next", "--dry-run flag first, then the run"), None),
+    ],
+)
+def test_a_text_that_starts_with_a_dash_is_told_to_go_after_double_dash(
+    folder: Path, command: str, args: tuple[str, ...], token: str | None
+) -> None:
+    """A markdown bullet given to ``update`` was 'No such option: -', and no more."""
+    before = {p.name: p.read_bytes() for p in folder.glob("*.md")}
+    result = memdir(folder, *args)
+    assert (result.exit_code, result.stdout) == (2, "")
+    said = " ".join(result.stderr.replace("│", " ").split())
+    token = token or args[-1]
+    hint = f"a text that starts with - goes after --: memdir {command} ... -- TEXT"
+    assert f"No such option: {token}; {hint}" in said
+    assert {p.name: p.read_bytes() for p in folder.glob("*.md")} == before
+    done = memdir(folder, *args[:-1], "--", args[-1])
+    assert done.exit_code == 0, done.output
+
+
+def test_a_mistyped_option_keeps_clicks_own_message(folder: Path) -> None:
+    result = memdir(folder, "update", "x", "y", "--mdoe", "replace")
+    assert result.exit_code == 2
+    assert "No such option: --mdoe (Possible options: --mode)" in result.stderr
+    assert "goes after --" not in result.stderr
+
+
 def test_an_empty_save_is_refused_with_exit_1(folder: Path) -> None:
     before = (folder / "knowledge.md").read_bytes()
     result = memdir(folder, "save", "  ")
@@ -149,6 +180,7 @@ def test_get_json(folder: Path) -> None:
     [
         ("../outside.md", "the path leaves the memory folder"),
         ("missing.md", "no file missing.md in the memory folder"),
+        ("vault", "vault is a folder, not a file: give the path of a file in it"),
         (".memdir/index.db", ".memdir/index.db is internal to memdir or hidden"),
         ("loop.md", "loop.md is a loop of links that leads to no file or folder; replace the link"),
         ("a\x00b.md", "the path holds a NUL character (U+0000); no file is named so"),
@@ -260,6 +292,38 @@ def test_an_empty_search_is_a_listing(folder: Path) -> None:
     assert "score" not in json.loads(listed.stdout)[0]
 
 
+def test_a_search_by_keyword_only_says_so_on_stderr(
+    folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A misspelt embedder made every search keyword-only with not a word on the command
+    line: the reason sat in ``memory.notices``, which no command printed."""
+    monkeypatch.setenv("MEMDIR_EMBEDDER", "minlm")
+    said = (
+        "memdir: index: keyword search only: no embedder named 'minlm'; "
+        "known: hashing, minilm, none, openai\n"
+    )
+    saved = memdir(folder, "save", "Deploys happen on Tuesdays")
+    assert (saved.exit_code, saved.stderr) == (0, said), saved.output
+    result = memdir(folder, "search", "deploys", "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)[0]["parts"]["semantic"] is None
+    assert result.stderr == said
+
+
+def test_a_legacy_memory_md_split_on_open_says_so(folder: Path) -> None:
+    (folder / "knowledge.md").unlink()
+    (folder / "MEMORY.md").write_text("# Memory\n\n## Conventions\n- Money in integer cents\n")
+    result = memdir(folder, "get", "knowledge.md")
+    assert result.exit_code == 0, result.output
+    assert "- Money in integer cents" in result.stdout
+    assert result.stderr == (
+        "memdir: migration: MEMORY.md split into 1 knowledge section, 0 observations and "
+        "0 state entries\n"
+    )
+    again = memdir(folder, "get", "knowledge.md")
+    assert again.stderr == ""  # once: MEMORY.md is never read again
+
+
 # -- update --------------------------------------------------------------------------------
 
 
@@ -321,6 +385,8 @@ def test_update_remove_a_section(folder: Path) -> None:
     gone = memdir(folder, "update", "glossary", "--remove")
     assert gone.exit_code == 1
     assert gone.stderr.startswith("refused: no curated section 'glossary'")
+    unnamed = memdir(folder, "update", "--remove")  # it said 'name the SECTION to write'
+    assert unnamed.exit_code == 2 and "name the SECTION to remove" in unnamed.stderr
 
 
 # -- notebook ------------------------------------------------------------------------------
@@ -403,4 +469,4 @@ def test_state_set_show_remove(folder: Path) -> None:
     assert removed.stdout.splitlines()[0] == "Removed state.md (deploy)."
     missing = memdir(folder, "state", "remove", "deploy")
     assert missing.exit_code == 1
-    assert missing.stderr.startswith("refused: no state entry 'deploy'")
+    assert missing.stderr == "refused: no state entry 'deploy'; entries are: none\n"

@@ -124,6 +124,12 @@ def test_lessons(folder: Path) -> None:
     hits = ok_json(invoke(folder, "lessons", "check", "friday deploy", "-k", "1", "--json"))
     assert [(hit["path"], hit["kind"]) for hit in hits] == [("lessons.md", "lesson")]
     assert hits[0]["snippet"].endswith("**Rule:** **Deploy** Mon-Thu")
+    # an empty query was 'Nothing to list: no observations yet', exit 0, beside a lesson
+    nothing = invoke(folder, "lessons", "check", " ")
+    assert (nothing.exit_code, nothing.stdout) == (1, "")
+    assert nothing.stderr == (
+        "error: the query is empty; say what you are about to do, such as 'deploy on a Friday'\n"
+    )
     empty = invoke(folder, "lessons", "add", "Deploys", "--mistake", " ", "--happened", "x",
                    "--rule", "y")  # fmt: skip
     assert (empty.exit_code, empty.stdout) == (1, "")

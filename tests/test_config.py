@@ -140,6 +140,26 @@ def test_negative_limit_names_its_line(tmp_path: Path) -> None:
     assert "-1" in str(error)
 
 
+@pytest.mark.parametrize(
+    ("line", "key"),
+    [
+        ("observations_max = true", "limits.observations_max"),
+        ("state_ttl_days = false", "limits.state_ttl_days"),
+        ("[decay]\nrate = true", "decay.rate"),
+    ],
+)
+def test_true_or_false_for_a_number_is_refused(tmp_path: Path, line: str, key: str) -> None:
+    """pydantic read ``observations_max = true`` as 1: the next save sent every
+    observation but one to the archive."""
+    text = BASE.replace("[layers.knowledge]", f"{line}\n\n[layers.knowledge]")
+    path, error = load_error(tmp_path, text)
+    assert error.key == key and error.line == line_of(text, line.rsplit("\n", 1)[-1])
+    assert str(error) == (
+        f"{path}:{error.line}: {key}: Input should be a number, not true or false "
+        f"(got {line.endswith('true')})"
+    )
+
+
 def test_section_cap_over_total_cap_names_limits_table(tmp_path: Path) -> None:
     text = BASE.replace("[limits]\n", "[limits]\nmemory_md_section_max_chars = 20000\n")
     _, error = load_error(tmp_path, text)

@@ -382,6 +382,34 @@ def test_a_server_killed_with_no_session_open_leaves_no_lock_to_pile_up(
     assert live.process.poll() is None
 
 
+def test_a_call_the_client_hung_up_on_is_still_recorded(folder: Path) -> None:
+    """A client that closed stdin right after a call: the call ran on, and the server
+    closed the history under it ('could not record the memory_save call in the
+    history: Cannot operate on a closed database'), so a write that happened left no
+    trace in the history."""
+    lines = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-03-26", "capabilities": {},
+            "clientInfo": {"name": "test-host", "version": "1.2"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+            "name": "memory_save", "arguments": {"content": "Deploys happen on Tuesdays"}}},
+    ]  # fmt: skip
+    done = subprocess.run(
+        [*SERVE, "--dir", str(folder)],
+        input="".join(json.dumps(line) + "\n" for line in lines),
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "could not record" not in done.stderr
+    assert "Deploys happen on Tuesdays" in (folder / "knowledge.md").read_text()
+    [ended] = _recalled(folder)
+    assert "memory_save" in ended["keywords"], ended
+
+
 def test_http_beyond_loopback_requires_a_token(folder: Path) -> None:
     done = subprocess.run(
         [*SERVE, "--dir", str(folder), "--http", "--host", "0.0.0.0", "--port", "9"],

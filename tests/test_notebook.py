@@ -7,6 +7,7 @@ from pathlib import Path
 import memdir
 from memdir.files.sections import SectionDocument
 from memdir.testing import FakeClock
+from memdir.tools import Tools
 
 
 def _archive_text(folder: Path) -> str:
@@ -97,6 +98,20 @@ def test_clear_unknown_key_is_refused_and_changes_nothing(
     result = memory.notebook.clear("nope")
     assert not result.ok and "no notebook entry 'nope'" in (result.reason or "")
     assert (folder / "NOTEBOOK.md").read_bytes() == before
+
+
+def test_a_key_typed_decomposed_is_the_same_entry(memory: memdir.Memory) -> None:
+    """'café' sent as c-a-f-e + U+0301 (as some keyboards and tokenizers give it) was a
+    second entry that looks the same, counting against the cap of 4."""
+    tools = Tools(memory)
+    assert tools.call("update_notebook", {"key": "café", "text": "one"})["action"] == "created"
+    again = tools.call("update_notebook", {"key": "cafe\u0301", "text": "two"})
+    assert (again["action"], again["key"]) == ("updated", "café")
+    assert [(e.key, e.text) for e in memory.notebook.entries()] == [("café", "two")]
+    assert memory.state.set("café", "a").ok and memory.state.set("cafe\u0301", "b").ok
+    assert [(e.key, e.text) for e in memory.state.entries()] == [("café", "b")]
+    assert memory.knowledge.update("café", "- x").ok
+    assert memory.knowledge.update("cafe\u0301", "- y", mode="replace").action == "updated"
 
 
 def test_bad_input_is_refused_with_a_reason(memory: memdir.Memory, folder: Path) -> None:

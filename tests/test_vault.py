@@ -271,6 +271,26 @@ def test_card_names_inside_the_vault_still_work(memory: memdir.Memory, folder: P
     assert read is not None and read.body.endswith("Head of data.\n")
 
 
+def test_a_name_in_another_script_keeps_its_letters(tmp_path: Path) -> None:
+    """File names kept a-z and 0-9 only: 'Zoë Martin' was vault/zo-martin.md, so a card
+    for 'Zo Martin' replaced hers ("Updated card"), and '日本' was refused as having no
+    letters."""
+    folder = tmp_path / "mem"
+    memdir.init(folder, layout="vault")
+
+    def card_write(name: str, body: str) -> str:
+        done = CliRunner().invoke(app, ["card", "write", name, body, "--dir", str(folder)])
+        assert done.exit_code == 0, done.output
+        return done.stdout
+
+    assert card_write("Zoë Martin", "Runs Lyon.") == "Created card vault/zoë-martin.md.\n"
+    assert card_write("Zo Martin", "A different person.") == "Created card vault/zo-martin.md.\n"
+    assert "Runs Lyon." in (folder / "vault" / "zoë-martin.md").read_text()
+    assert card_write("日本", "The Tokyo team.") == "Created card vault/日本.md.\n"
+    # the same name typed decomposed (e, then a combining diaeresis) is the same card
+    assert card_write("Zoe\u0308 Martin", "Paris.") == "Updated card vault/zoë-martin.md.\n"
+
+
 def test_a_new_card_named_by_its_path_gets_that_path(memory: memdir.Memory, folder: Path) -> None:
     """docs/vault.md: a card is named by its name, folder/name or path; a new one named by
     its path made vault/vault/crm/bob-md.md, titled "Bob.md"."""

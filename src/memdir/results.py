@@ -9,7 +9,7 @@ structured form tools hand back, ``{ok, status, store, ...}``.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from memdir.errors import WriteRefused
@@ -75,6 +75,9 @@ class Notice:
 
     store: str
     message: str
+    logged: bool = field(default=False, compare=False, repr=False)
+    """already said on stderr through logging (a damaged database set aside): the
+    command line does not print it again"""
 
     def __str__(self) -> str:
         return f"{self.store}: {self.message}"

@@ -142,6 +142,9 @@ def init_folder(
                         report.created.append(store.relpath)
             for folder in layouts.folders(manifest):
                 (root / folder).mkdir(parents=True, exist_ok=True)
+        # the three files above are indexed as they are written: index the rest, so the
+        # index is whole (`memdir doctor` on a new folder found 8 files out of date)
+        memory.scan()
     return report
 
 

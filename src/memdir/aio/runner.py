@@ -67,6 +67,19 @@ class Worker:
         if pool is not None:
             pool.shutdown(wait=False)
 
+    def finish(self, fn: Callable[[], R]) -> R:
+        """``fn()`` once every call handed to the worker before it is done (blocking: call
+        it off the event loop), then stop the thread. A call its caller stopped waiting
+        for still runs to its end; what closes the memory must come after it."""
+        with self._guard:
+            pool, self._pool = self._pool, None
+        if pool is None:
+            return fn()
+        try:
+            return pool.submit(contextvars.copy_context().run, fn).result()
+        finally:
+            pool.shutdown(wait=False)
+
 
 class AsyncContext(Generic[T]):
     """A sync context manager (``knowledge.transaction()``, ``history.activity()``)
@@ -147,6 +160,11 @@ class AsyncMemoryBase(AsyncStore["Memory"]):
             await self._call(lambda memory: memory.close())
         finally:
             self._worker.shutdown()
+
+    def finish(self, fn: Callable[[], R]) -> R:
+        """``fn()`` after every call already on the worker, then stop it (``Worker.finish``):
+        how a server closes its memory once its event loop has ended."""
+        return self._worker.finish(fn)
 
     def stop_worker(self) -> None:
         """Stop the worker thread without waiting on the loop: for a caller that closes

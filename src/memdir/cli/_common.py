@@ -178,6 +178,18 @@ def opened(folder: Path | None, agent: str | None) -> Iterator[Memory]:
             from memdir.cli.hints import with_hint
 
             raise LayerNotConfigured(with_hint(str(exc), memory.manifest)) from exc
+        say_notices(memory)
+
+
+def say_notices(memory: Memory) -> None:
+    """What the command's memory noticed, one ``memdir: ...`` line each on stderr: a
+    search that went by keyword only (an embedder that cannot load), a legacy MEMORY.md
+    migrated, an index that could not follow a write. The library keeps them in
+    ``memory.notices``; a command that only printed its result would hide them."""
+    migrated = [] if memory.migration is None else [f"migration: {memory.migration.summary()}"]
+    said = [str(notice) for notice in memory.notices if not notice.logged]
+    for line in dict.fromkeys([*migrated, *said]):  # each once, in order
+        errors.print(f"memdir: {line}", markup=False)
 
 
 _DEFAULTS = "memdir.defaults"

@@ -48,6 +48,29 @@ class HelpGroup(TyperGroup):
     def get_params(self, ctx: Any) -> list[Any]:
         return _tidied(super().get_params(ctx))
 
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except Exception as exc:
+            if _text_taken_for_an_option(exc):
+                said: Any = exc
+                where = said.ctx.command_path if said.ctx is not None else "memdir COMMAND"
+                said.message = (
+                    f"{said.message.rstrip()}; a text that starts with - goes after --: "
+                    f"{where} ... -- TEXT"
+                )
+            raise
+
+
+def _text_taken_for_an_option(exc: Exception) -> bool:
+    """A ``No such option`` for what reads as text, not a mistyped flag: a markdown
+    bullet (``memdir update conventions "- Money in cents"``), a number (``-5 degrees``)
+    or words with spaces. A typo such as ``--mdoe`` gets click's message as it is."""
+    name = getattr(exc, "option_name", None)
+    if type(exc).__name__ != "NoSuchOption" or not isinstance(name, str):
+        return False
+    return " " in name or not name.lstrip("-")[:1].isalpha()
+
 
 def walk(command: Any) -> Iterator[Any]:
     """``command`` and every command below it."""

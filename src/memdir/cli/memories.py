@@ -205,7 +205,8 @@ def update(
                 param_hint="'--delete'",
             )
     elif section is None:
-        raise typer.BadParameter("name the SECTION to write", param_hint="'SECTION'")
+        verb = "remove" if remove else "write"
+        raise typer.BadParameter(f"name the SECTION to {verb}", param_hint="'SECTION'")
     elif remove and text is not None:
         raise typer.BadParameter("--remove takes SECTION only, no TEXT", param_hint="'--remove'")
     elif not remove and text is None:

@@ -15,6 +15,7 @@ from memdir.cli._common import (
     app,
     command_group,
     console,
+    fail,
     opened,
     print_hits,
     print_json,
@@ -127,6 +128,8 @@ def lessons_check(
     as_json: JsonOption = False,
 ) -> None:
     """Search the lessons before a risky operation."""
+    if not query.strip():  # an empty search lists observations: never a lesson
+        fail("the query is empty; say what you are about to do, such as 'deploy on a Friday'")
     with opened(folder, agent) as memory:
         hits = memory.lessons_check(query, k=k)
     if as_json:

@@ -39,8 +39,12 @@ class Bound:
 
     def __get_pydantic_core_schema__(self, source: Any, handler: Any) -> Any:
         from pydantic import Field
+        from pydantic_core import core_schema
 
-        return handler(typing.Annotated[source, Field(**self.bounds)])  # type: ignore[call-overload]
+        schema = handler(typing.Annotated[source, Field(**self.bounds)])  # type: ignore[call-overload]
+        if source in (int, float):  # pydantic reads true as 1: observations_max = true kept one
+            return core_schema.no_info_before_validator_function(_not_a_bool, schema)
+        return schema
 
     def met_by(self, value: Any) -> bool:
         bounds = self.bounds
@@ -50,6 +54,12 @@ class Bound:
             and ("le" not in bounds or value <= bounds["le"])
             and ("min_length" not in bounds or len(value) >= bounds["min_length"])
         )
+
+
+def _not_a_bool(value: Any) -> Any:
+    if isinstance(value, bool):
+        raise ValueError("Input should be a number, not true or false")
+    return value
 
 
 class Check:

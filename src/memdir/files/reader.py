@@ -80,6 +80,9 @@ def read_lines(
     if relpath.split("/")[0] == STATE_DIR:
         return missing
     try:
+        if target.is_dir():  # it was "no file vault in the memory folder", beside the folder
+            reason = f"{relpath} is a folder, not a file: give the path of a file in it"
+            return GetResult(False, relpath, reason=reason)
         if files is not None:
             found = files.read(relpath)
             if found is None:

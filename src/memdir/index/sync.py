@@ -236,6 +236,7 @@ class Index:
                     "index",
                     f"{relative(self.path, self.root)} was damaged ({reason}); moved aside to "
                     f"{relative(moved, self.root)} and rebuilt from the files",
+                    logged=True,  # sqlite.set_aside logged it
                 )
             )
         return moved

@@ -61,7 +61,6 @@ except ImportError as exc:  # the framework is an extra, not a dependency
 from memdir.aio import AsyncMemory
 from memdir.memory import Memory, open_memory
 from memdir.stores.knowledge import OBSERVATION_TYPES, Observation
-from memdir.stores.vault import slug
 from memdir.tools.claude_memory import memory_command
 
 OBSERVATIONS = "observations"
@@ -70,6 +69,16 @@ KEY_TAG = "key:"
 FENCE = "```json langgraph"
 _FENCED = re.compile(r"^```json langgraph\n(.*?)\n```", re.DOTALL | re.MULTILINE)
 _PLAIN = (str, int, float, bool)
+
+
+_ASCII_RUN = re.compile(r"[^a-z0-9]+")
+
+
+def _slug(label: str) -> str:
+    """A namespace label or key as a file name, ASCII as it always was here: the store
+    finds an item again by the path it computes, so the rule cannot change under cards
+    already written (the digest beside the key keeps two keys apart)."""
+    return _ASCII_RUN.sub("-", label.lower()).strip("-")
 
 
 class MemdirStore(BaseStore):
@@ -285,9 +294,9 @@ class MemdirStore(BaseStore):
     def _card_ref(self, namespace: tuple[str, ...], key: str) -> str:
         if not namespace:
             raise ValueError("a LangGraph namespace has at least one label")
-        folders = [CARDS_FOLDER, *(slug(part) or "_" for part in namespace)]
+        folders = [CARDS_FOLDER, *(_slug(part) or "_" for part in namespace)]
         digest = hashlib.sha1(json.dumps([list(namespace), key]).encode()).hexdigest()[:8]
-        name = (slug(key)[:60].strip("-") or "item") + "-" + digest
+        name = (_slug(key)[:60].strip("-") or "item") + "-" + digest
         return "/".join([*folders, name])
 
     def _card_path(self, namespace: tuple[str, ...], key: str) -> str | None:

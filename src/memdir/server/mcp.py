@@ -398,8 +398,14 @@ def serve(
     finally:
         if keeper is not None:
             keeper.stop()
-        server.sessions.close()
-        server.memory.close()
+
+        def close() -> None:
+            server.sessions.close()
+            server.memory.close()
+
+        # a client that hangs up mid-call (stdin closed) leaves the call running on the
+        # folder's worker: it finishes, and is recorded, before the history closes
+        server.amemory.finish(close)
 
 
 def announcement(root: Path, host: str, port: int, *, token: bool, agent: str | None = None) -> str:

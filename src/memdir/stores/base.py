@@ -24,6 +24,7 @@ Invariants:
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -156,7 +157,8 @@ def normalize_key(raw: object, what: str = "key", example: str = "current-task")
     (``example``: a name of the kind asked for, said when it is empty)."""
     if not isinstance(raw, str):
         raise Refusal(f"{what} must be a string, not {type(raw).__name__}")
-    key = " ".join(raw.split())
+    # NFC: 'café' typed decomposed (e + U+0301) is the same key, not a second entry
+    key = unicodedata.normalize("NFC", " ".join(raw.split()))
     if not key:
         raise Refusal(f"{what} is empty; give a short name such as {example!r}")
     if len(key) > KEY_MAX_CHARS:

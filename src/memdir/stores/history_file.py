@@ -172,6 +172,7 @@ class HistoryFile:
                     f"{where} was damaged ({reason}); moved aside to "
                     f"{self.path.parent.name}/{moved.name} and started a fresh one: "
                     "`memdir doctor --repair` recovers what it can",
+                    logged=True,  # sqlite.set_aside logged it
                 )
             )
         return moved

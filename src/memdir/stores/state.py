@@ -120,7 +120,9 @@ class StateStore(SectionFileStore):
             with self._edit() as doc:
                 section = doc.get(key)
                 if section is None:
-                    raise Refusal(f"no state entry {key!r}; entries are: {', '.join(doc.keys())}")
+                    raise Refusal(
+                        f"no state entry {key!r}; entries are: {', '.join(doc.keys()) or 'none'}"
+                    )
                 doc.sections = [item for item in doc if item is not section]
                 archive = self._keep(ARCHIVE_KIND, [ArchivedText.of(section, "removed")])
         except Refusal as refusal:

@@ -38,6 +38,7 @@ Rules:
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -66,7 +67,7 @@ _LONG_CARD = "keep a card to what matters about its subject; put a long document
 MOC_FOLDER = "MOC"
 _DRIVE_RE = re.compile(r"[A-Za-z]:[/\\]")
 _LINK_RE = re.compile(r"\[\[([^\]|#\n]+)(?:#[^\]|\n]*)?(?:\|[^\]\n]*)?\]\]")
-_SLUG_RE = re.compile(r"[^a-z0-9]+")
+_SLUG_RE = re.compile(r"[\W_]+")  # letters and digits of any script: "Zoë" is not "Zo"
 CARD_TYPE_MAX_CHARS = 40
 FIELD_KEY_MAX_CHARS = 64
 _TYPE_RE = re.compile(r"[^\W_](?:[\w -]*\w)?")  # a kind, as the spec's: person, project...
@@ -81,7 +82,9 @@ PROMOTION = {
 
 
 def slug(name: str) -> str:
-    return _SLUG_RE.sub("-", name.lower()).strip("-")
+    """``name`` as a card's file name: lower case, each run of what is not a letter or
+    a digit (in any script, composed as NFC) one ``-``."""
+    return _SLUG_RE.sub("-", unicodedata.normalize("NFC", name).lower()).strip("-")
 
 
 def ref_problem(ref: str, what: str = "the card") -> str | None:
