@@ -232,8 +232,8 @@ def test_a_search_that_goes_by_keyword_alone_says_why_on_stderr(
     for args in ([], ["--json"]):
         result = invoke(folder, "search", "deploys", *args)
         assert result.exit_code == 0 and "Tuesdays" in result.stdout
-        assert result.stderr.startswith(
-            "memdir: keyword search only: no embedder named 'nosuch'; known: "
+        assert result.stderr.count("keyword search only") == 1 and result.stderr.startswith(
+            "memdir: index: keyword search only: no embedder named 'nosuch'; known: "
         ), result.stderr
     monkeypatch.setenv("MEMDIR_EMBEDDER", "hashing")
     assert invoke(folder, "search", "deploys").stderr == ""

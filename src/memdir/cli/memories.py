@@ -96,11 +96,6 @@ def search(
     """Search the memory folder (keyword + semantic) and print the hits."""
     with opened(folder, agent) as memory:
         hits = memory.search(query, k=k, mode=mode.value, kinds=kind, tags=tag)
-    # a search that went by keyword alone says why (a model file that failed its check,
-    # an embedder that cannot be made, a server that is down), on stderr
-    for notice in memory.notices:
-        if notice.store == "index" and notice.message.startswith("keyword search only:"):
-            errors.print(f"memdir: {notice.message}", markup=False)
     if as_json:
         print_hits_json(hits)
         return
