@@ -236,6 +236,7 @@ class MiniLMEmbedder:
         self._ort: Any = None
         self._path: Path | None = None
         self._queries: Any = None  # the int8 session, False when it could not be made
+        self._windows: Any = None  # the window graph's session, False when not made
         self.degraded: str | None = None
         """why queries run on the packaged graph (slower), if they do; search says it"""
         self._tokenizer: Any = None
@@ -382,6 +383,54 @@ class MiniLMEmbedder:
         with self._lock:
             self.stats.add(len(texts), tokens, tokens, len(texts), time.perf_counter() - began)
         return out
+
+    def embed_windows(self, groups: Sequence[Sequence[str]]) -> list[Vectors]:
+        """Each window's items' vectors, a window a run (``window_model``; which items
+        read their neighbours: ``windows``). Lone vectors if the graph cannot be made."""
+        from memdir.index import window_model
+
+        session = self._window_session() if groups else None
+        if session is None:
+            return [self.embed(texts) for texts in groups]
+        began = time.perf_counter()
+        flat = [text[: self.MAX_CHARS] for texts in groups for text in texts]
+        encodings = iter(self._tokenizer.encode_batch(flat))
+        blocks = [[next(encodings) for _ in texts] for texts in groups]
+
+        def run(n: int) -> Vectors:
+            return window_model.run_window(session, blocks[n], groups[n])
+
+        workers = min(self._threads, len(groups))
+        if workers > 1:
+            pool = ThreadPoolExecutor(workers, thread_name_prefix="memdir-embed")
+            try:
+                out = list(pool.map(run, range(len(groups))))
+            finally:
+                pool.shutdown(wait=True, cancel_futures=True)
+        else:
+            out = [run(n) for n in range(len(groups))]
+        tokens = sum(len(ids) for block in blocks for ids in block)
+        with self._lock:
+            self.stats.add(len(flat), tokens, tokens, len(groups), time.perf_counter() - began)
+        return out
+
+    def _window_session(self) -> Any:
+        """The session on the window graph; None when it cannot be made (a warning)."""
+        with self._lock:
+            if self._windows is None:
+                self._prepare()
+                from memdir.index.window_model import window_graph
+
+                inputs = self._inputs
+                try:
+                    graph = window_graph(self._path)  # type: ignore[arg-type]
+                    self._windows = self._new_session(optimised=True, model=graph)
+                except Exception as exc:  # the lone vectors serve; search is still right
+                    _LOG.warning("items embedded alone, not in their windows: %s", exc)
+                    self._windows = False
+                finally:
+                    self._inputs = inputs or self._inputs
+            return self._windows or None
 
     def _run(self, session: Any, ids: list[list[int]], lengths: npt.NDArray[np.int64]) -> Vectors:
         import numpy as np
