@@ -237,6 +237,9 @@ class MiniLMEmbedder:
         self._path: Path | None = None
         self._queries: Any = None  # the int8 session, False when it could not be made
         self._windows: Any = None  # the window graph's session, False when not made
+        self._window_graph: Path | bytes | None = None
+        self._windows_optimised = False
+        self._window_seconds = 0.0  # run time on the quick window session so far
         self.degraded: str | None = None
         """why queries run on the packaged graph (slower), if they do; search says it"""
         self._tokenizer: Any = None
@@ -282,12 +285,17 @@ class MiniLMEmbedder:
         """The int8 query graph converted now if this install has none yet (one look at
         the cache when it has; nothing when the cache cannot keep it, so it would last
         only this process); why queries will run on the packaged graph instead, if they
-        will. The file is checked when a search first loads it, as always."""
+        will. The file is checked when a search first loads it, as always. The window
+        graph (``window_model``) likewise, so the first search after a write waits for
+        neither."""
+        from memdir.index import window_model
         from memdir.index.model_files import MINILM_SHA256
         from memdir.index.quantised_model import can_keep, made
 
         if self._queries is None and not made(MINILM_SHA256) and can_keep():
             self._query_session()
+        if self._windows is None and not made(MINILM_SHA256, window_model.RECIPE) and can_keep():
+            self._window_session()
         return self.degraded
 
     def _query_session(self) -> Any:
@@ -410,21 +418,29 @@ class MiniLMEmbedder:
         else:
             out = [run(n) for n in range(len(groups))]
         tokens = sum(len(ids) for block in blocks for ids in block)
+        seconds = time.perf_counter() - began
         with self._lock:
-            self.stats.add(len(flat), tokens, tokens, len(groups), time.perf_counter() - began)
+            self.stats.add(len(flat), tokens, tokens, len(groups), seconds)
+            if not self._windows_optimised:
+                self._window_seconds += seconds
         return out
 
     def _window_session(self) -> Any:
-        """The session on the window graph; None when it cannot be made (a warning)."""
+        """The session on the window graph (quick, then optimised, as ``_load`` does for
+        the packaged one); None when the graph cannot be made (a warning)."""
         with self._lock:
-            if self._windows is None:
+            optimise = not self._windows_optimised and self._window_seconds >= self.LIGHT_SECONDS
+            if self._windows is None or (self._windows and optimise):
                 self._prepare()
-                from memdir.index.window_model import window_graph
+                from memdir.index.model_files import MINILM_SHA256
+                from memdir.index.window_model import window_file
 
                 inputs = self._inputs
                 try:
-                    graph = window_graph(self._path)  # type: ignore[arg-type]
-                    self._windows = self._new_session(optimised=True, model=graph)
+                    if self._window_graph is None:
+                        self._window_graph = window_file(self._path, MINILM_SHA256)  # type: ignore[arg-type]
+                    self._windows = self._new_session(optimised=optimise, model=self._window_graph)
+                    self._windows_optimised = optimise
                 except Exception as exc:  # the lone vectors serve; search is still right
                     _LOG.warning("items embedded alone, not in their windows: %s", exc)
                     self._windows = False

@@ -13,6 +13,10 @@ along the window, any other's from 0, as alone. Each vector is the mean of the i
 own block, normalised, as a lone run pools it: an item that reads nothing gets its lone
 vector (to within float error).
 
+The edit needs the ``onnx`` package, whose import takes most of a second, so the
+edited graph is made once and kept in the model cache beside the int8 query graph
+(``quantised_model.converted``: written atomically, its sha256 checked at load).
+
 A window longer than the model's 512 positions is run in parts, split between items
 (text of 1,000 characters is that long only where a character is about a token).
 """
@@ -64,6 +68,21 @@ def window_graph(model_path: Path) -> bytes:
         helper.make_tensor_value_info("position_ids", TensorProto.INT64, ["batch", "seq"])
     )
     return bytes(model.SerializeToString())
+
+
+RECIPE = "windows-v1"
+
+
+def window_file(source: Path, source_sha256: str) -> Path | bytes:
+    """The window graph, from the cache (made now if it is not there)."""
+    from memdir.index.quantised_model import Recipe, converted
+
+    saying = "making the window model, once per install"
+    return converted(source, source_sha256, Recipe(RECIPE, _write_graph, saying))
+
+
+def _write_graph(source: Path, out: Path) -> None:
+    out.write_bytes(window_graph(source))
 
 
 def parts(blocks: Sequence[list[int]]) -> list[range]:
