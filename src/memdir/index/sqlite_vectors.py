@@ -219,11 +219,11 @@ class SqliteVectors:
         if not rows:
             return 0
         made: dict[str, Any] = {}
-        done: set[str] = set()  # windowed keys their windows gave (or had) a vector
+        done: set[str] = set()  # keys their windows gave (or had) a vector
         if hasattr(embedder, "embed_windows"):
             framed = [row for row in rows if row[0] != windows.own_key(texts[row[1]])]
-            if framed:
-                made, done = self._window_vectors(embedder, framed)
+            if framed:  # (the others in a window that runs take their vector from it)
+                made, done = self._window_vectors(embedder, rows)
         alone = [row for row in rows if row[0] not in done]
         embedded = len(made)
         copied = self._lone_vectors(embedder, {k: windows.own_key(texts[i]) for k, i in alone})
@@ -261,9 +261,10 @@ class SqliteVectors:
     def _window_vectors(
         self, embedder: Embedder, rows: list[tuple[str, int]]
     ) -> tuple[dict[str, Any], set[str]]:
-        """The vectors of windowed keys (``windows``), each of their windows run once:
-        every windowed key in those windows that has no vector yet; and every windowed
-        key those windows hold."""
+        """Run the windows (``windows``) that hold a windowed key of ``rows`` with no
+        vector yet, each once; every key in them with no vector gets its vector from the
+        run (an item that reads nothing: its lone vector, to within float error). Returns
+        those vectors, and every key of those windows that now has one."""
         with self.lock:
             ids = [item_id for _, item_id in rows]
             marks = ",".join("?" * len(ids))
@@ -274,31 +275,24 @@ class SqliteVectors:
                 )
             ]
             wanted = {key for key, _ in rows}
-            groups: list[list[str]] = []
-            named: list[list[str | None]] = []
+            found: list[tuple[list[str], list[str]]] = []  # (texts, keys) a window
             for path in paths:
                 entries = windows.file_entries(self.db, path)
                 texts = [text for _, text, _ in entries]
                 for window in windows.pack(texts):
-                    stored = [entries[n][2] for n in window]
-                    if not wanted.intersection(stored):
-                        continue
-                    groups.append([texts[n] for n in window])
-                    named.append(
-                        [key if key != windows.own_key(texts[n]) else None
-                         for n, key in zip(window, stored, strict=True)]
-                    )  # fmt: skip
-            have = self._have_vectors(embedder.id, [k for keys in named for k in keys if k])
+                    keys = [entries[n][2] for n in window]
+                    if wanted.intersection(keys):
+                        found.append(([texts[n] for n in window], keys))
+            have = self._have_vectors(embedder.id, [k for _, keys in found for k in keys])
+        framed = wanted - have
+        runs = [(texts, keys) for texts, keys in found if framed.intersection(keys)]
         made: dict[str, Any] = {}
-        done: set[str] = set()
-        run = embedder.embed_windows(groups)  # type: ignore[attr-defined]
-        for keys, vectors in zip(named, run, strict=True):
-            for key, vector in zip(keys, vectors, strict=True):
-                if key is not None:
-                    done.add(key)
-                    if key not in have:
-                        made[key] = vector
-        return made, done
+        vectors = embedder.embed_windows([texts for texts, _ in runs])  # type: ignore[attr-defined]
+        for (_, keys), matrix in zip(runs, vectors, strict=True):
+            for key, vector in zip(keys, matrix, strict=True):
+                if key not in have:
+                    made.setdefault(key, vector)
+        return made, set(made) | have
 
     def _lone_vectors(self, embedder: Embedder, own: dict[str, str]) -> dict[str, Any]:
         """Windowed keys embedded alone (an embedder without windows, or an item that
