@@ -124,3 +124,22 @@ def test_an_embedder_without_windows_reuses_a_texts_own_vector(tmp_path: Path) -
         keys = sorted(db.execute("SELECT path, vector_key FROM items"))
         memory.reindex()
         assert sorted(db.execute("SELECT path, vector_key FROM items")) == keys
+
+
+def test_an_edit_before_a_turn_gives_it_a_new_key_and_vector(tmp_path: Path) -> None:
+    """A turn's vector reads the turns before it in its window: editing one of them by
+    hand re-keys the later turns (incrementally as a rebuild would) and embeds them."""
+    clock = FakeClock("2026-11-30T10:00:00Z")
+    with _journal(tmp_path / "mem", clock, "hashing") as memory:
+        memory.index.ensure_vectors()
+        db = memory.index.db
+        keys = dict(db.execute("SELECT anchor, vector_key FROM items WHERE kind = 'journal'"))
+        _write(memory.root, [("Caroline", "Booked the train to Porto"), *TURNS[1:]])
+        memory.scan()
+        after = dict(db.execute("SELECT anchor, vector_key FROM items WHERE kind = 'journal'"))
+        assert all(after[anchor] != keys[anchor] for anchor in keys)  # each read the edit
+        assert memory.index.ensure_vectors() == 3
+        memory.reindex()
+        assert (
+            dict(db.execute("SELECT anchor, vector_key FROM items WHERE kind = 'journal'")) == after
+        )

@@ -280,9 +280,11 @@ class SqliteVectors:
                 entries = windows.file_entries(self.db, path)
                 texts = [text for _, text, _ in entries]
                 for window in windows.pack(texts):
-                    keys = [entries[n][2] for n in window]
+                    own = [texts[n] for n in window]
+                    cut = windows.needed(own)  # the items after its last reader go alone
+                    keys = [entries[n][2] for n in window[:cut]]
                     if wanted.intersection(keys):
-                        found.append(([texts[n] for n in window], keys))
+                        found.append((own[:cut], keys))
             have = self._have_vectors(embedder.id, [k for _, keys in found for k in keys])
         framed = wanted - have
         runs = [(texts, keys) for texts, keys in found if framed.intersection(keys)]

@@ -59,6 +59,13 @@ def pack(texts: Sequence[str]) -> list[range]:
     return windows
 
 
+def needed(texts: Sequence[str]) -> int:
+    """How many of a window's items (from its start) a run needs: up to its last item
+    that reads the window (none read the items after them). 0: no item reads."""
+    readers = [n for n in range(1, len(texts)) if reads_window(texts[n])]
+    return readers[-1] + 1 if readers else 0
+
+
 def keys(texts: Sequence[str]) -> list[str]:
     """Each of a file's narrative texts' vector key, in order."""
     out: list[str] = []
