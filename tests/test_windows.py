@@ -143,3 +143,23 @@ def test_an_edit_before_a_turn_gives_it_a_new_key_and_vector(tmp_path: Path) -> 
         assert (
             dict(db.execute("SELECT anchor, vector_key FROM items WHERE kind = 'journal'")) == after
         )
+
+
+def test_windows_false_embeds_each_item_alone(tmp_path: Path) -> None:
+    """``[index.embedder_options] windows = false``: the keys are the same, every vector
+    is the item's lone one."""
+    root = tmp_path / "mem"
+    memdir.init(root)
+    with (root / "memdir.toml").open("a") as manifest:
+        manifest.write("\n[index.embedder_options]\nwindows = false\n")
+    _write(root, TURNS)
+    with memdir.open(root, clock=FakeClock("2026-11-30T10:00:00Z")) as memory:
+        memory.scan()
+        memory.index.ensure_vectors()
+        db = memory.index.db
+        rows = windows.file_entries(db, _journal_path(db))
+        assert any(key != windows.own_key(text) for _, text, key in rows)
+        lone = MiniLMEmbedder().embed([text for _, text, _ in rows])
+        stored = dict(db.execute("SELECT vector_key, vector FROM vectors"))
+        for (_, _, key), vector in zip(rows, lone, strict=True):
+            assert float(np.frombuffer(stored[key], dtype=np.float32) @ vector) > 0.9999

@@ -225,8 +225,13 @@ class MiniLMEmbedder:
     MAX_THREADS = 4  # runs at once by default: the cores this process may use, up to this
     LIGHT_SECONDS = 0.25
 
-    def __init__(self, model_path: Path | None = None, threads: int | None = None) -> None:
+    def __init__(
+        self, model_path: Path | None = None, threads: int | None = None, windows: bool = True
+    ) -> None:
         self._model_path = model_path
+        self.windows = windows
+        """short narrative items embedded in their windows (``embed_windows``); False:
+        each alone, about 1.2x less model work to ingest conversations, less recall"""
         self._threads = threads or min(_cores(), self.MAX_THREADS)
         """model runs at once (each single-threaded)"""
         self._lock = threading.Lock()
@@ -294,7 +299,12 @@ class MiniLMEmbedder:
 
         if self._queries is None and not made(MINILM_SHA256) and can_keep():
             self._query_session()
-        if self._windows is None and not made(MINILM_SHA256, window_model.RECIPE) and can_keep():
+        if (
+            self.windows
+            and self._windows is None
+            and not made(MINILM_SHA256, window_model.RECIPE)
+            and can_keep()
+        ):
             self._window_session()
         return self.degraded
 

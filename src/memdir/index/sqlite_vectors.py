@@ -220,7 +220,7 @@ class SqliteVectors:
             return 0
         made: dict[str, Any] = {}
         done: set[str] = set()  # keys their windows gave (or had) a vector
-        if hasattr(embedder, "embed_windows"):
+        if getattr(embedder, "windows", False) and hasattr(embedder, "embed_windows"):
             framed = [row for row in rows if row[0] != windows.own_key(texts[row[1]])]
             if framed:  # (the others in a window that runs take their vector from it)
                 made, done = self._window_vectors(embedder, rows)
