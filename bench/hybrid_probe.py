@@ -84,6 +84,17 @@ def main() -> None:
     parser.add_argument(
         "--reach", type=int, default=0, help="blocks either side an item reads (0: the window)"
     )
+    parser.add_argument(
+        "--pack-chars",
+        type=int,
+        default=0,
+        help="pack windows by characters (up to this many a window), not tokens",
+    )
+    parser.add_argument(
+        "--back",
+        action="store_true",
+        help="an item reads only the blocks before it (an append changes no earlier vector)",
+    )
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument(
         "--time", type=int, default=0, help="rounds timing a pass against memdir's embed"
@@ -109,17 +120,21 @@ def main() -> None:
             texts_by_key[key] = text
             if ids:
                 alone = bool(args.short) and len(text) >= args.short
-                files.setdefault(path, []).append(([tok.cls, *ids, tok.sep], key, alone))
+                files.setdefault(path, []).append(
+                    ([tok.cls, *ids, tok.sep], key, alone, len(text))
+                )
         windows: list[list[tuple[list[int], str, bool]]] = []
         for items in files.values():
             current: list[tuple[list[int], str, bool]] = []
             size = 0
-            for item in items:
-                if current and size + len(item[0]) > args.window:
+            for *item, chars in items:
+                length = chars if args.pack_chars else len(item[0])
+                budget = args.pack_chars or args.window
+                if current and size + length > budget:
                     windows.append(current)
                     current, size = [], 0
-                current.append(item)
-                size += len(item[0])
+                current.append(tuple(item))
+                size += length
             if current:
                 windows.append(current)
         outs: dict[int, dict[str, np.ndarray]] = {k: {} for k in locals_}
@@ -156,7 +171,7 @@ def main() -> None:
                     everyone[start:end] = own[start:end]
                 elif args.reach:  # its own block and ``reach`` blocks either side
                     first = spans[max(n - args.reach, 0)][1]
-                    last = spans[min(n + args.reach, len(spans) - 1)][2]
+                    last = end if args.back else spans[min(n + args.reach, len(spans) - 1)][2]
                     everyone[start:end] = _MASK_VALUE
                     everyone[start:end, first:last] = 0.0
             feeds: dict[str, Any] = {
@@ -202,6 +217,8 @@ def main() -> None:
                 ("" if args.positions == "item" else "-wpos")
                 + (f"-s{args.short}" if args.short else "")
                 + (f"-r{args.reach}" if args.reach else "")
+                + (f"-c{args.pack_chars}" if args.pack_chars else "")
+                + ("-back" if args.back else "")
             )
             np.savez(db_path.parent / f"late-hyb{k}-{args.window}{suffix}.npz", **out)
         print(

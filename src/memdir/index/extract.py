@@ -33,7 +33,7 @@ from memdir.timeutil import parse_ts
 
 # Bump when extraction changes what it produces: an index built by another
 # version is rebuilt from the files on open.
-EXTRACT_VERSION = "4"
+EXTRACT_VERSION = "5"  # 5: narrative items keyed by their windows (index.windows)
 
 # Metadata that is bookkeeping, not words anyone searches for.
 _SKIP_META = frozenset(

@@ -39,8 +39,9 @@ import json
 import logging
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -71,14 +72,14 @@ def model_cache() -> Path:
     return memdir_home() / "cache" / "models"
 
 
-def _name(source_sha256: str) -> str:
-    return f"minilm-{RECIPE}-{source_sha256[:16]}"
+def _name(source_sha256: str, recipe: str = RECIPE) -> str:
+    return f"minilm-{recipe}-{source_sha256[:16]}"
 
 
-def made(source_sha256: str) -> bool:
+def made(source_sha256: str, recipe: str = RECIPE) -> bool:
     """Whether the cache holds a conversion of the model ``source_sha256`` with its
     record (not hashed here: ``quantised`` checks it when it is loaded)."""
-    path = model_cache() / f"{_name(source_sha256)}.onnx"
+    path = model_cache() / f"{_name(source_sha256, recipe)}.onnx"
     return path.is_file() and _recorded(path.with_suffix(".json")) is not None
 
 
@@ -97,26 +98,42 @@ def quantised(source: Path, source_sha256: str) -> Path | bytes:
     """The int8 model made from ``source`` (already checked to be ``source_sha256``):
     the cached file, made now if it is missing or damaged; its bytes when no cache
     can be written."""
-    name = _name(source_sha256)
+    return converted(source, source_sha256, Recipe(RECIPE, _convert, CONVERTING))
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """A graph made from the packaged one: its name (in the cached file's), how it is
+    made (``convert(source, out)``, checked before it returns) and what is said then."""
+
+    name: str
+    convert: Callable[[Path, Path], None]
+    saying: str
+
+
+def converted(source: Path, source_sha256: str, recipe: Recipe) -> Path | bytes:
+    """``recipe``'s graph made from ``source`` (already checked to be ``source_sha256``),
+    as ``quantised`` keeps the int8 one."""
+    name = _name(source_sha256, recipe.name)
     cache = model_cache()
     from memdir.errors import StorageError
 
     try:
         cache.mkdir(parents=True, exist_ok=True)
-        return _cached(source, cache / f"{name}.onnx")
+        return _cached(source, cache / f"{name}.onnx", recipe)
     except (OSError, StorageError) as exc:  # StorageError: atomic_write's read-only, full disk
         _LOG.info("model cache %s not writable (%s): converting in memory", cache, exc)
     try:
         with tempfile.TemporaryDirectory(prefix="memdir-model-") as scratch:
             out = Path(scratch) / "model.onnx"
-            _LOG.info(CONVERTING)
-            _convert(source, out)
+            _LOG.info(recipe.saying)
+            recipe.convert(source, out)
             return out.read_bytes()
     except OSError as exc:
-        raise EmbedderUnavailable(f"the int8 conversion has nowhere to be made: {exc}") from exc
+        raise EmbedderUnavailable(f"{recipe.name} has nowhere to be made: {exc}") from exc
 
 
-def _cached(source: Path, path: Path) -> Path:
+def _cached(source: Path, path: Path, recipe: Recipe) -> Path:
     found = _kept(path)
     if found is not None:  # no lock needed to read: a read-only cache serves too
         return found
@@ -130,20 +147,20 @@ def _cached(source: Path, path: Path) -> Path:
         found = _kept(path)  # another process may have made it meanwhile
         if found is not None:
             return found
-        _LOG.info(CONVERTING)
+        _LOG.info(recipe.saying)
         for left in path.parent.glob(f".{path.name}.*"):  # a conversion killed midway
             left.unlink(missing_ok=True)  # (the lock is ours: no one else writes them)
         handle, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".onnx")
         os.close(handle)
         try:
-            _convert(source, Path(temp))
+            recipe.convert(source, Path(temp))
             digest = file_sha256(Path(temp))
             os.chmod(temp, 0o644)  # a cache made by one user (an image's build) serves others
             os.replace(temp, path)
         finally:
             Path(temp).unlink(missing_ok=True)
         made_by = {"onnxruntime": onnxruntime.__version__, "onnx": _onnx().__version__}
-        record = {"sha256": digest, "recipe": RECIPE, **made_by}
+        record = {"sha256": digest, "recipe": recipe.name, **made_by}
         atomic_write(path.with_suffix(".json"), json.dumps(record, indent=1, sort_keys=True))
         found = _kept(path)
     if found is None:

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from memdir.config import Layer
 from memdir.files.encoding import clean
 from memdir.files.sections import Parsed
+from memdir.index import windows
 from memdir.index.extract import (
     CORE_KINDS,
     Item,
@@ -506,6 +507,7 @@ def write_file(
             after = Layout(digest, layer_name, text, hasher, done.units, done.counts, done.unique)
     else:
         write_items(rows, extract(layer.store, relpath, cleaned))
+    windows.rekey(db, relpath)
     db.execute(
         "INSERT INTO files (path, layer, store, mtime_ns, size, hash) "
         "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (path) DO UPDATE SET "

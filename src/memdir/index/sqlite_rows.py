@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memdir.files.sections import Parsed
+from memdir.index import windows
 from memdir.index.db import (
     INSERT_FILE,
     INSERT_ITEM,
@@ -74,12 +75,13 @@ COLUMNS = (
 _CHUNK = 900  # ids per statement (SQLite builds allow 999 parameters at least)
 
 
-def item_row(relpath: str, agent: str, item: Item) -> tuple[object, ...]:
-    """An item's columns from ``path`` to ``vector_key`` (``INSERT_ITEM``'s order)."""
+def item_row(relpath: str, agent: str, item: Item, key: str) -> tuple[object, ...]:
+    """An item's columns from ``path`` to ``vector_key`` (``INSERT_ITEM``'s order);
+    ``key``: its vector key (``windows.file_keys``)."""
     return (
         relpath, item.anchor, item.kind, agent, item.title, item.heading, item.body,
         item.meta, ",".join(item.tags), format_ts(item.date) if item.date else None,
-        item.content_hash, item.vector_key,
+        item.content_hash, key,
     )  # fmt: skip
 
 
@@ -252,9 +254,12 @@ class SqliteRows(SqliteVectors):
         item_id = 0  # the tables are empty: ids from 1, as a scan would give them
         done = 0
         for done, found in enumerate(files, 1):
-            for item, where in found.items:
+            keys = windows.file_keys(
+                [(item.kind, item.embed_text, where[0]) for item, where in found.items]
+            )
+            for (item, where), key in zip(found.items, keys, strict=True):
                 item_id += 1
-                rows.append((item_id, *item_row(found.path, self.agent, item), *where[3:]))
+                rows.append((item_id, *item_row(found.path, self.agent, item, key), *where[3:]))
                 places.append((item_id, *where[:3]))
             infos.append(
                 (found.path, found.layer, found.store, found.mtime_ns, found.size, found.digest)

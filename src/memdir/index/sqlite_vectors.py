@@ -23,9 +23,10 @@ import time
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from memdir.config import STATE_DIR
+from memdir.index import windows
 from memdir.index.db import log_bounds
 from memdir.index.embedders import Embedder
 from memdir.results import Progress
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
     from memdir.index.embedders import Vectors
     from memdir.index.vectors import VectorCache
 
+_CHUNK = 900  # keys per statement (SQLite builds allow 999 parameters at least)
 EMBED_BATCH = 256
 BUDGET_BATCH = 64  # under a time budget: small batches, so it is kept to closely
 SELECTIVE_SHARE = 0.25
@@ -216,8 +218,25 @@ class SqliteVectors:
         rows = [row for row in rows if row[1] in texts]
         if not rows:
             return 0
-        matrix = embedder.embed([texts[item_id] for _, item_id in rows])
-        keys = [key for key, _ in rows]
+        made: dict[str, Any] = {}
+        done: set[str] = set()  # keys their windows gave (or had) a vector
+        if getattr(embedder, "windows", False) and hasattr(embedder, "embed_windows"):
+            framed = [row for row in rows if row[0] != windows.own_key(texts[row[1]])]
+            if framed:  # (the others in a window that runs take their vector from it)
+                made, done = self._window_vectors(embedder, rows)
+        alone = [row for row in rows if row[0] not in done]
+        embedded = len(made)
+        copied = self._lone_vectors(embedder, {k: windows.own_key(texts[i]) for k, i in alone})
+        made.update(copied)
+        alone = [row for row in alone if row[0] not in copied]
+        if alone:
+            lone = embedder.embed([texts[item_id] for _, item_id in alone])
+            made.update(zip([key for key, _ in alone], lone, strict=True))
+            embedded += len(alone)
+        if not made:
+            return 0
+        keys = list(made)
+        matrix = list(made.values())
         with self._changing():
             self._check_seen()
             self.db.executemany(
@@ -228,14 +247,92 @@ class SqliteVectors:
                     for key, vector in zip(keys, matrix, strict=True)
                 ],
             )
-            marks = ",".join("?" * len(keys))
-            self.db.execute(
-                f"INSERT INTO item_log (item_id, op) SELECT id, 'vec' FROM items "
-                f"WHERE vector_key IN ({marks})",
-                keys,
-            )
+            for start in range(0, len(keys), _CHUNK):
+                chunk = keys[start : start + _CHUNK]
+                marks = ",".join("?" * len(chunk))
+                self.db.execute(
+                    f"INSERT INTO item_log (item_id, op) SELECT id, 'vec' FROM items "
+                    f"WHERE vector_key IN ({marks})",
+                    chunk,
+                )
             self._seen = self._log_head()
-        return len(rows)
+        return embedded
+
+    def _window_vectors(
+        self, embedder: Embedder, rows: list[tuple[str, int]]
+    ) -> tuple[dict[str, Any], set[str]]:
+        """Run the windows (``windows``) that hold a windowed key of ``rows`` with no
+        vector yet, each once; every key in them with no vector gets its vector from the
+        run (an item that reads nothing: its lone vector, to within float error). Returns
+        those vectors, and every key of those windows that now has one."""
+        with self.lock:
+            ids = [item_id for _, item_id in rows]
+            marks = ",".join("?" * len(ids))
+            paths = [
+                path
+                for (path,) in self.db.execute(
+                    f"SELECT DISTINCT path FROM items WHERE id IN ({marks})", ids
+                )
+            ]
+            wanted = {key for key, _ in rows}
+            found: list[tuple[list[str], list[str]]] = []  # (texts, keys) a window
+            for path in paths:
+                entries = windows.file_entries(self.db, path)
+                texts = [text for _, text, _ in entries]
+                for window in windows.pack(texts):
+                    own = [texts[n] for n in window]
+                    cut = windows.needed(own)  # the items after its last reader go alone
+                    keys = [entries[n][2] for n in window[:cut]]
+                    if wanted.intersection(keys):
+                        found.append((own[:cut], keys))
+            have = self._have_vectors(embedder.id, [k for _, keys in found for k in keys])
+        framed = wanted - have
+        runs = [(texts, keys) for texts, keys in found if framed.intersection(keys)]
+        made: dict[str, Any] = {}
+        vectors = embedder.embed_windows([texts for texts, _ in runs])  # type: ignore[attr-defined]
+        for (_, keys), matrix in zip(runs, vectors, strict=True):
+            for key, vector in zip(keys, matrix, strict=True):
+                if key not in have:
+                    made.setdefault(key, vector)
+        return made, set(made) | have
+
+    def _lone_vectors(self, embedder: Embedder, own: dict[str, str]) -> dict[str, Any]:
+        """Windowed keys embedded alone (an embedder without windows, or an item that
+        reads nothing) whose text has a vector already, under its own key: that vector."""
+        import numpy as np
+
+        wanted = {key: mine for key, mine in own.items() if key != mine}
+        if not wanted:
+            return {}
+        by_own: dict[str, Any] = {}
+        mine = sorted(set(wanted.values()))
+        with self.lock:
+            for start in range(0, len(mine), _CHUNK):
+                chunk = mine[start : start + _CHUNK]
+                marks = ",".join("?" * len(chunk))
+                by_own.update(
+                    (key, np.frombuffer(blob, dtype=np.float32))
+                    for key, blob in self.db.execute(
+                        f"SELECT vector_key, vector FROM vectors WHERE model = ? "
+                        f"AND vector_key IN ({marks})",
+                        (embedder.id, *chunk),
+                    )
+                )
+        return {key: by_own[mine] for key, mine in wanted.items() if mine in by_own}
+
+    def _have_vectors(self, model: str, keys: list[str]) -> set[str]:
+        found: set[str] = set()
+        for start in range(0, len(keys), _CHUNK):
+            chunk = keys[start : start + _CHUNK]
+            marks = ",".join("?" * len(chunk))
+            found.update(
+                key
+                for (key,) in self.db.execute(
+                    f"SELECT vector_key FROM vectors WHERE model = ? AND vector_key IN ({marks})",
+                    (model, *chunk),
+                )
+            )
+        return found
 
     def embed_texts(self, item_ids: list[int]) -> dict[int, str]:
         """Each item's text as it is embedded: heading, meta and body."""
