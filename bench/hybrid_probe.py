@@ -120,9 +120,7 @@ def main() -> None:
             texts_by_key[key] = text
             if ids:
                 alone = bool(args.short) and len(text) >= args.short
-                files.setdefault(path, []).append(
-                    ([tok.cls, *ids, tok.sep], key, alone, len(text))
-                )
+                files.setdefault(path, []).append(([tok.cls, *ids, tok.sep], key, alone, len(text)))
         windows: list[list[tuple[list[int], str, bool]]] = []
         for items in files.values():
             current: list[tuple[list[int], str, bool]] = []
