@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -139,7 +140,8 @@ def test_status_counts_a_file_once_in_the_layer_that_owns_it(folder: Path) -> No
 
 def test_status(folder: Path) -> None:
     fresh = ok_json(invoke("status", "--dir", folder, "--json"))
-    assert fresh["index"]["items"] == 0 and fresh["history"] == {"activities": 0}
+    starters = fresh["index"]["items"]  # init indexes its starter files (identity/)
+    assert starters > 0 and fresh["history"] == {"activities": 0}
     assert invoke("save", "one", "--dir", folder).exit_code == 0
     assert invoke("notebook", "set", "plan", "ship it", "--dir", folder).exit_code == 0
     assert invoke("update", "conventions", "cents", "--dir", folder).exit_code == 0
@@ -154,7 +156,7 @@ def test_status(folder: Path) -> None:
     }  # fmt: skip
     assert layers["knowledge"]["files"] == 1
     assert layers["notes"]["files"] == 0  # its **/*.md matches them all; it owns none
-    assert data["index"]["built"] and data["index"]["items"] > 0
+    assert data["index"]["built"] and data["index"]["items"] == starters + 3
     assert data["history"] == {"activities": 0}
     assert data["notebook"] == {"entries": 1, "agent_entries": 1, "max_agent_entries": 4}
     assert data["knowledge"] == {
@@ -219,6 +221,8 @@ def test_status_and_init_count_one_thing_in_the_singular(tmp_path: Path) -> None
     ) in init.stdout
     fresh = tmp_path / "fresh"
     assert invoke("init", fresh).exit_code == 0
+    shutil.rmtree(fresh / "identity")  # its starter files are items too
+    assert invoke("reindex", "--dir", fresh).exit_code == 0
     assert invoke("update", "conventions", "cents", "--dir", fresh).exit_code == 0
     assert ok_json(invoke("status", "--dir", fresh, "--json"))["index"]["items"] == 1
     status = invoke("status", "--dir", fresh)

@@ -178,12 +178,19 @@ def rotate(
     """Compress past weeks of research intel to 1-3 sentences each."""
     with opened(folder, agent) as memory:
         report = memory.intel.rotate(project)
-    # an [llm] that is set but unusable (not http(s), a provider that fails) summarised
-    # nothing: the weeks got the offline summary, and the report says why
+        # an [llm] that is set but unusable (not http(s), a provider that fails)
+        # summarised nothing: the weeks got the offline summary, and the report says why
+        # (in its notes, so not a second time on stderr)
+        offline = [n for n in memory.notices if n.store == "llm"]
+        memory.notices[:] = [
+            n
+            for n in memory.notices
+            if n.store != "llm" and not (n.store == "intel" and n.message in report.notes)
+        ]
     report.notes.extend(
         f"LLM not used: {n.message}; used the offline summary"
-        for n in memory.notices
-        if n.store == "llm" and n.message not in report.notes
+        for n in offline
+        if n.message not in report.notes
     )
     if as_json:
         print_json(report.to_dict())
