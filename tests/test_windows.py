@@ -163,3 +163,14 @@ def test_windows_false_embeds_each_item_alone(tmp_path: Path) -> None:
         stored = dict(db.execute("SELECT vector_key, vector FROM vectors"))
         for (_, _, key), vector in zip(rows, lone, strict=True):
             assert float(np.frombuffer(stored[key], dtype=np.float32) @ vector) > 0.9999
+
+
+def test_every_store_of_narrative_items_is_rekeyed() -> None:
+    """A store left out of ``STORES`` would keep its files' old keys on a write while a
+    rebuild gives them their windows'."""
+    from memdir.index.extract import _SECTION_KINDS
+    from memdir.index.ranking import NARRATIVE_KINDS
+
+    narrative = {store for store, kind in _SECTION_KINDS.items() if kind in NARRATIVE_KINDS}
+    assert narrative | {"document"} <= windows.STORES
+    assert not windows.STORES & {"knowledge", "notebook", "state", "vault"}

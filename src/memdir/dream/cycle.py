@@ -36,6 +36,7 @@ from memdir.timeutil import format_ts
 if TYPE_CHECKING:
     from memdir.memory import Memory
     from memdir.stores.history import Activity
+    from memdir.stores.knowledge_edit import KnowledgeEdit
 
 DREAM_LABEL = "dream"
 SNAPSHOTS_KEPT = 30
@@ -279,9 +280,7 @@ def _dream(
                 except Refusal as refusal:
                     report.rejected, applied = refusal.reason, Applied()
                     raise
-                report.observations_after = len(edit.observations)
-                report.curated_chars_after = edit.curated_chars()
-                report.bytes_after = len(encode(edit.text()))
+                _measure(report, edit)
                 if dry_run:
                     raise _DryRun("dry run")
             report.archive = edit.archive
@@ -301,14 +300,19 @@ def _dream(
     return report
 
 
+def _measure(report: DreamReport, edit: KnowledgeEdit) -> None:
+    """knowledge.md's size as the dream leaves it, into ``report``."""
+    report.observations_after = len(edit.observations)
+    report.curated_chars_after = edit.curated_chars()
+    report.bytes_after = len(encode(edit.text()))
+
+
 def _hygiene_alone(memory: Memory, report: DreamReport, dry_run: bool) -> None:
     """The plan rejected whole: the hygiene alone, in a second write (none in a dry run)."""
     try:
         with memory.knowledge.transaction() as edit:
             report.hygiene = edit.notes + hygiene.clean(memory, edit, dry_run=dry_run)
-            report.observations_after = len(edit.observations)
-            report.curated_chars_after = edit.curated_chars()
-            report.bytes_after = len(encode(edit.text()))
+            _measure(report, edit)
             if dry_run:
                 raise _DryRun("dry run")
         report.archive = edit.archive

@@ -44,11 +44,11 @@ import os
 import re
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, TypeVar, runtime_checkable
 
 from memdir.errors import MemdirError
 
@@ -64,6 +64,7 @@ VOCAB_FILE = "bert-base-uncased-vocab.txt"
 VOCAB_SHA256 = "07eced375cec144d27c900241f3e339478dec958f92fddbc551f295c992038a3"
 ENTRY_POINT_GROUP = "memdir.embedders"
 _LOG = logging.getLogger(__name__)
+_T = TypeVar("_T")
 
 
 class EmbedderUnavailable(MemdirError):
@@ -364,15 +365,7 @@ class MiniLMEmbedder:
         def run(chunk: npt.NDArray[np.intp]) -> Vectors:
             return self._run(self._session, [encodings[i] for i in chunk], lengths[chunk])
 
-        workers = min(self._threads, len(batches))
-        if workers > 1:
-            pool = ThreadPoolExecutor(workers, thread_name_prefix="memdir-embed")
-            try:
-                pooled = list(pool.map(run, batches))
-            finally:  # Ctrl-C: the batches not started are dropped, not waited for
-                pool.shutdown(wait=True, cancel_futures=True)
-        else:
-            pooled = [run(chunk) for chunk in batches]
+        pooled = self._side_by_side(run, batches)
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         for chunk, vectors in zip(batches, pooled, strict=True):
             out[chunk] = vectors
@@ -383,6 +376,17 @@ class MiniLMEmbedder:
             if light:
                 self._light_seconds += seconds
         return out
+
+    def _side_by_side(self, run: Callable[[_T], Vectors], jobs: Sequence[_T]) -> list[Vectors]:
+        """``run`` over ``jobs``, up to ``threads`` at once (in order)."""
+        workers = min(self._threads, len(jobs))
+        if workers <= 1:
+            return [run(job) for job in jobs]
+        pool = ThreadPoolExecutor(workers, thread_name_prefix="memdir-embed")
+        try:
+            return list(pool.map(run, jobs))
+        finally:  # Ctrl-C: the jobs not started are dropped, not waited for
+            pool.shutdown(wait=True, cancel_futures=True)
 
     def embed_queries(self, texts: Sequence[str]) -> Vectors:
         """Search queries' vectors, on the int8 graph: each text a run of its own."""
@@ -418,15 +422,7 @@ class MiniLMEmbedder:
         def run(n: int) -> Vectors:
             return window_model.run_window(session, blocks[n], groups[n])
 
-        workers = min(self._threads, len(groups))
-        if workers > 1:
-            pool = ThreadPoolExecutor(workers, thread_name_prefix="memdir-embed")
-            try:
-                out = list(pool.map(run, range(len(groups))))
-            finally:
-                pool.shutdown(wait=True, cancel_futures=True)
-        else:
-            out = [run(n) for n in range(len(groups))]
+        out = self._side_by_side(run, list(range(len(groups))))
         tokens = sum(len(ids) for block in blocks for ids in block)
         seconds = time.perf_counter() - began
         with self._lock:

@@ -507,7 +507,7 @@ def write_file(
             after = Layout(digest, layer_name, text, hasher, done.units, done.counts, done.unique)
     else:
         write_items(rows, extract(layer.store, relpath, cleaned))
-    windows.rekey(db, relpath)
+    windows.rekey(db, relpath, layer.store)
     db.execute(
         "INSERT INTO files (path, layer, store, mtime_ns, size, hash) "
         "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (path) DO UPDATE SET "

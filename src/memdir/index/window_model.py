@@ -87,16 +87,7 @@ def _write_graph(source: Path, out: Path) -> None:
 
 def parts(blocks: Sequence[list[int]]) -> list[range]:
     """A window's blocks split, between items, into runs of at most MAX_POSITIONS."""
-    out: list[range] = []
-    start = size = 0
-    for n, block in enumerate(blocks):
-        if n > start and size + len(block) > MAX_POSITIONS:
-            out.append(range(start, n))
-            start, size = n, 0
-        size += len(block)
-    if blocks:
-        out.append(range(start, len(blocks)))
-    return out
+    return windows.greedy([len(block) for block in blocks], MAX_POSITIONS)
 
 
 def feeds(

@@ -45,18 +45,24 @@ def reads_window(text: str) -> bool:
     return len(text) < SHORT_CHARS
 
 
+def greedy(sizes: Sequence[int], cap: int) -> list[range]:
+    """Consecutive runs of indices, each as long as fits under ``cap`` in all (a size
+    over it alone in its run)."""
+    runs: list[range] = []
+    start = total = 0
+    for n, size in enumerate(sizes):
+        if n > start and total + size > cap:
+            runs.append(range(start, n))
+            start, total = n, 0
+        total += size
+    if sizes:
+        runs.append(range(start, len(sizes)))
+    return runs
+
+
 def pack(texts: Sequence[str]) -> list[range]:
     """The windows of a file's narrative texts, in order: each a run of their indices."""
-    windows: list[range] = []
-    start = size = 0
-    for n, text in enumerate(texts):
-        if n > start and size + len(text) > WINDOW_CHARS:
-            windows.append(range(start, n))
-            start, size = n, 0
-        size += len(text)
-    if texts:
-        windows.append(range(start, len(texts)))
-    return windows
+    return greedy([len(text) for text in texts], WINDOW_CHARS)
 
 
 def needed(texts: Sequence[str]) -> int:
@@ -113,10 +119,17 @@ def file_entries(db: sqlite3.Connection, path: str) -> list[tuple[int, str, str]
     ]
 
 
-def rekey(db: sqlite3.Connection, path: str) -> int:
+STORES = frozenset({"journal", "archive", "intel", "lessons", "document", "workstate"})
+"""the stores whose files hold narrative items (``NARRATIVE_KINDS``)"""
+
+
+def rekey(db: sqlite3.Connection, path: str, store: str) -> int:
     """Give a file's narrative items the keys their windows name (in the caller's
     transaction); how many changed. A changed item is logged deleted and added, so the
-    vectors in memory drop its old vector and the next embedding pass makes its new one."""
+    vectors in memory drop its old vector and the next embedding pass makes its new one.
+    A file of another store (knowledge.md, the notebook, cards) is not read."""
+    if store not in STORES:
+        return 0
     entries = file_entries(db, path)
     if not entries:
         return 0
