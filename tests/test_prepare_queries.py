@@ -43,8 +43,10 @@ def test_init_converts_once_and_says_so_then_search_waits_for_nothing(tmp_path: 
     first = _memdir(cache, "init", tmp_path / "a")
     assert first.returncode == 0, first.stderr
     assert first.stderr.count(SAID) == 1  # while it ran, on stderr
-    kept = sorted(cache.glob("minilm-*.onnx"))  # the int8 query graph and the window one
-    assert len(kept) == 2 and all(path.with_suffix(".json").is_file() for path in kept)
+    assert first.stderr.count("making the window model") == 1  # both its graphs
+    assert "INFO:" not in first.stderr  # (not again through a root logger's handler)
+    kept = sorted(cache.glob("minilm-*.onnx"))  # the int8 query graph, the two window ones
+    assert len(kept) == 3 and all(path.with_suffix(".json").is_file() for path in kept)
     second = _memdir(cache, "init", tmp_path / "b")
     assert second.returncode == 0 and SAID not in second.stderr  # made once per install
     saved = _memdir(cache, "save", "Deploys happen on Tuesdays", "--dir", tmp_path / "a")

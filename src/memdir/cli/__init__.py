@@ -124,6 +124,9 @@ def _show_progress() -> None:
         handler.setFormatter(logging.Formatter("memdir: %(message)s"))
         logger.addHandler(handler)
         logger.setLevel(logging.INFO)
+        # said here only: onnxruntime's quantisation gives the root logger a handler
+        # of its own (logging.basicConfig), which would say it again as "INFO:..."
+        logger.propagate = False
 
 
 __all__ = ["COMMANDS", "app", "load_commands", "main"]

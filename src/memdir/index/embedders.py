@@ -242,8 +242,8 @@ class MiniLMEmbedder:
         self._ort: Any = None
         self._path: Path | None = None
         self._queries: Any = None  # the int8 session, False when it could not be made
-        self._windows: Any = None  # the window graph's session, False when not made
-        self._window_graph: Path | bytes | None = None
+        self._windows: Any = None  # the window graphs' sessions, False when not made
+        self._window_graphs: tuple[Path | bytes, Path | bytes] | None = None
         self._windows_optimised = False
         self._window_seconds = 0.0  # run time on the quick window session so far
         self.degraded: str | None = None
@@ -303,7 +303,7 @@ class MiniLMEmbedder:
         if (
             self.windows
             and self._windows is None
-            and not made(MINILM_SHA256, window_model.RECIPE)
+            and not all(made(MINILM_SHA256, recipe) for recipe in window_model.RECIPES)
             and can_keep()
         ):
             self._window_session()
@@ -407,45 +407,52 @@ class MiniLMEmbedder:
         return out
 
     def embed_windows(self, groups: Sequence[Sequence[str]]) -> list[Vectors]:
-        """Each window's items' vectors, a window a run (``window_model``; which items
-        read their neighbours: ``windows``). Lone vectors if the graph cannot be made."""
+        """Each window's items' vectors (``window_model``; which items read their
+        neighbours: ``windows``). Lone vectors if the graphs cannot be made."""
         from memdir.index import window_model
 
-        session = self._window_session() if groups else None
-        if session is None:
+        sessions = self._window_session() if groups else None
+        if sessions is None:
             return [self.embed(texts) for texts in groups]
         began = time.perf_counter()
         flat = [text[: self.MAX_CHARS] for texts in groups for text in texts]
         encodings = iter(self._tokenizer.encode_batch(flat))
-        blocks = [[next(encodings) for _ in texts] for texts in groups]
-
-        def run(n: int) -> Vectors:
-            return window_model.run_window(session, blocks[n], groups[n])
-
-        out = self._side_by_side(run, list(range(len(groups))))
-        tokens = sum(len(ids) for block in blocks for ids in block)
+        blocks, runs = window_model.plan(
+            [[next(encodings) for _ in texts] for texts in groups], groups
+        )
+        lower, upper = sessions
+        vectors = window_model.run_windows(lower, upper, blocks, runs, self._side_by_side)
+        out: list[Vectors] = []
+        at = 0
+        for texts in groups:
+            out.append(vectors[at : at + len(texts)])
+            at += len(texts)
+        tokens = sum(len(block.ids) for block in blocks)
         seconds = time.perf_counter() - began
         with self._lock:
-            self.stats.add(len(flat), tokens, tokens, len(groups), seconds)
+            self.stats.add(len(flat), tokens, tokens, len(runs), seconds)
             if not self._windows_optimised:
                 self._window_seconds += seconds
         return out
 
     def _window_session(self) -> Any:
-        """The session on the window graph (quick, then optimised, as ``_load`` does for
-        the packaged one); None when the graph cannot be made (a warning)."""
+        """The sessions on the lower and upper window graphs (quick, then optimised, as
+        ``_load`` does for the packaged one); None when they cannot be made (a warning)."""
         with self._lock:
             optimise = not self._windows_optimised and self._window_seconds >= self.LIGHT_SECONDS
             if self._windows is None or (self._windows and optimise):
                 self._prepare()
                 from memdir.index.model_files import MINILM_SHA256
-                from memdir.index.window_model import window_file
+                from memdir.index.window_model import window_files
 
                 inputs = self._inputs
                 try:
-                    if self._window_graph is None:
-                        self._window_graph = window_file(self._path, MINILM_SHA256)  # type: ignore[arg-type]
-                    self._windows = self._new_session(optimised=optimise, model=self._window_graph)
+                    if self._window_graphs is None:
+                        self._window_graphs = window_files(self._path, MINILM_SHA256)  # type: ignore[arg-type]
+                    self._windows = tuple(
+                        self._new_session(optimised=optimise, model=graph)
+                        for graph in self._window_graphs
+                    )
                     self._windows_optimised = optimise
                 except Exception as exc:  # the lone vectors serve; search is still right
                     _LOG.warning("items embedded alone, not in their windows: %s", exc)

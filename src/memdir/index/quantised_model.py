@@ -104,7 +104,8 @@ def quantised(source: Path, source_sha256: str) -> Path | bytes:
 @dataclass(frozen=True)
 class Recipe:
     """A graph made from the packaged one: its name (in the cached file's), how it is
-    made (``convert(source, out)``, checked before it returns) and what is said then."""
+    made (``convert(source, out)``, checked before it returns) and what is said then
+    (nothing if empty: a graph made with another that says it)."""
 
     name: str
     convert: Callable[[Path, Path], None]
@@ -126,7 +127,8 @@ def converted(source: Path, source_sha256: str, recipe: Recipe) -> Path | bytes:
     try:
         with tempfile.TemporaryDirectory(prefix="memdir-model-") as scratch:
             out = Path(scratch) / "model.onnx"
-            _LOG.info(recipe.saying)
+            if recipe.saying:
+                _LOG.info(recipe.saying)
             recipe.convert(source, out)
             return out.read_bytes()
     except OSError as exc:
@@ -147,7 +149,8 @@ def _cached(source: Path, path: Path, recipe: Recipe) -> Path:
         found = _kept(path)  # another process may have made it meanwhile
         if found is not None:
             return found
-        _LOG.info(recipe.saying)
+        if recipe.saying:
+            _LOG.info(recipe.saying)
         for left in path.parent.glob(f".{path.name}.*"):  # a conversion killed midway
             left.unlink(missing_ok=True)  # (the lock is ours: no one else writes them)
         handle, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".onnx")
