@@ -207,7 +207,9 @@ class SqliteVectors:
                 f"ON i.id = l.item_id WHERE l.seq > ? AND l.op = 'add' AND {missing} "
             )
             params = (since, embedder.id)
-        sql += "GROUP BY i.vector_key LIMIT ?"
+        # In the order the items were read: a batch holds whole files, so the windows it
+        # runs are its own (in hash order the first batch ran about half of all of them).
+        sql += "GROUP BY i.vector_key ORDER BY min(i.id) LIMIT ?"
         limited = (*params, -1 if limit is None else limit)
         return [(str(key), int(item_id)) for key, item_id in self.db.execute(sql, limited)]
 
