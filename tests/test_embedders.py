@@ -153,8 +153,21 @@ def test_minilm_starts_on_the_quick_session_and_moves_to_the_optimised_one() -> 
     texts = ["Dana keeps the release checklist.", "The deploy needs a rollback plan."]
     quick = model.embed(texts)
     assert not model._optimised  # one short call: the session that is quick to make
-    model._light_seconds = model.LIGHT_SECONDS  # as if it had run that long
+    model._tokens = model.LIGHT_TOKENS  # as if it had been given that many
     optimised = model.embed(texts)
     assert model._optimised
     assert np.allclose(quick, optimised, atol=1e-5)  # the same vectors either way
     assert np.allclose(model.embed(texts[:1]), optimised[:1], atol=1e-5)
+
+
+def test_minilm_goes_to_the_optimised_session_at_once_for_a_big_call() -> None:
+    model = MiniLMEmbedder()
+    many = [
+        f"Turn {n}: Dana moved the release to Friday after the rollback drill." for n in range(200)
+    ]
+    vectors = model.embed(many)
+    assert model.stats.tokens >= model.LIGHT_TOKENS  # (one call brought that many)
+    assert model._optimised  # a reindex's batch: no run on the quick session first
+    small = MiniLMEmbedder()
+    assert np.allclose(small.embed(many[:2]), vectors[:2], atol=1e-5)
+    assert not small._optimised

@@ -201,8 +201,10 @@ class MiniLMEmbedder:
     made and makes every run cheaper; without it a session is ready in about 0.04 s but
     dequantises the weights on each run. A process that embeds little (a command: its
     query, the few texts written since the last search) keeps the quick session; one
-    that keeps embedding (a server, a reindex) makes the optimised one once the quick
-    one has run ``LIGHT_SECONDS`` in all. The two give the same vectors to within 1e-6.
+    that keeps embedding (a server, a reindex) makes the optimised one once it has been
+    given ``LIGHT_TOKENS`` in all, counting the call at hand: a reindex or an import
+    goes to it at once, where first running a batch on the quick one cost about 8% of a
+    conversation's reindex. The two give the same vectors to within 1e-6.
 
     A search's query goes to a third session, on the same model converted to run its
     matrix products in int8 (``quantised_model``: made once, kept in the model cache):
@@ -224,7 +226,7 @@ class MiniLMEmbedder:
     BATCH_TOKENS = 384
     PADDING = 1.15
     MAX_THREADS = 4  # runs at once by default: the cores this process may use, up to this
-    LIGHT_SECONDS = 0.25
+    LIGHT_TOKENS = 2048  # about 0.25 s of model work on one core
 
     def __init__(
         self, model_path: Path | None = None, threads: int | None = None, windows: bool = True
@@ -238,14 +240,13 @@ class MiniLMEmbedder:
         self._lock = threading.Lock()
         self._session: Any = None
         self._optimised = False
-        self._light_seconds = 0.0  # run time on the quick session so far
+        self._tokens = 0  # tokens given to the model so far, every graph
         self._ort: Any = None
         self._path: Path | None = None
         self._queries: Any = None  # the int8 session, False when it could not be made
         self._windows: Any = None  # the window graphs' sessions, False when not made
         self._window_graphs: tuple[Path | bytes, Path | bytes] | None = None
         self._windows_optimised = False
-        self._window_seconds = 0.0  # run time on the quick window session so far
         self.degraded: str | None = None
         """why queries run on the packaged graph (slower), if they do; search says it"""
         self._tokenizer: Any = None
@@ -263,15 +264,20 @@ class MiniLMEmbedder:
     def dim(self) -> int:
         return 384
 
-    def _load(self) -> None:
-        with self._lock:
-            if self._session is not None:
-                if not self._optimised and self._light_seconds >= self.LIGHT_SECONDS:
-                    self._session = self._new_session(optimised=True)
-                    self._optimised = True
-                return
-            self._prepare()
-            self._session = self._new_session(optimised=False)
+    def _load(self, tokens: int) -> None:
+        """The session on the packaged graph for a call of ``tokens`` (under the lock)."""
+        optimise = self._heavy(tokens)
+        if self._session is not None and (self._optimised or not optimise):
+            return
+        self._prepare()
+        self._session = self._new_session(optimised=optimise)
+        self._optimised = optimise
+
+    def _heavy(self, tokens: int) -> bool:
+        """Whether a call of ``tokens`` makes this process one that keeps embedding
+        (the optimised sessions pay for their making); counts them (under the lock)."""
+        self._tokens += tokens
+        return self._tokens >= self.LIGHT_TOKENS
 
     def _prepare(self) -> None:
         """onnxruntime, the checked model file and the tokenizer (under ``_lock``)."""
@@ -353,17 +359,21 @@ class MiniLMEmbedder:
 
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        self._load()
-        began, light = time.perf_counter(), not self._optimised
+        with self._lock:
+            self._prepare()
+        began = time.perf_counter()
         encodings = self._tokenizer.encode_batch([text[: self.MAX_CHARS] for text in texts])
         lengths = np.fromiter((len(e) for e in encodings), dtype=np.int64, count=len(texts))
+        with self._lock:
+            self._load(int(lengths.sum()))
+            session = self._session
         order = np.argsort(lengths, kind="stable")
         batches = [
             order[rows] for rows in token_batches(lengths[order], self.BATCH_TOKENS, self.PADDING)
         ]
 
         def run(chunk: npt.NDArray[np.intp]) -> Vectors:
-            return self._run(self._session, [encodings[i] for i in chunk], lengths[chunk])
+            return self._run(session, [encodings[i] for i in chunk], lengths[chunk])
 
         pooled = self._side_by_side(run, batches)
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
@@ -373,8 +383,6 @@ class MiniLMEmbedder:
         seconds = time.perf_counter() - began
         with self._lock:
             self.stats.add(len(texts), int(lengths.sum()), padded, len(batches), seconds)
-            if light:
-                self._light_seconds += seconds
         return out
 
     def _side_by_side(self, run: Callable[[_T], Vectors], jobs: Sequence[_T]) -> list[Vectors]:
@@ -411,15 +419,20 @@ class MiniLMEmbedder:
         neighbours: ``windows``). Lone vectors if the graphs cannot be made."""
         from memdir.index import window_model
 
-        sessions = self._window_session() if groups else None
-        if sessions is None:
-            return [self.embed(texts) for texts in groups]
+        if not groups:
+            return []
+        with self._lock:
+            self._prepare()
         began = time.perf_counter()
         flat = [text[: self.MAX_CHARS] for texts in groups for text in texts]
         encodings = iter(self._tokenizer.encode_batch(flat))
         blocks, runs = window_model.plan(
             [[next(encodings) for _ in texts] for texts in groups], groups
         )
+        tokens = sum(len(block.ids) for block in blocks)
+        sessions = self._window_session(tokens)
+        if sessions is None:
+            return [self.embed(texts) for texts in groups]
         lower, upper = sessions
         vectors = window_model.run_windows(lower, upper, blocks, runs, self._side_by_side)
         out: list[Vectors] = []
@@ -427,19 +440,17 @@ class MiniLMEmbedder:
         for texts in groups:
             out.append(vectors[at : at + len(texts)])
             at += len(texts)
-        tokens = sum(len(block.ids) for block in blocks)
         seconds = time.perf_counter() - began
         with self._lock:
             self.stats.add(len(flat), tokens, tokens, len(runs), seconds)
-            if not self._windows_optimised:
-                self._window_seconds += seconds
         return out
 
-    def _window_session(self) -> Any:
-        """The sessions on the lower and upper window graphs (quick, then optimised, as
-        ``_load`` does for the packaged one); None when they cannot be made (a warning)."""
+    def _window_session(self, tokens: int = 0) -> Any:
+        """The sessions on the lower and upper window graphs for a call of ``tokens``
+        (quick, then optimised, as ``_load`` does for the packaged one); None when they
+        cannot be made (a warning)."""
         with self._lock:
-            optimise = not self._windows_optimised and self._window_seconds >= self.LIGHT_SECONDS
+            optimise = self._heavy(tokens) and not self._windows_optimised
             if self._windows is None or (self._windows and optimise):
                 self._prepare()
                 from memdir.index.model_files import MINILM_SHA256
