@@ -234,7 +234,7 @@ class MiniLMEmbedder:
         self._model_path = model_path
         self.windows = windows
         """short narrative items embedded in their windows (``embed_windows``); False:
-        each alone, about 1.2x less model work to ingest conversations, less recall"""
+        each alone, about 1.1x less model work to ingest conversations, less recall"""
         self._threads = threads or min(_cores(), self.MAX_THREADS)
         """model runs at once (each single-threaded)"""
         self._lock = threading.Lock()
