@@ -181,7 +181,7 @@ def run_windows(
 ) -> np.ndarray:
     """Every block's vector (rows in ``blocks``' order): the lower layers in batches of
     similar length, then each upper run (runs of similar length batched, padded)."""
-    from memdir.index.embedders import token_batches
+    from memdir.index.minilm import token_batches
 
     lengths = np.fromiter((len(b.ids) for b in blocks), dtype=np.int64, count=len(blocks))
     states: list[np.ndarray] = [np.zeros((0, DIM), dtype=np.float32)] * len(blocks)
