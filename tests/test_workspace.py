@@ -346,6 +346,33 @@ def test_journal_sections_keep_their_order_and_decisions_their_reason(mem: Memor
     assert snapshot(mem.root) == before
 
 
+@pytest.mark.parametrize(
+    ("text", "reasoned"),
+    [
+        ("Chose Redis since reads dominate", True),
+        ("Paused the rollout since we lack budget", True),
+        ("Use SQLite. Reason: no server to run", True),
+        ("Picked B; the reason is latency", True),
+        ("Chose B as it is cheaper", True),
+        ("Moved to Friday so that QA can finish", True),
+        ("Kept the plan since Monday", False),
+        ("Stayed on v2 since 2024", False),
+        ("Same vendor since last week", False),
+        ("We reasoned nothing out", False),
+        ("Changed it for no reason", False),
+        ("Kept it as it stands", False),
+    ],
+)
+def test_a_decision_s_own_words_give_its_reason_only_when_they_do(
+    mem: Memory, text: str, reasoned: bool
+) -> None:
+    """ "since" before a time and "reason" as any word counted as a reason."""
+    result = mem.journal.append("decision", text)
+    assert result.ok
+    assert bool(result.notes) is not reasoned, result.notes
+    assert (f"- {text} (why: not recorded)" in read(mem, JOURNAL)) is not reasoned
+
+
 def test_a_reason_is_kept_on_any_journal_line(mem: Memory) -> None:
     """A ``why`` given with a learning or a milestone was dropped, and the write said ok."""
     assert mem.journal.append("learning", "Webhooks need HTTPS", why="Stripe refuses http").ok

@@ -66,9 +66,33 @@ UNREASONED = "decision logged without its reason: add {why} so future-you knows"
 """the note of a decision written without its reason; ``why`` names how to give one (the
 tools' argument ``why=...``, the command line's option)"""
 _LONG_ENTRY = "a journal line is a sentence or two; save a document as a vault card or a file"
+# What gives a decision its reason, read conservatively: a causal conjunction or phrase
+# ("because", "so that", "due to", "given that", "as it is ..."), or "reason" as a noun
+# that introduces one ("the reason is", "reason:", "for the reason that"). "since"
+# counts only before a clause, not a time ("since Monday", "since 2024", "since then",
+# "since last week"); "no reason", "reasoned" and "as it stands" give none.
 _REASON_RE = re.compile(
-    r"\b(because|since|so that|due to|in order to|to avoid|as it|given that|reason)\b", re.I
+    r"\b(?:because|so that|due to|owing to|in order to|to avoid|given that|"
+    r"as a result of|thanks to|which means|"
+    r"the reasons? (?:is|are|was|were|being)|for the reasons? that|"
+    r"as (?:it|they|this|that)(?:'s| is| are| was| were| will| would| has| had| does| did| costs?"
+    r"| needs?| takes?| gives?| keeps?| saves?| makes?)|"
+    r"since(?!\s+(?:then|when|yesterday|today|tonight|last|this\s+(?:week|month|year|morning|quarter|sprint)|the\s+(?:start|beginning|"
+    r"end|morning|weekend|launch|release|meeting)|early|late|morning|monday|tuesday|"
+    r"wednesday|thursday|friday|saturday|sunday|january|february|march|april|may|june|"
+    r"july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sept?|"
+    r"oct|nov|dec|q[1-4]|v?\d))"
+    r")\b|\breasons?\s*:",
+    re.I,
 )
+
+
+def gives_reason(line: str) -> bool:
+    """Whether a decision's own words give its reason (``_REASON_RE``); a decision
+    without one is marked ``NO_REASON`` unless a ``why`` comes with it."""
+    return _REASON_RE.search(line) is not None
+
+
 _DAY_RE = re.compile(r"(\d{4}-\d{2}-\d{2})")
 _HEADING_RE = re.compile(r" {0,3}(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*")
 
@@ -144,7 +168,7 @@ class JournalStore:
             reason = " ".join(why.split()) if isinstance(why, str) and why.strip() else ""
             if reason:
                 line = f"{line} because {reason}"
-            elif heading == "Decisions" and not _REASON_RE.search(line):
+            elif heading == "Decisions" and not gives_reason(line):
                 line = f"{line} {NO_REASON}"
                 notes.append(UNREASONED.format(why="why=..."))
             if heading == "Milestones":
