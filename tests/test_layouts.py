@@ -284,7 +284,8 @@ def test_adopt_a_workspace_folder(tmp_path: Path) -> None:
 
     assert (report.layout, report.adopted) == ("workspace", True)
     assert report.created == [MANIFEST_NAME]
-    assert report.uncovered == ["notes/todo.md", "stray.md"]  # README.md is not a memory file
+    # README.md too: it is searched as a note like the others (it was left out)
+    assert report.uncovered == ["README.md", "notes/todo.md", "stray.md"]
     after = files_under(tmp_path)
     new = set(after) - set(before)
     assert {path for path in new if not path.startswith(f"{STATE_DIR}/")} == {MANIFEST_NAME}

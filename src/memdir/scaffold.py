@@ -306,7 +306,8 @@ def lesson_categories(manifest: Manifest, root: Path | None = None) -> list[str]
 
 def uncovered_files(root: Path, manifest: Manifest) -> list[str]:
     """Markdown files under ``root`` that no layer's paths match, a catch-all layer
-    (``notes``, which searches them as plain notes) left aside."""
+    (``notes``, which searches them as plain notes) left aside. A README.md is listed
+    too: it is searched as a note like any other (it was left out, as if it were not)."""
     covered: set[Path] = set()
     for layer in manifest.layers.values():
         if layouts.catch_all(layer):
@@ -321,8 +322,8 @@ def uncovered_files(root: Path, manifest: Manifest) -> list[str]:
         relative = candidate.relative_to(root)
         if relative.parts[0] in _SKIP_DIRS or candidate in covered:
             continue
-        if relative.name in ("MEMORY.md", "README.md"):
-            continue  # legacy (migrated, ignored) or the folder's own readme
+        if relative.name == "MEMORY.md":
+            continue  # legacy: migrated on open, then ignored
         found.append(relative.as_posix())
     return found
 
