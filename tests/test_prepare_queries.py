@@ -1,5 +1,5 @@
 """The search model is made ready before the first search needs it: ``memdir init``
-converts MiniLM to int8 (once per install, said on stderr while it runs), a server
+converts MiniLM to int8 (once per model cache, said on stderr while it runs), a server
 starts the conversion beside its start, and a search that has to convert says why it
 waits. Real conversions in real processes: what a newcomer's first commands do."""
 
@@ -48,7 +48,7 @@ def test_init_converts_once_and_says_so_then_search_waits_for_nothing(tmp_path: 
     kept = sorted(cache.glob("minilm-*.onnx"))  # the int8 query graph, the two window ones
     assert len(kept) == 3 and all(path.with_suffix(".json").is_file() for path in kept)
     second = _memdir(cache, "init", tmp_path / "b")
-    assert second.returncode == 0 and SAID not in second.stderr  # made once per install
+    assert second.returncode == 0 and SAID not in second.stderr  # made once per model cache
     saved = _memdir(cache, "save", "Deploys happen on Tuesdays", "--dir", tmp_path / "a")
     assert saved.returncode == 0, saved.stderr
     found = _memdir(cache, "search", "when do we ship", "--dir", tmp_path / "a")

@@ -58,7 +58,7 @@ def unwanted(modules: set[str], names: list[str]) -> list[str]:
 @pytest.fixture
 def folder(tmp_path: Path) -> Path:
     """A folder with an index, and the int8 query model made in the session's cache: a
-    search converts it once per install (``index.quantised_model``), and that one-off
+    search converts it once per model cache (``index.quantised_model``), and that one-off
     step imports onnx (and onnx ``importlib.metadata``), which no later search does."""
     from memdir.index.embedders import MiniLMEmbedder
 

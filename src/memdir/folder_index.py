@@ -116,7 +116,7 @@ def embedder_problem(memory: Memory) -> str | None:
 
 def warm_search(memory: Memory) -> None:
     """Make the search model ready beside a server's start (``memdir serve``, ``memdir
-    ui``; MiniLM's int8 conversion, once per install): the first search finds it done,
+    ui``; MiniLM's int8 conversion, once per model cache): the first search finds it done,
     or waits under the embedder's lock for the rest of it, instead of paying all of it."""
     from memdir.index.embedders import prepare_in_background
 

@@ -114,7 +114,7 @@ def main() -> None:
 
 def _show_progress() -> None:
     """The library's one-time waits said on stderr as ``memdir: ...`` (the search model's
-    conversion, once per install): a command that takes seconds longer than usual says
+    conversion, once per model cache): a command that takes seconds longer than usual says
     why. Its warnings reach stderr anyway, through logging's last resort."""
     import logging
 

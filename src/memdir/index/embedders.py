@@ -124,7 +124,7 @@ def embed_query(embedder: Embedder, text: str) -> Any:
 
 def prepare_queries(embedder: Embedder | None) -> str | None:
     """Make ready now what the embedder's queries need (MiniLM: its int8 conversion,
-    once per install), so a set-up step or a server's start pays it and not the first
+    once per model cache), so a set-up step or a server's start pays it and not the first
     search. Returns why queries will run slower than they should, if they will."""
     own = getattr(embedder, "prepare_queries", None)
     return own() if callable(own) else None

@@ -50,7 +50,7 @@ from memdir.index.embedders import EmbedderUnavailable
 RECIPE = "dynamic-int8-v2"
 MIN_COSINE = 0.97  # measured .995 on the probes, .983-.997 on RealMem's turns (8-256 tokens)
 _LOG = logging.getLogger(__name__)
-CONVERTING = "making the int8 search model, once per install (a few seconds)"
+CONVERTING = "making the int8 search model, once per model cache (a few seconds)"
 """logged (INFO) as a conversion starts: the command line shows it on stderr"""
 # BERT uncased token ids (101 [CLS], 102 [SEP]) of a few ordinary sentences and
 # one long run: the probes the converted file must agree with the packaged one on.

@@ -127,7 +127,7 @@ def window_files(source: Path, source_sha256: str) -> tuple[Path | bytes, Path |
     from memdir.index.quantised_model import Recipe, converted
 
     lower, upper = RECIPES
-    saying = "making the window model, once per install"
+    saying = "making the window model, once per model cache"
     return (
         converted(source, source_sha256, Recipe(lower, _writer(lower_graph), saying)),
         converted(source, source_sha256, Recipe(upper, _writer(upper_graph), "")),

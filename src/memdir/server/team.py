@@ -584,7 +584,7 @@ def serve_team(
 
 def _warm_default_search() -> None:
     """The default embedder's search model made ready beside the start (MiniLM's int8
-    conversion, once per install), as ``memdir serve`` does for its folder: agents open
+    conversion, once per model cache), as ``memdir serve`` does for its folder: agents open
     on demand, and most use the default."""
     from memdir.config.manifest import IndexSettings
     from memdir.folder_index import embedder_named
