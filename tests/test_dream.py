@@ -609,18 +609,34 @@ def test_llm_plan_repaired_once_then_rejected(folder: Path, clock: FakeClock) ->
     assert (folder / "knowledge.md").read_text() == before  # a rejected plan changes nothing
 
 
-def test_llm_unreachable_changes_nothing(folder: Path, clock: FakeClock) -> None:
+def test_llm_unreachable_falls_back_to_the_offline_planner_under_auto(
+    folder: Path, clock: FakeClock
+) -> None:
+    """The default planner ("auto") with an [llm] whose server is gone ran no plan at all
+    and said only why; the offline planner runs now, and the report says the LLM failed."""
     with ChatServer([ChatReply.error(503, "overloaded")]) as server:
         _llm_folder(folder, server)
     memory = memdir.open(folder, clock=clock, embedder="hashing")  # the server is gone now
     memory.knowledge.save("Beta fact.", "fact")
     memory.knowledge.save("beta fact", "fact")
     report = memory.dream(force=True)
+    assert report.planner == "offline" and report.rejected is None
+    assert any(note.startswith("the LLM planner failed (") for note in report.notes)
+    assert len(memory.knowledge.observations()) == 1  # the offline merge of the two
+
+
+def test_llm_unreachable_changes_nothing_when_the_llm_planner_is_asked_for(
+    folder: Path, clock: FakeClock
+) -> None:
+    with ChatServer([ChatReply.error(503, "overloaded")]) as server:
+        _llm_folder(folder, server)
+    memory = memdir.open(folder, clock=clock, embedder="hashing")
+    memory.knowledge.save("Beta fact.", "fact")
+    memory.knowledge.save("beta fact", "fact")
+    report = memory.dream(force=True, planner="llm")
     assert report.planner == "llm" and report.rejected is not None
     assert report.rejected.startswith("no usable plan")
     assert len(memory.knowledge.observations()) == 2
-    offline = memory.dream(force=True, planner="offline")
-    assert offline.rejected is None and len(memory.knowledge.observations()) == 1
 
 
 # -- the LLM planner in batches -------------------------------------------------------------

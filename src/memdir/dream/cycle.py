@@ -28,6 +28,7 @@ from memdir.dream.offline import OfflinePlanner
 from memdir.dream.plan import Entry, Plan, PlanError, conservative
 from memdir.errors import MemdirError
 from memdir.files.encoding import encode
+from memdir.llm.chat import LLMError
 from memdir.safety.provenance import writing_as
 from memdir.stores.base import Refusal
 from memdir.textutil import plural
@@ -245,7 +246,21 @@ def _dream(
     ]
     try:
         plan = conservative(chosen.plan(entries).keeping_details(entries), entries)
-    except (PlanError, MemdirError) as exc:  # LLMError is a MemdirError
+    except LLMError as exc:
+        asked = planner if isinstance(planner, str) else memory.manifest.dream.planner
+        if asked != "auto" or isinstance(chosen, OfflinePlanner):
+            report.rejected = f"no usable plan ({exc})"  # "llm" asked for the model itself
+            plan = Plan()
+        else:  # "auto": the model unreachable or unreadable, so the offline path runs
+            offline = choose_planner(memory, "offline")
+            report.planner = offline.name
+            report.notes.append(f"the LLM planner failed ({exc}); the offline planner ran")
+            try:
+                plan = conservative(offline.plan(entries).keeping_details(entries), entries)
+            except (PlanError, MemdirError) as again:
+                report.rejected = f"no usable plan ({again})"
+                plan = Plan()
+    except (PlanError, MemdirError) as exc:
         report.rejected = f"no usable plan ({exc})"
         plan = Plan()
     with memory.lock:
