@@ -210,6 +210,22 @@ def test_status_says_when_search_goes_by_keyword_alone_and_why(
     assert (search["problem"] is None) == (embedder == "none")
 
 
+def test_status_sees_a_model_file_that_fails_its_pinned_hash(
+    folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """status made the embedder but loaded no model, so a bad model file (which sends
+    every search to keywords) showed as semantic search."""
+    from memdir.index import model_files
+
+    monkeypatch.setenv("MEMDIR_EMBEDDER", "minilm")
+    assert ok_json(invoke("status", "--dir", folder, "--json"))["search"]["semantic"]
+    monkeypatch.setattr(model_files, "MINILM_SHA256", "0" * 64)  # as if the file had changed
+    search = ok_json(invoke("status", "--dir", folder, "--json"))["search"]
+    assert search["semantic"] is False and "is not the model file" in search["problem"]
+    text = invoke("status", "--dir", folder).stdout
+    assert "pip install --force-reinstall" in text
+
+
 def test_status_and_init_count_one_thing_in_the_singular(tmp_path: Path) -> None:
     folder = tmp_path / "mem"
     folder.mkdir()

@@ -329,7 +329,8 @@ def folder_status(memory: Memory) -> dict[str, Any]:
 def _search_status(memory: Memory) -> dict[str, Any]:
     """The embedder search will use, or why it goes by keyword alone: one that cannot be
     made (a name no plugin has, options it does not take, openai:MODEL without a base
-    URL). Made, not run: a model file or a server is met by the first search."""
+    URL), or a model file that fails its pinned hash (checked, not loaded). Made, not
+    run: a server is met by the first search."""
     from memdir.folder_index import embedder_named
     from memdir.index.embedders import EmbedderUnavailable, load_embedder
 
@@ -337,7 +338,10 @@ def _search_status(memory: Memory) -> dict[str, Any]:
     if name == "none":
         return {"embedder": name, "semantic": False, "problem": None}
     try:
-        load_embedder(name, options)
+        embedder = load_embedder(name, options)
+        check = getattr(embedder, "check_files", None)
+        if callable(check):  # MiniLM: its model file against the pinned hash, no load
+            check()
     except EmbedderUnavailable as exc:
         return {"embedder": name, "semantic": False, "problem": str(exc)}
     return {"embedder": name, "semantic": True, "problem": None}

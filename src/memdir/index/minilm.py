@@ -147,6 +147,14 @@ class MiniLMEmbedder:
         self._path = _checked_model(self._model_path or _packaged_model())
         self._tokenizer = WordPiece(_vocab_path(), self.MAX_TOKENS)
 
+    def check_files(self) -> None:
+        """The model and vocabulary files checked against their pinned sha256 without
+        loading anything (``memdir status``): the hash is read again only when a file
+        has changed since it last passed (``model_files.verify``). Raises
+        ``EmbedderUnavailable`` (its ``ModelFileMismatch``) saying what to do."""
+        _checked_model(self._model_path or _packaged_model())
+        _vocab_path()
+
     def prepare_queries(self) -> str | None:
         """The int8 query graph converted now if this install has none yet (one look at
         the cache when it has; nothing when the cache cannot keep it, so it would last
