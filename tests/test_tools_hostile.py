@@ -51,3 +51,42 @@ def test_recall_activity_refuses_an_argument_its_action_would_ignore(
     argument another action takes is refused, naming it, never silently dropped."""
     reason = _refused(tools, folder, "recall_activity", args)
     assert named in reason and f"'{args['action']}'" in reason
+
+
+INVISIBLE = ["\u200b", "\ufeff", "\u200b \u2060\t", "\u202e", "\u200e\u200f"]
+"""text with no visible character: zero-width spaces, a BOM, bidi marks, a word joiner"""
+
+LESSON = {"category": "c", "mistake": "m", "what_happened": "w", "rule": "r"}
+NAMED: list[tuple[str, dict[str, Any], str]] = [
+    ("update_notebook", {"key": "task", "text": "Renew"}, "key"),
+    ("update_notebook", {"key": "task", "text": "Renew"}, "text"),
+    ("memory_save", {"content": "Acme renews in March"}, "content"),
+    ("memory_update", {"section": "conventions", "content": "Email first."}, "section"),
+    ("memory_update", {"section": "conventions", "content": "Email first."}, "content"),
+    ("state_update", {"key": "deploy", "text": "green"}, "key"),
+    ("state_update", {"key": "deploy", "text": "green"}, "text"),
+    ("journal_append", {"kind": "learning", "text": "Retry"}, "text"),
+    ("lesson_add", LESSON, "category"),
+    ("lesson_add", LESSON, "rule"),
+    ("working_state_start", {"task": "Renew"}, "task"),
+    ("working_state_spawn", {"label": "scout", "task": "survey"}, "label"),
+    ("card_history", {"card": "acme", "text": "Signed"}, "text"),
+]
+
+
+@pytest.mark.parametrize("invisible", INVISIBLE, ids=ascii)
+@pytest.mark.parametrize(("name", "base", "argument"), NAMED, ids=lambda v: str(v)[:20])
+def test_text_with_no_visible_character_is_empty(
+    tools: Tools,
+    folder: Path,
+    name: str,
+    base: dict[str, Any],
+    argument: str,
+    invisible: str,
+) -> None:
+    """A key or a text of zero-width and bidi characters only is as empty as one of spaces:
+    a notebook entry nobody can see or name, a lesson with no rule. Refused the same way."""
+    assert tools.call("card_write", {"card": "acme", "body": "Client."})["ok"]
+    assert tools.call(name, {**base, argument: "   "})["ok"] is False  # how spaces fare
+    reason = _refused(tools, folder, name, {**base, argument: invisible})
+    assert "empty" in reason
