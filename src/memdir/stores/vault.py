@@ -53,6 +53,7 @@ from memdir.files.cards import Card, unclosed_frontmatter
 from memdir.files.sections import SectionDocument, strip_think
 from memdir.paths import FileSpace
 from memdir.results import WriteResult
+from memdir.safety.provenance import BY_KEY, FLAG_KEY
 from memdir.storage.mounts import layer_files
 from memdir.storage.seam import WriteLock
 from memdir.stores.base import Refusal, StoreContext, confine_in
@@ -521,6 +522,8 @@ def check_card_text(text: str, before: str | None = None) -> str | None:
 
 
 MANAGED_DATES = ("created", "last_accessed")
+WRITTEN_BY_MEMDIR = (BY_KEY, FLAG_KEY)
+"""frontmatter no ``fields`` may set: the provenance and the poisoning flag of a write"""
 """card fields that hold a day, which decay and the tiers read (``updated`` is set by
 every write)"""
 
@@ -580,6 +583,12 @@ def _check_names(
                 f"{shorten(repr(kind), 60)}; nothing was written"
             )
     for key in fields:
+        if key in WRITTEN_BY_MEMDIR:
+            raise Refusal(
+                f"field {key!r} is memdir's own: it records "
+                + ("who wrote the card" if key == BY_KEY else "that its text reads as instructions")
+                + " and is set by the write itself; leave it out of fields, nothing was written"
+            )
         if (
             not isinstance(key, str)
             or len(key) > FIELD_KEY_MAX_CHARS

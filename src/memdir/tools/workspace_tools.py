@@ -113,7 +113,8 @@ CARD_WRITE = Tool(
                 "type": "object",
                 "description": "Other frontmatter fields to set (strings, numbers, lists). Those "
                 "memdir keeps are checked: tier one of the tiers, relevance 0.0-1.0, "
-                "access_count from 0, created and last_accessed a day (2026-11-30).",
+                "access_count from 0, created and last_accessed a day (2026-11-30); by and flagged "
+                "are memdir's own and refused.",
             },
         },
         required=["card"],
