@@ -105,3 +105,25 @@ def test_card_fields_cannot_set_who_wrote_it_or_clear_its_flag(
     assert next(iter(fields)) in reason
     card = tools.call("card_read", {"card": "acme"})
     assert card["meta"]["by"] == "agent" and card["meta"]["flagged"]
+
+
+def test_a_card_folder_of_spaces_makes_no_folder_named_so(tools: Tools, folder: Path) -> None:
+    result = tools.call("card_write", {"card": "acme", "body": "Client.", "folder": " "})
+    assert result["ok"] and result["store"] == "vault/acme.md"
+    result = tools.call("card_write", {"card": "bob", "body": "Buyer.", "folder": " crm / eu "})
+    assert result["ok"] and result["store"] == "vault/crm/eu/bob.md"
+
+
+def test_a_folder_for_a_card_that_is_elsewhere_is_refused_not_ignored(
+    tools: Tools, folder: Path
+) -> None:
+    """``folder`` places a new card; a write does not move one. Given for a card that is
+    in another folder it was dropped, and the answer read as if the card were there."""
+    assert tools.call("card_write", {"card": "acme", "body": "Client."})["ok"]
+    reason = _refused(tools, folder, "card_write", {"card": "acme", "folder": "crm"})
+    assert "vault/acme.md" in reason and "crm" in reason
+    same = tools.call("card_write", {"card": "acme", "body": "Client.", "folder": ""})
+    assert same["ok"] and same["store"] == "vault/acme.md"  # the folder it is in: fine
+    assert tools.call("card_write", {"card": "eve", "body": "E.", "folder": "crm"})["ok"]
+    again = tools.call("card_write", {"card": "eve", "body": "Eve.", "folder": "crm"})
+    assert again["ok"] and again["store"] == "vault/crm/eve.md"

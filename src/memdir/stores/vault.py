@@ -358,6 +358,8 @@ class VaultStore:
             named = self._inside(ref)
             if path is None:
                 path = self._new_path(named, folder)
+            elif folder is not None:
+                self._same_folder(path, named, folder)
             with self._edit(path, links) as card:
                 today = self.ctx.clock().date()
                 if created:
@@ -441,6 +443,17 @@ class VaultStore:
             name = name[len(inside) :]
         return name.removesuffix(".md")
 
+    def _same_folder(self, path: str, named: str, folder: str) -> None:
+        """Refusal if ``folder`` is not the one the card at ``path`` is in: a write places
+        a new card, it does not move one (the folder was dropped, as if it held)."""
+        wanted = self._new_path(named, folder).rpartition("/")[0]
+        if wanted != path.rpartition("/")[0]:
+            raise Refusal(
+                f"the card {named!r} is {path}, not in folder {folder!r}: folder places a new "
+                "card and a write does not move one; leave folder out to update it where it "
+                "is, nothing was written"
+            )
+
     def _new_path(self, ref: str, folder: str | None) -> str:
         name = slug(ref.strip().rsplit("/", 1)[-1])
         if not name:
@@ -451,7 +464,7 @@ class VaultStore:
                 f"{CARD_NAME_MAX_CHARS} (such as 'alice-moreau') and put the rest in its body"
             )
         inner = folder if folder is not None else ref.strip().rpartition("/")[0]
-        inner_parts = [p for p in inner.strip("/").split("/") if p]
+        inner_parts = [p.strip() for p in inner.strip("/").split("/") if p.strip()]
         parts = [p for p in (self.folder,) if p] + inner_parts
         if any(part in ("..", ".") or part.startswith(".") for part in parts):
             raise Refusal(f"folder {inner!r} must stay inside the vault")
