@@ -127,3 +127,32 @@ def test_a_folder_for_a_card_that_is_elsewhere_is_refused_not_ignored(
     assert tools.call("card_write", {"card": "eve", "body": "E.", "folder": "crm"})["ok"]
     again = tools.call("card_write", {"card": "eve", "body": "Eve.", "folder": "crm"})
     assert again["ok"] and again["store"] == "vault/crm/eve.md"
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/memories/\ud800.md",  # a lone surrogate: no file name at all
+        "/memories/notes\u202egpj.md",  # a bidi override: shown as notesdm.jpg
+        "/memories/vault/\u200b.md",  # a zero-width name
+        "/memories/a\ufeffb.md",
+        "/memories/x\x7f.md",
+    ],
+    ids=ascii,
+)
+def test_the_memory_tool_refuses_a_path_with_invisible_or_invalid_characters(
+    memory: memdir.Memory, folder: Path, path: str
+) -> None:
+    """Said as what it is (not a UnicodeEncodeError from the file system), and no file
+    named with characters that hide or reorder its name is made."""
+    from memdir.tools import MEMORY_TOOL
+    from memdir.tools.catalog import TOOLS
+
+    tools = Tools(memory, [*TOOLS, MEMORY_TOOL])
+    for args in (
+        {"command": "create", "path": path, "file_text": "hi"},
+        {"command": "view", "path": path},
+        {"command": "rename", "old_path": "/memories/knowledge.md", "new_path": path},
+    ):
+        reason = _refused(tools, folder, "memory", args)
+        assert "UnicodeEncodeError" not in reason and "character" in reason
