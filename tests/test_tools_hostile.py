@@ -156,3 +156,24 @@ def test_the_memory_tool_refuses_a_path_with_invisible_or_invalid_characters(
     ):
         reason = _refused(tools, folder, "memory", args)
         assert "UnicodeEncodeError" not in reason and "character" in reason
+
+
+def test_arguments_over_the_cap_are_refused_as_an_object_too(
+    memory: memdir.Memory, folder: Path
+) -> None:
+    """The cap held for arguments sent as JSON text (OpenAI's shape) only: over MCP they
+    arrive as an object, and Claude's memory tool, whose files have no cap of a store,
+    wrote a 2 MB file."""
+    from memdir.tools import MEMORY_TOOL
+    from memdir.tools.catalog import TOOLS
+
+    tools = Tools(memory, [*TOOLS, MEMORY_TOOL])
+    huge = "w" * 2_000_000
+    for name, args in (
+        ("memory", {"command": "create", "path": "/memories/big.md", "file_text": huge}),
+        ("memory", {"command": "create", "path": "/memories/big.md", "file_text": [huge]}),
+        ("memory_save", {"content": "x", "tags": ["w" * 600_000, "w" * 600_000]}),
+    ):
+        assert "at most 1,000,000" in _refused(tools, folder, name, args)
+    assert not (folder / "big.md").exists()
+    assert tools.call("memory_save", {"content": "w" * 3000})["ok"]  # under the caps: fine
