@@ -177,3 +177,23 @@ def test_arguments_over_the_cap_are_refused_as_an_object_too(
         assert "at most 1,000,000" in _refused(tools, folder, name, args)
     assert not (folder / "big.md").exists()
     assert tools.call("memory_save", {"content": "w" * 3000})["ok"]  # under the caps: fine
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"access_count": 10**30},
+        {"last_met": 10**5000},  # str() of it raised: the reason was Python's own
+        {"score": float("nan")},
+        {"score": float("-inf")},
+        {"scores": [1, [float("inf")]]},
+        {"relevance": 10**400},
+    ],
+    ids=lambda f: next(iter(f)),
+)
+def test_card_field_numbers_a_reader_cannot_use_are_refused(
+    tools: Tools, folder: Path, fields: dict[str, Any]
+) -> None:
+    assert tools.call("card_write", {"card": "acme", "body": "Client."})["ok"]
+    reason = _refused(tools, folder, "card_write", {"card": "acme", "fields": fields})
+    assert next(iter(fields)) in reason and len(reason) < 400

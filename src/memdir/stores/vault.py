@@ -37,6 +37,7 @@ Rules:
 
 from __future__ import annotations
 
+import math
 import re
 import unicodedata
 from collections.abc import Iterable, Iterator
@@ -541,6 +542,32 @@ WRITTEN_BY_MEMDIR = (BY_KEY, FLAG_KEY)
 every write)"""
 
 
+FIELD_INT_MAX = 2**63 - 1
+"""the largest whole number a field may hold (what other YAML and SQLite readers take)"""
+
+
+def _check_number(key: object, value: object) -> None:
+    """Refusal if ``value`` (or a number in a list or object in it) is no number a reader
+    can use: a float that is NaN or infinite, a whole number past 64 bits."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, float) and not math.isfinite(item):
+            bad = repr(item)
+        elif isinstance(item, int) and not isinstance(item, bool) and abs(item) > FIELD_INT_MAX:
+            bad = f"a number of {item.bit_length()} bits"
+        else:
+            if isinstance(item, dict):
+                stack.extend(item.values())
+            elif isinstance(item, (list, tuple)):
+                stack.extend(item)
+            continue
+        raise Refusal(
+            f"field {shorten(repr(key), 60)} holds {bad}: a number in fields must be finite "
+            f"and within +/-{FIELD_INT_MAX:,}; nothing was written"
+        )
+
+
 def _check_fields(fields: dict[str, Any] | None) -> None:
     """Refuse a value of a field memdir manages that its readers could not use (the
     vault specification's ranges): a tier not one of the tiers, a relevance outside
@@ -550,6 +577,8 @@ def _check_fields(fields: dict[str, Any] | None) -> None:
         return
     if not isinstance(fields, dict):
         raise Refusal(f"fields must be an object of field: value, not {type_name(fields)}")
+    for key, value in fields.items():
+        _check_number(key, value)
     tier = fields.get("tier")
     if "tier" in fields and tier not in TIERS:
         raise Refusal(f"tier must be one of {', '.join(TIERS)}, not {tier!r}")
