@@ -197,3 +197,28 @@ def test_card_field_numbers_a_reader_cannot_use_are_refused(
     assert tools.call("card_write", {"card": "acme", "body": "Client."})["ok"]
     reason = _refused(tools, folder, "card_write", {"card": "acme", "fields": fields})
     assert next(iter(fields)) in reason and len(reason) < 400
+
+
+@pytest.mark.parametrize(
+    ("args", "stray"),
+    [
+        ({"command": "view", "path": "/memories", "file_text": "a note to save"}, "file_text"),
+        ({"command": "create", "path": "/memories/k.md", "file_text": "x", "old_str": "y"},
+         "old_str"),
+        ({"command": "delete", "path": "/memories/knowledge.md", "new_path": "/memories/k.md"},
+         "new_path"),
+        ({"command": "str_replace", "path": "/memories/knowledge.md", "old_str": "a",
+          "new_str": "b", "insert_line": 3}, "insert_line"),
+    ],
+    ids=lambda a: a["command"] if isinstance(a, dict) else a,
+)  # fmt: skip
+def test_the_memory_tool_refuses_an_argument_of_another_command(
+    memory: memdir.Memory, folder: Path, args: dict[str, Any], stray: str
+) -> None:
+    """A view given file_text answered with the listing, the text dropped as if saved."""
+    from memdir.tools import MEMORY_TOOL
+    from memdir.tools.catalog import TOOLS
+
+    tools = Tools(memory, [*TOOLS, MEMORY_TOOL])
+    reason = _refused(tools, folder, "memory", args)
+    assert f"`{args['command']}`" in reason and f"`{stray}`" in reason
