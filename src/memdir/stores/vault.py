@@ -674,7 +674,7 @@ def _with_title(title: str, body: str) -> str:
     return f"# {heading}\n" + (f"\n{body}\n" if body else "")
 
 
-def _history_lines(body: str) -> list[str]:
+def history_lines(body: str) -> list[str]:
     doc = SectionDocument.parse(body)
     section = doc.get(HISTORY)
     return [] if section is None else [ln for ln in section.body.splitlines() if ln.strip()]
@@ -694,8 +694,8 @@ def add_history(body: str, line: str) -> str:
 
 def keep_history(old_body: str, new_body: str) -> str:
     """The new body, with every ``## History`` line of the old one still there."""
-    kept = _history_lines(old_body)
-    present = set(_history_lines(new_body))
+    kept = history_lines(old_body)
+    present = set(history_lines(new_body))
     result = new_body if new_body.endswith("\n") else new_body + "\n"
     for line in kept:
         if line not in present:
