@@ -240,3 +240,14 @@ def test_a_card_body_cannot_write_history_lines_card_history_did_not(
     assert tools.call("card_write", {"card": "acme", "body": kept})["ok"]
     _refused(tools, folder, "card_write", {"card": "acme", "body": kept + forged[8:]})
     assert "Head buyer." in (folder / "vault" / "acme.md").read_text()
+
+
+def test_a_refusal_quoting_a_lone_surrogate_is_still_recorded(
+    tools: Tools, memory: memdir.Memory, folder: Path
+) -> None:
+    """The reason quotes what was sent; a lone surrogate in it could not be stored as
+    UTF-8, so the refusal went unrecorded (a warning in the log, nothing in the history)."""
+    reason = _refused(tools, folder, "memory_delete", {"id": "\ud800"})
+    assert "\ufffd" in reason and "\ud800" not in reason  # it must reach a client as UTF-8
+    recorded = memory.history.recent(5, type="internal")
+    assert any("memory_delete" in a.label for a in recorded)

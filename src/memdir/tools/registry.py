@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from memdir.errors import MemdirError
+from memdir.files.encoding import clean
 from memdir.safety.provenance import writing_as
 from memdir.tools.argcheck import plainly_valid
 
@@ -257,6 +258,8 @@ class Tools:
             return error(self._unknown(name))
         with writing_as(writer):
             result = self._run(tool, arguments)
+        if isinstance(result.get("reason"), str):  # it may quote a lone surrogate sent
+            result["reason"] = clean(result["reason"])  # to it: no UTF-8 for a client or log
         if not result.get("ok", False) and not tool.read_only:
             record_refusal(self.memory, tool.name, result)
         elif result.get("warnings"):
