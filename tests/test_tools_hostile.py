@@ -251,3 +251,9 @@ def test_a_refusal_quoting_a_lone_surrogate_is_still_recorded(
     assert "\ufffd" in reason and "\ud800" not in reason  # it must reach a client as UTF-8
     recorded = memory.history.recent(5, type="internal")
     assert any("memory_delete" in a.label for a in recorded)
+
+
+def test_an_invisible_tag_is_dropped_like_an_empty_one(tools: Tools, memory: memdir.Memory) -> None:
+    saved = tools.call("memory_save", {"content": "Acme pays late", "tags": ["\u200b", "", "crm"]})
+    assert saved["ok"]
+    assert [o.tags for o in memory.knowledge.observations()] == [("crm",)]
