@@ -143,7 +143,8 @@ def card_write(
         typer.Option(
             "--folder",
             metavar="FOLDER",
-            help="The vault folder for a new card, such as crm/clients.",
+            help="The vault folder for a new card, such as crm/clients (an existing "
+            "card's own, or none).",
             show_default=False,
         ),
     ] = None,

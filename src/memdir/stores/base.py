@@ -46,6 +46,7 @@ from memdir.paths import outside_target
 from memdir.storage.mounts import MountedFiles
 from memdir.storage.seam import Files, WriteLock
 from memdir.stores.validate import Refusal as Refusal  # re-exported: stores raise it
+from memdir.stores.validate import blank
 from memdir.stores.validate import check_text as check_text  # the one write check
 from memdir.timeutil import Clock, format_ts
 
@@ -159,7 +160,7 @@ def normalize_key(raw: object, what: str = "key", example: str = "current-task")
         raise Refusal(f"{what} must be a string, not {type(raw).__name__}")
     # NFC: 'café' typed decomposed (e + U+0301) is the same key, not a second entry
     key = unicodedata.normalize("NFC", " ".join(raw.split()))
-    if not key:
+    if blank(key):  # spaces, or zero-width and bidi characters only: nothing to see
         raise Refusal(f"{what} is empty; give a short name such as {example!r}")
     if len(key) > KEY_MAX_CHARS:
         raise Refusal(f"{what} is {len(key)} chars; keep it under {KEY_MAX_CHARS}")

@@ -68,7 +68,7 @@ from memdir.stores.observations import ObservationType as ObservationType
 from memdir.stores.observations import new_observation_id as new_observation_id
 from memdir.stores.observations import normalize_tags as normalize_tags
 from memdir.stores.observations import observation_meta as observation_meta
-from memdir.stores.validate import Flags, flag
+from memdir.stores.validate import Flags, blank, flag
 from memdir.textutil import drop_comments
 from memdir.timeutil import format_ts, parse_ts
 
@@ -188,7 +188,7 @@ class KnowledgeStore(SectionFileStore):
                     "in a file and save where it lives"
                 ),
             )
-            if not text:
+            if blank(text):
                 raise Refusal(
                     "content is empty; nothing was saved. Put the observation's text in content"
                 )
@@ -268,7 +268,7 @@ class KnowledgeStore(SectionFileStore):
                 limit=self.ctx.limits.memory_md_total_max_chars,
                 hint="a curated section is a short summary; save details as observations",
             )
-            if not body.strip():
+            if blank(body):
                 raise Refusal(
                     "content is empty; nothing was written. To remove a section use remove_section"
                 )

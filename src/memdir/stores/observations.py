@@ -23,6 +23,7 @@ from typing import Literal, get_args
 
 from memdir.files.sections import Section, SectionDocument
 from memdir.stores.base import Refusal, check_secrets, clean_meta_value
+from memdir.stores.validate import blank
 from memdir.timeutil import format_ts, parse_ts
 
 OBSERVATIONS_KEY = "_observations"
@@ -77,7 +78,7 @@ def normalize_tags(tags: object) -> tuple[str, ...]:
             raise Refusal(f"each tag must be a string, not {type(item).__name__}")
         tag = check_secrets(clean_meta_value(item).replace(",", " ").strip())
         tag = " ".join(tag.split())
-        if tag and tag not in result:
+        if not blank(tag) and tag not in result:  # an empty or invisible tag: none
             result.append(tag)
     if len(result) > MAX_TAGS:
         raise Refusal(f"{len(result)} tags given; use at most {MAX_TAGS}")

@@ -21,6 +21,7 @@ the write result carries the ``warnings``; the context shows it as a quoted note
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import MutableMapping
 from dataclasses import dataclass
 from typing import Any
@@ -79,10 +80,17 @@ def check_text(
     return text
 
 
+def blank(text: str) -> bool:
+    """True if ``text`` shows nothing: only white space and invisible format characters
+    (zero-width spaces and joiners, a byte-order mark, bidi marks and overrides: Unicode
+    category Cf), which ``str.strip`` keeps. Such a key or text is as empty as spaces."""
+    return all(ch.isspace() or unicodedata.category(ch) == "Cf" for ch in text)
+
+
 def one_line(value: object, what: str, *, empty: str, limit: int, hint: str = "") -> str:
     """``value`` as one line to write (think-tags dropped, white space folded):
     ``Refusal(empty)`` when nothing is left of it, else what ``check_text`` refuses."""
-    if not isinstance(value, str) or not strip_think(value).strip():
+    if not isinstance(value, str) or blank(strip_think(value)):
         raise Refusal(empty)
     check_text(value, what, limit=limit, hint=hint)
     return " ".join(strip_think(value).split())
@@ -94,7 +102,7 @@ def entry_text(text: object, *, limit: int, hint: str, empty: str) -> str:
     body = check_text(
         strip_think(text).strip() if isinstance(text, str) else text, "text", limit=limit, hint=hint
     )
-    if not body:
+    if blank(body):
         raise Refusal(empty)
     return body
 

@@ -37,6 +37,7 @@ Rules:
 
 from __future__ import annotations
 
+import math
 import re
 import unicodedata
 from collections.abc import Iterable, Iterator
@@ -53,6 +54,7 @@ from memdir.files.cards import Card, unclosed_frontmatter
 from memdir.files.sections import SectionDocument, strip_think
 from memdir.paths import FileSpace
 from memdir.results import WriteResult
+from memdir.safety.provenance import BY_KEY, FLAG_KEY
 from memdir.storage.mounts import layer_files
 from memdir.storage.seam import WriteLock
 from memdir.stores.base import Refusal, StoreContext, confine_in
@@ -357,6 +359,8 @@ class VaultStore:
             named = self._inside(ref)
             if path is None:
                 path = self._new_path(named, folder)
+            elif folder is not None:
+                self._same_folder(path, named, folder)
             with self._edit(path, links) as card:
                 today = self.ctx.clock().date()
                 if created:
@@ -440,6 +444,17 @@ class VaultStore:
             name = name[len(inside) :]
         return name.removesuffix(".md")
 
+    def _same_folder(self, path: str, named: str, folder: str) -> None:
+        """Refusal if ``folder`` is not the one the card at ``path`` is in: a write places
+        a new card, it does not move one (the folder was dropped, as if it held)."""
+        wanted = self._new_path(named, folder).rpartition("/")[0]
+        if wanted != path.rpartition("/")[0]:
+            raise Refusal(
+                f"the card {named!r} is {path}, not in folder {folder!r}: folder places a new "
+                "card and a write does not move one; leave folder out to update it where it "
+                "is, nothing was written"
+            )
+
     def _new_path(self, ref: str, folder: str | None) -> str:
         name = slug(ref.strip().rsplit("/", 1)[-1])
         if not name:
@@ -450,7 +465,7 @@ class VaultStore:
                 f"{CARD_NAME_MAX_CHARS} (such as 'alice-moreau') and put the rest in its body"
             )
         inner = folder if folder is not None else ref.strip().rpartition("/")[0]
-        inner_parts = [p for p in inner.strip("/").split("/") if p]
+        inner_parts = [p.strip() for p in inner.strip("/").split("/") if p.strip()]
         parts = [p for p in (self.folder,) if p] + inner_parts
         if any(part in ("..", ".") or part.startswith(".") for part in parts):
             raise Refusal(f"folder {inner!r} must stay inside the vault")
@@ -521,8 +536,36 @@ def check_card_text(text: str, before: str | None = None) -> str | None:
 
 
 MANAGED_DATES = ("created", "last_accessed")
+WRITTEN_BY_MEMDIR = (BY_KEY, FLAG_KEY)
+"""frontmatter no ``fields`` may set: the provenance and the poisoning flag of a write"""
 """card fields that hold a day, which decay and the tiers read (``updated`` is set by
 every write)"""
+
+
+FIELD_INT_MAX = 2**63 - 1
+"""the largest whole number a field may hold (what other YAML and SQLite readers take)"""
+
+
+def _check_number(key: object, value: object) -> None:
+    """Refusal if ``value`` (or a number in a list or object in it) is no number a reader
+    can use: a float that is NaN or infinite, a whole number past 64 bits."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, float) and not math.isfinite(item):
+            bad = repr(item)
+        elif isinstance(item, int) and not isinstance(item, bool) and abs(item) > FIELD_INT_MAX:
+            bad = f"a number of {item.bit_length()} bits"
+        else:
+            if isinstance(item, dict):
+                stack.extend(item.values())
+            elif isinstance(item, (list, tuple)):
+                stack.extend(item)
+            continue
+        raise Refusal(
+            f"field {shorten(repr(key), 60)} holds {bad}: a number in fields must be finite "
+            f"and within +/-{FIELD_INT_MAX:,}; nothing was written"
+        )
 
 
 def _check_fields(fields: dict[str, Any] | None) -> None:
@@ -534,6 +577,8 @@ def _check_fields(fields: dict[str, Any] | None) -> None:
         return
     if not isinstance(fields, dict):
         raise Refusal(f"fields must be an object of field: value, not {type_name(fields)}")
+    for key, value in fields.items():
+        _check_number(key, value)
     tier = fields.get("tier")
     if "tier" in fields and tier not in TIERS:
         raise Refusal(f"tier must be one of {', '.join(TIERS)}, not {tier!r}")
@@ -580,6 +625,12 @@ def _check_names(
                 f"{shorten(repr(kind), 60)}; nothing was written"
             )
     for key in fields:
+        if key in WRITTEN_BY_MEMDIR:
+            raise Refusal(
+                f"field {key!r} is memdir's own: it records "
+                + ("who wrote the card" if key == BY_KEY else "that its text reads as instructions")
+                + " and is set by the write itself; leave it out of fields, nothing was written"
+            )
         if (
             not isinstance(key, str)
             or len(key) > FIELD_KEY_MAX_CHARS
@@ -623,7 +674,7 @@ def _with_title(title: str, body: str) -> str:
     return f"# {heading}\n" + (f"\n{body}\n" if body else "")
 
 
-def _history_lines(body: str) -> list[str]:
+def history_lines(body: str) -> list[str]:
     doc = SectionDocument.parse(body)
     section = doc.get(HISTORY)
     return [] if section is None else [ln for ln in section.body.splitlines() if ln.strip()]
@@ -643,8 +694,8 @@ def add_history(body: str, line: str) -> str:
 
 def keep_history(old_body: str, new_body: str) -> str:
     """The new body, with every ``## History`` line of the old one still there."""
-    kept = _history_lines(old_body)
-    present = set(_history_lines(new_body))
+    kept = history_lines(old_body)
+    present = set(history_lines(new_body))
     result = new_body if new_body.endswith("\n") else new_body + "\n"
     for line in kept:
         if line not in present:

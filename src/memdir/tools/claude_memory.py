@@ -63,6 +63,7 @@ REQUIRED: dict[str, tuple[str, ...]] = {
     "delete": ("path",),
     "rename": ("old_path", "new_path"),
 }
+OPTIONAL: dict[str, tuple[str, ...]] = {"view": ("view_range",)}
 MAX_LINES = 999_999
 LINE_NUMBER_WIDTH = 6
 SNIPPET_CONTEXT = 2
@@ -293,6 +294,13 @@ def memory_command(memory: Memory, args: dict[str, Any]) -> dict[str, Any]:
         raise ToolCallError(
             f"Error: Missing required parameter `{missing[0]}` for command `{command}` (it "
             f"takes {', '.join(REQUIRED[command])})"
+        )
+    takes = ("command", *REQUIRED[command], *OPTIONAL.get(command, ()))
+    stray = [name for name, value in args.items() if value is not None and name not in takes]
+    if stray:  # the command would run without it, as if it held
+        raise ToolCallError(
+            f"Error: `{stray[0]}` is not a parameter of command `{command}` (it takes "
+            f"{', '.join(takes[1:])}); nothing was done"
         )
     try:
         return HANDLERS[command](memory, args)

@@ -21,6 +21,7 @@ import contextlib
 import math
 import os
 import posixpath
+import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -81,6 +82,12 @@ class Target:
         return Target(f"{self.shown}/{name}", relpath, real or self.real / name, self.mount)
 
 
+def _unnamed(char: str) -> bool:
+    """A character no file name should hold: a format one (zero-width, bidi, BOM: Cf), a
+    lone surrogate (Cs, no UTF-8 form) or DEL."""
+    return char == "\x7f" or unicodedata.category(char) in ("Cf", "Cs")
+
+
 def target(memory: Memory, raw: object) -> Target:
     """The ``/memories`` path ``raw`` in ``memory``'s folder, or ToolCallError saying why not."""
     if not isinstance(raw, str) or not raw.strip():
@@ -93,6 +100,13 @@ def target(memory: Memory, raw: object) -> Target:
         )
     if any(ord(char) < 32 for char in path) or "\\" in path:
         raise ToolCallError(f"Error: The path {path!r} holds a backslash or a control character")
+    odd = next((char for char in path if _unnamed(char)), None)
+    if odd is not None:
+        raise ToolCallError(
+            f"Error: The path {path!r} holds the character U+{ord(odd):04X}, invisible or not "
+            "text (a zero-width or bidi mark, a lone surrogate, DEL): it would hide or reorder "
+            "the file's name; name it with visible characters"
+        )
     parts = [part for part in path[len(ROOT) :].split("/") if part not in ("", ".")]
     shown = "/".join([ROOT, *parts])
     if ".." in parts:

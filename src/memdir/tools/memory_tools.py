@@ -313,12 +313,47 @@ STATE_UPDATE = Tool(
 # -- the activity history ------------------------------------------------------
 
 
+_TAKEN_BY: dict[str, tuple[str, ...]] = {
+    "query": ("search",),
+    "activity_id": ("get",),
+    "type": ("list", "search"),
+    "task_id": ("list",),
+    "since": ("list", "search"),
+    "until": ("list",),
+    "limit": ("list", "search"),
+}
+"""the actions of recall_activity that read each argument (any other refuses it)"""
+_TAKES = {
+    "list": "type, task_id, since, until and limit",
+    "search": "query, type, since and limit",
+    "get": "activity_id",
+}
+
+
+def _stray_sentence(action: str, stray: list[str]) -> str:
+    parts = []
+    for name in stray:
+        actions = " or ".join(repr(a) for a in _TAKEN_BY[name])
+        parts.append(f"{name} goes with action {actions}")
+    return (
+        f"recall_activity: {'; '.join(parts)}; {action!r} takes {_TAKES[action]}, so it "
+        "would answer as if the rest held"
+    )
+
+
 def recall_activity(memory: Memory, args: dict[str, Any]) -> dict[str, Any]:
     action = args["action"]
     history = memory.history
     store = _history(memory)
     limit = args.get("limit", 10)
     since = moment_argument(args.get("since"), "since")
+    stray = [
+        name
+        for name, actions in _TAKEN_BY.items()
+        if args.get(name) is not None and action not in actions
+    ]
+    if stray:  # an action would answer without them, as if they held
+        raise ToolCallError(_stray_sentence(action, stray), store)
     if action == "get":
         activity_id = args.get("activity_id")
         if not activity_id:
@@ -328,14 +363,6 @@ def recall_activity(memory: Memory, args: dict[str, Any]) -> dict[str, Any]:
             raise ToolCallError(f"recall_activity: no activity {activity_id!r}", store)
         return ok(store, activity=detail.to_dict())
     if action == "search":
-        listing_only = [name for name in ("until", "task_id") if args.get(name) is not None]
-        if listing_only:  # a search would answer without them, as if they held
-            raise ToolCallError(
-                f"recall_activity: {' and '.join(listing_only)} "
-                f"{'goes' if len(listing_only) == 1 else 'go'} with action 'list'; "
-                "a search takes query, type, since and limit",
-                store,
-            )
         query = args.get("query", "")
         found = history.search(query, limit, type=args.get("type"), since=since)
     else:

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from memdir.errors import MemdirError
+from memdir.files.encoding import clean
 from memdir.safety.provenance import writing_as
 from memdir.tools.argcheck import plainly_valid
 
@@ -257,6 +258,8 @@ class Tools:
             return error(self._unknown(name))
         with writing_as(writer):
             result = self._run(tool, arguments)
+        if isinstance(result.get("reason"), str):  # it may quote a lone surrogate sent
+            result["reason"] = clean(result["reason"])  # to it: no UTF-8 for a client or log
         if not result.get("ok", False) and not tool.read_only:
             record_refusal(self.memory, tool.name, result)
         elif result.get("warnings"):
@@ -386,7 +389,33 @@ def _arguments(arguments: Mapping[str, Any] | str | None) -> dict[str, Any] | st
             return f"the arguments are not valid JSON ({exc.msg} at character {exc.pos})"
     if not isinstance(arguments, Mapping):
         return f"the arguments must be a JSON object, not {_kind(arguments)}"
+    size = _chars(arguments)
+    if size > MAX_ARGUMENT_CHARS:  # as an object (MCP, Python): the same cap as JSON text
+        return (
+            f"the arguments hold over {MAX_ARGUMENT_CHARS:,} characters; a tool call takes at "
+            f"most {MAX_ARGUMENT_CHARS:,}. Save one short memory at a time"
+        )
     return dict(arguments)
+
+
+def _chars(arguments: Mapping[str, Any]) -> int:
+    """About the characters ``arguments`` take as JSON (each string's length, 1 for any
+    other value), counted without recursion and no further than past the cap."""
+    total, stack = 0, [arguments]
+    while stack and total <= MAX_ARGUMENT_CHARS:
+        value = stack.pop()
+        if isinstance(value, str):
+            total += len(value)
+        elif isinstance(value, Mapping):
+            for key, item in value.items():
+                total += len(key) if isinstance(key, str) else 1
+                stack.append(item)
+        elif isinstance(value, (list, tuple)):
+            total += 1
+            stack.extend(value)
+        else:
+            total += 1
+    return total
 
 
 def record_refusal(memory: Memory, tool: str, result: Mapping[str, Any]) -> str | None:

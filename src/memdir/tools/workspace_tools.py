@@ -58,6 +58,7 @@ def card_read(memory: Memory, args: dict[str, Any]) -> dict[str, Any]:
 
 
 def card_write(memory: Memory, args: dict[str, Any]) -> dict[str, Any]:
+    _no_new_history(memory, args["card"], args.get("body"))
     result = memory.vault.write(
         args["card"],
         args.get("body"),
@@ -68,6 +69,35 @@ def card_write(memory: Memory, args: dict[str, Any]) -> dict[str, Any]:
         fields=args.get("fields"),
     )
     return write_result(result)
+
+
+def _no_new_history(memory: Memory, ref: str, body: object) -> None:
+    """ToolCallError if ``body`` holds ``## History`` lines the card does not: history is
+    appended by card_history, dated and signed by memdir; a body's own lines would be a
+    backdated or signed-as-someone-else entry. A body that carries the card's history
+    back as it read it (card_read, edited above it) passes."""
+    from memdir.files.sections import SectionDocument
+    from memdir.stores.vault import HISTORY, history_lines, ref_problem
+
+    if not isinstance(body, str) or ref_problem(ref) is not None:
+        return  # the store refuses those, with its own reason
+    existing = memory.vault.read(ref, touch=False)
+    kept = set(history_lines(existing.body)) if existing is not None else set()
+    given = [  # every History section: a second one would hold lines the first does not
+        line
+        for section in SectionDocument.parse(body)
+        if section.key == HISTORY
+        for line in section.body.splitlines()
+        if line.strip()
+    ]
+    new = [line for line in given if line not in kept]
+    if new:
+        raise ToolCallError(
+            f"card_write: the body's ## History holds {len(new)} line(s) the card's history "
+            f"does not ({new[0][:120]!r}); history is added with card_history, dated and "
+            "signed by memdir. Leave them out of the body; nothing was written",
+            _vault(memory),
+        )
 
 
 def card_history(memory: Memory, args: dict[str, Any]) -> dict[str, Any]:
@@ -113,7 +143,8 @@ CARD_WRITE = Tool(
                 "type": "object",
                 "description": "Other frontmatter fields to set (strings, numbers, lists). Those "
                 "memdir keeps are checked: tier one of the tiers, relevance 0.0-1.0, "
-                "access_count from 0, created and last_accessed a day (2026-11-30).",
+                "access_count from 0, created and last_accessed a day (2026-11-30); by and flagged "
+                "are memdir's own and refused.",
             },
         },
         required=["card"],
@@ -151,6 +182,13 @@ CARD_HISTORY = Tool(
 
 
 def journal_append(memory: Memory, args: dict[str, Any]) -> dict[str, Any]:
+    from memdir.stores.validate import blank
+
+    if blank(args["text"]):  # zero-width and bidi characters only: the journal sees spaces
+        raise ToolCallError(
+            "journal_append: the journal line is empty; nothing was written",
+            memory.journal.path(memory.clock().date()),
+        )
     return write_result(memory.journal.append(args["kind"], args["text"], why=args.get("why")))
 
 
