@@ -718,3 +718,12 @@ def test_a_day_written_to_while_the_llm_summarises_loses_nothing(memory: Memory)
     assert report.notes == ["the day changed while it was summarised; used the offline summary"]
     assert "- Alice called back" in _archived(memory)
     assert "Renewed Alice Moreau's contract" not in path.read_text(encoding="utf-8")
+
+
+def test_a_journal_line_of_invisible_characters_only_is_empty(mem: Memory) -> None:
+    """Zero-width and bidi characters show nothing; the store took them as a line."""
+    before = snapshot(mem.root)
+    for text in ("\u200b\u200d", "\ufeff \u202e", " \u2060 "):
+        result = mem.journal.append("context", text)
+        assert not result.ok and "empty" in (result.reason or ""), text
+    assert snapshot(mem.root) == before

@@ -49,7 +49,7 @@ from memdir.stores.base import (
     encode,
     normalize_key,
 )
-from memdir.stores.validate import flag
+from memdir.stores.validate import blank, flag
 
 SECTIONS = {
     "decision": "Decisions",
@@ -160,12 +160,12 @@ class JournalStore:
             check_text(text, "text", limit=limit, hint=_LONG_ENTRY)
             if why is not None:
                 check_text(why, "why", limit=limit, hint=_LONG_ENTRY)
-            if not strip_think(text).strip():
+            if blank(strip_think(text)):  # (zero-width and bidi characters show nothing)
                 raise Refusal("the journal line is empty; nothing was written")
             line = " ".join(strip_think(text).split())
             notes: list[str] = []
             # a reason is kept on any line (it was dropped from all but a decision's)
-            reason = " ".join(why.split()) if isinstance(why, str) and why.strip() else ""
+            reason = " ".join(why.split()) if isinstance(why, str) and not blank(why) else ""
             if reason:
                 line = f"{line} because {reason}"
             elif heading == "Decisions" and not gives_reason(line):

@@ -182,13 +182,6 @@ CARD_HISTORY = Tool(
 
 
 def journal_append(memory: Memory, args: dict[str, Any]) -> dict[str, Any]:
-    from memdir.stores.validate import blank
-
-    if blank(args["text"]):  # zero-width and bidi characters only: the journal sees spaces
-        raise ToolCallError(
-            "journal_append: the journal line is empty; nothing was written",
-            memory.journal.path(memory.clock().date()),
-        )
     return write_result(memory.journal.append(args["kind"], args["text"], why=args.get("why")))
 
 
