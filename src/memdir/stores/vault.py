@@ -37,13 +37,12 @@ Rules:
 
 from __future__ import annotations
 
-import math
 import re
 import unicodedata
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import date
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -51,18 +50,21 @@ from memdir.config import Layer
 from memdir.errors import FileShapeError
 from memdir.files.cards import CARD_TYPES as CARD_TYPES  # re-exported: the card kinds
 from memdir.files.cards import Card, unclosed_frontmatter
-from memdir.files.sections import SectionDocument, strip_think
 from memdir.paths import FileSpace
 from memdir.results import WriteResult
-from memdir.safety.provenance import BY_KEY, FLAG_KEY
 from memdir.storage.mounts import layer_files
 from memdir.storage.seam import WriteLock
 from memdir.stores.base import Refusal, StoreContext, confine_in
+from memdir.stores.card_body import HISTORY as HISTORY  # re-exported: the section's name
+from memdir.stores.card_body import add_history as add_history
+from memdir.stores.card_body import clean, keep_history, title_of, with_title
+from memdir.stores.card_body import history_lines as history_lines
+from memdir.stores.card_fields import as_date as as_date  # re-exported: decay, the page
+from memdir.stores.card_fields import check_card_text as check_card_text
+from memdir.stores.card_fields import check_fields, check_names, type_name
 from memdir.stores.validate import check_text, flag, one_line
-from memdir.textutil import shorten
 from memdir.tiers import TIERS, tier_for
 
-HISTORY = "History"
 CARD_NAME_MAX_CHARS = 120
 """a card's file name (a file system holds 255 bytes a name)"""
 _LONG_CARD = "keep a card to what matters about its subject; put a long document in a file"
@@ -70,10 +72,6 @@ MOC_FOLDER = "MOC"
 _DRIVE_RE = re.compile(r"[A-Za-z]:[/\\]")
 _LINK_RE = re.compile(r"\[\[([^\]|#\n]+)(?:#[^\]|\n]*)?(?:\|[^\]\n]*)?\]\]")
 _SLUG_RE = re.compile(r"[\W_]+")  # letters and digits of any script: "Zoë" is not "Zo"
-CARD_TYPE_MAX_CHARS = 40
-FIELD_KEY_MAX_CHARS = 64
-_TYPE_RE = re.compile(r"[^\W_](?:[\w -]*\w)?")  # a kind, as the spec's: person, project...
-_FIELD_KEY_RE = re.compile(r"[A-Za-z_][\w-]*")  # a frontmatter key, as the spec's: last_accessed
 PROMOTION = {
     "archive": "cold",
     "cold": "warm",
@@ -150,19 +148,6 @@ def _once(targets: Iterable[str]) -> list[str]:
             seen.append(bare)
             slugs.add(key)
     return seen
-
-
-def as_date(value: object) -> date | None:
-    if isinstance(value, datetime):
-        return value.date()
-    if isinstance(value, date):
-        return value
-    if isinstance(value, str):
-        try:
-            return date.fromisoformat(value.strip()[:10])
-        except ValueError:
-            return None
-    return None
 
 
 @dataclass(frozen=True)
@@ -256,7 +241,7 @@ class VaultStore:
 
     def _info(self, path: str, card: Card) -> CardInfo:
         meta = card.meta
-        title = str(meta.get("title") or "") or _heading(card.body) or PurePosixPath(path).stem
+        title = str(meta.get("title") or "") or title_of(card.body) or PurePosixPath(path).stem
         tier = str(meta.get("tier", "")) if meta.get("tier") in TIERS else self._tier_now(meta)
         raw_relevance = meta.get("relevance")
         rel = float(raw_relevance) if isinstance(raw_relevance, (int, float)) else 1.0
@@ -349,8 +334,8 @@ class VaultStore:
                 raise Refusal("type must be a string such as 'person'")
             if body is not None:
                 check_text(body, "body", limit=self.ctx.limits.card_max_chars, hint=_LONG_CARD)
-            _check_fields(fields)
-            _check_names(type, tags, links, fields)
+            check_fields(fields)
+            check_names(type, tags, links, fields)
             check_text(ref, "the card's name")
             values = [type or "", *(tags or []), *(links or [])]
             check_text(" ".join([*map(str, values), *map(str, (fields or {}).values())]), "fields")
@@ -378,7 +363,7 @@ class VaultStore:
                             "links": list(links or []),
                         }
                     )
-                    card.body = _with_title(title, clean(body or ""))
+                    card.body = with_title(title, clean(body or ""))
                 else:
                     if body is not None:
                         card.body = keep_history(card.body, clean(body))
@@ -512,192 +497,3 @@ class VaultStore:
     def real_path(self, path: str) -> Path:
         """The card on disk (a local folder's; on postgres read through ``ctx.files``)."""
         return self.space.real(path)
-
-
-def check_card_text(text: str, before: str | None = None) -> str | None:
-    """Why ``text`` cannot replace a card whose text was ``before`` (None if it can): its
-    frontmatter must load as a YAML mapping, and a card that had frontmatter keeps it.
-    Writes nothing: a tool that edits cards as plain text asks this first."""
-    try:
-        card = Card.parse(text)
-    except FileShapeError as exc:
-        return "the card's " + " ".join(str(exc).split())
-    if before is not None and not card.meta:
-        try:
-            had = bool(Card.parse(before).meta)
-        except FileShapeError:
-            had = False
-        if had:
-            return (
-                "the card would lose its frontmatter (the --- block of type, tags, tier and "
-                "dates at its top); keep the block and edit the lines inside it"
-            )
-    return None
-
-
-MANAGED_DATES = ("created", "last_accessed")
-WRITTEN_BY_MEMDIR = (BY_KEY, FLAG_KEY)
-"""frontmatter no ``fields`` may set: the provenance and the poisoning flag of a write"""
-"""card fields that hold a day, which decay and the tiers read (``updated`` is set by
-every write)"""
-
-
-FIELD_INT_MAX = 2**63 - 1
-"""the largest whole number a field may hold (what other YAML and SQLite readers take)"""
-
-
-def _check_number(key: object, value: object) -> None:
-    """Refusal if ``value`` (or a number in a list or object in it) is no number a reader
-    can use: a float that is NaN or infinite, a whole number past 64 bits."""
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, float) and not math.isfinite(item):
-            bad = repr(item)
-        elif isinstance(item, int) and not isinstance(item, bool) and abs(item) > FIELD_INT_MAX:
-            bad = f"a number of {item.bit_length()} bits"
-        else:
-            if isinstance(item, dict):
-                stack.extend(item.values())
-            elif isinstance(item, (list, tuple)):
-                stack.extend(item)
-            continue
-        raise Refusal(
-            f"field {shorten(repr(key), 60)} holds {bad}: a number in fields must be finite "
-            f"and within +/-{FIELD_INT_MAX:,}; nothing was written"
-        )
-
-
-def _check_fields(fields: dict[str, Any] | None) -> None:
-    """Refuse a value of a field memdir manages that its readers could not use (the
-    vault specification's ranges): a tier not one of the tiers, a relevance outside
-    0.0-1.0, a count below zero, a day that is no date, a type that is no string, tags or
-    links that are no list of strings. Other fields are the writer's."""
-    if fields is None:
-        return
-    if not isinstance(fields, dict):
-        raise Refusal(f"fields must be an object of field: value, not {type_name(fields)}")
-    for key, value in fields.items():
-        _check_number(key, value)
-    tier = fields.get("tier")
-    if "tier" in fields and tier not in TIERS:
-        raise Refusal(f"tier must be one of {', '.join(TIERS)}, not {tier!r}")
-    relevance = fields.get("relevance")
-    if "relevance" in fields and (
-        isinstance(relevance, bool)
-        or not isinstance(relevance, (int, float))
-        or not 0.0 <= relevance <= 1.0
-    ):
-        raise Refusal(f"relevance must be a number from 0.0 to 1.0, not {relevance!r}")
-    count = fields.get("access_count")
-    if "access_count" in fields and (
-        isinstance(count, bool) or not isinstance(count, int) or count < 0
-    ):
-        raise Refusal(f"access_count must be a whole number from 0, not {count!r}")
-    if "type" in fields and not isinstance(fields["type"], str):
-        raise Refusal(f"type must be a string such as 'person', not {fields['type']!r}")
-    for key in ("tags", "links"):  # what the tags and links arguments take
-        value = fields.get(key)
-        if key in fields and (
-            not isinstance(value, list) or not all(isinstance(v, str) for v in value)
-        ):
-            raise Refusal(f"{key} must be a list of strings such as ['crm'], not {value!r}")
-    for key in MANAGED_DATES:
-        if key in fields and as_date(fields[key]) is None:
-            raise Refusal(f"{key} must be a day such as 2026-11-30, not {fields[key]!r}")
-
-
-def _check_names(
-    type: str | None,
-    tags: list[str] | None,
-    links: list[str] | None,
-    fields: dict[str, Any] | None,
-) -> None:
-    """Refuse a type, tag, link or field key a card's frontmatter could not hold as the
-    vault specification writes them: a type is a short name (person, project, company,
-    idea...), a field key a word (last_accessed), a tag or link one line."""
-    fields = fields or {}
-    for kind in (type, fields.get("type")):
-        if kind is not None and (len(kind) > CARD_TYPE_MAX_CHARS or not _TYPE_RE.fullmatch(kind)):
-            raise Refusal(
-                f"type must be a short name such as {', '.join(CARD_TYPES)} (letters, digits, "
-                f"spaces, - and _, at most {CARD_TYPE_MAX_CHARS} characters), not "
-                f"{shorten(repr(kind), 60)}; nothing was written"
-            )
-    for key in fields:
-        if key in WRITTEN_BY_MEMDIR:
-            raise Refusal(
-                f"field {key!r} is memdir's own: it records "
-                + ("who wrote the card" if key == BY_KEY else "that its text reads as instructions")
-                + " and is set by the write itself; leave it out of fields, nothing was written"
-            )
-        if (
-            not isinstance(key, str)
-            or len(key) > FIELD_KEY_MAX_CHARS
-            or not _FIELD_KEY_RE.fullmatch(key)
-        ):
-            raise Refusal(
-                f"field name {shorten(repr(key), 60)} is not a frontmatter key: use a letter "
-                f"or _ then letters, digits, - or _ (at most {FIELD_KEY_MAX_CHARS} "
-                "characters), such as 'last_met'; nothing was written"
-            )
-    for what, given in (("tags", tags), ("links", links)):
-        if given is not None and not isinstance(given, list):
-            raise Refusal(f"{what} must be a list of strings such as ['crm'], not {given!r}")
-        for value in [*(given or []), *(fields.get(what) or [])]:
-            if not isinstance(value, str) or not value.strip() or "\n" in value or "\r" in value:
-                raise Refusal(
-                    f"each of {what} must be a name on one line, such as 'crm', not "
-                    f"{shorten(repr(value), 60)}; nothing was written"
-                )
-
-
-def type_name(value: object) -> str:
-    return "null" if value is None else type(value).__name__
-
-
-def clean(text: str) -> str:
-    return strip_think(text).strip()
-
-
-def _heading(body: str) -> str:
-    for line in body.splitlines():
-        if line.startswith("# "):
-            return line[2:].strip()
-    return ""
-
-
-def _with_title(title: str, body: str) -> str:
-    if body.lstrip().startswith("# "):
-        return body + "\n"
-    heading = " ".join(word[:1].upper() + word[1:] for word in re.split(r"[-_\s]+", title) if word)
-    return f"# {heading}\n" + (f"\n{body}\n" if body else "")
-
-
-def history_lines(body: str) -> list[str]:
-    doc = SectionDocument.parse(body)
-    section = doc.get(HISTORY)
-    return [] if section is None else [ln for ln in section.body.splitlines() if ln.strip()]
-
-
-def add_history(body: str, line: str) -> str:
-    """``body`` with ``line`` appended to its ``## History`` section (made at the end)."""
-    doc = SectionDocument.parse(body)
-    section = doc.get(HISTORY)
-    if section is None:
-        doc.append(doc.new_section(HISTORY, line))
-    else:
-        section.body = section.body + "\n" + line if section.body else line
-    rendered = doc.render()
-    return rendered if rendered.endswith("\n") else rendered + "\n"
-
-
-def keep_history(old_body: str, new_body: str) -> str:
-    """The new body, with every ``## History`` line of the old one still there."""
-    kept = history_lines(old_body)
-    present = set(history_lines(new_body))
-    result = new_body if new_body.endswith("\n") else new_body + "\n"
-    for line in kept:
-        if line not in present:
-            result = add_history(result, line)
-    return result
