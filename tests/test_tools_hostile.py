@@ -257,3 +257,13 @@ def test_an_invisible_tag_is_dropped_like_an_empty_one(tools: Tools, memory: mem
     saved = tools.call("memory_save", {"content": "Acme pays late", "tags": ["\u200b", "", "crm"]})
     assert saved["ok"]
     assert [o.tags for o in memory.knowledge.observations()] == [("crm",)]
+
+
+def test_the_legacy_notebook_tool_without_its_text_says_what_to_give(
+    tools: Tools, folder: Path
+) -> None:
+    reason = _refused(tools, folder, "update_working_memory", {"key": "current-task"})
+    assert "text is required" in reason
+    assert "NoneType" not in reason
+    done = tools.call("update_working_memory", {"key": "current-task", "value": "draft"})
+    assert done["ok"] is True

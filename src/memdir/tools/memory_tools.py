@@ -60,6 +60,11 @@ def update_notebook(memory: Memory, args: dict[str, Any]) -> dict[str, Any]:
             "update_working_memory: text and value (text's older name) differ; give only text",
             memory.notebook.store,
         )
+    if "text" not in args and "value" not in args:  # the legacy name requires only key
+        raise ToolCallError(
+            "update_working_memory: text is required (the entry's text; value is its older name)",
+            memory.notebook.store,
+        )
     return write_result(memory.notebook.update(args["key"], text))  # type: ignore[arg-type]
 
 
