@@ -267,3 +267,19 @@ def test_the_legacy_notebook_tool_without_its_text_says_what_to_give(
     assert "NoneType" not in reason
     done = tools.call("update_working_memory", {"key": "current-task", "value": "draft"})
     assert done["ok"] is True
+
+
+@pytest.mark.parametrize("name", ["f" * 300, "é" * 128])  # 300 bytes, 256 bytes
+def test_a_folder_name_no_file_system_holds_is_refused_by_name(
+    tools: Tools, folder: Path, name: str
+) -> None:
+    reason = _refused(tools, folder, "card_write", {"card": "bob", "body": "x", "folder": name})
+    assert "at most 255" in reason
+    assert "OSError" not in reason
+
+
+def test_reading_a_path_no_file_system_holds_finds_no_file(tools: Tools) -> None:
+    result = tools.call("memory_get", {"path": "a" * 300 + ".md"})
+    assert result["ok"] is False
+    assert "no file" in result["reason"]
+    assert "File name too long" not in result["reason"]

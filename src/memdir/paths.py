@@ -331,3 +331,21 @@ def glob_regex(pattern: str) -> re.Pattern[str]:
             out += re.escape(pattern[i])
             i += 1
     return re.compile(out)
+
+
+NAME_MAX_BYTES = 255
+"""the longest file or folder name (in UTF-8 bytes) that ext4, XFS, APFS and NTFS hold: a
+folder kept in PostgreSQL is held to it too, so that it can be written out to disk"""
+
+
+def too_long(path: str) -> str | None:
+    """Why no file system holds ``path`` (a name in it past ``NAME_MAX_BYTES``), if so."""
+    for name in path.split("/"):
+        size = len(name.encode("utf-8", "surrogatepass"))
+        if size > NAME_MAX_BYTES:
+            shown = name if len(name) <= 40 else f"{name[:20]}...{name[-12:]}"
+            return (
+                f"the name {shown!r} is {size} bytes long; a file or folder name holds at "
+                f"most {NAME_MAX_BYTES} bytes: choose a shorter one, and nothing was written"
+            )
+    return None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -92,7 +93,9 @@ def read_lines(
             return missing
         else:
             data = target.read_bytes()
-    except OSError as exc:  # a name too long for the file system, no permission
+    except OSError as exc:  # no permission, a loop of links
+        if exc.errno == errno.ENAMETOOLONG:  # no file system holds a file of that name
+            return missing
         return GetResult(False, relpath[:200], reason=f"{relpath[:200]}: {exc.strerror}")
     lines = clean(decode(data)).splitlines()  # text for a model: no surrogates
     total = len(lines)

@@ -27,7 +27,7 @@ from memdir.config import STATE_DIR
 from memdir.errors import MemdirError
 from memdir.files.atomic import FolderLock, atomic_write, atomic_write_all, folder_lock
 from memdir.files.temps import TMP_SUFFIX
-from memdir.paths import resolved, walk_files
+from memdir.paths import resolved, too_long, walk_files
 from memdir.storage.seam import FileStat, VersionConflict
 
 LOCK_FILE = "lock"
@@ -73,7 +73,8 @@ class LocalFiles:
         except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
             return None
         except OSError as exc:
-            if exc.errno == errno.ELOOP:  # a loop of links: no file there, as listings see it
+            # a loop of links, or a name longer than the file system holds: no file there
+            if exc.errno in (errno.ELOOP, errno.ENAMETOOLONG):
                 return None
             raise
         if self._outside(target) is not None:  # never read through it
@@ -90,6 +91,9 @@ class LocalFiles:
         return (stat.st_mtime_ns, stat.st_size, stat.st_ino)
 
     def unwritable(self, path: str) -> str | None:
+        long = too_long(path)
+        if long is not None:
+            return long
         target = self._path(path)
         if target.is_dir():
             return (

@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from memdir.paths import too_long
 from memdir.storage.postgres.db import Database, Folder, FolderLock
 from memdir.storage.seam import FileStat, VersionConflict
 
@@ -87,7 +88,7 @@ class PgFiles:
     def unwritable(self, path: str) -> str | None:
         if _bad_path(path):
             return f"{path!r} is not a path inside the memory folder; nothing was written"
-        return None
+        return too_long(path)
 
     def paths(self, folder: str = "") -> list[str]:
         start = folder.strip("/")
