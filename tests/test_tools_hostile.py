@@ -283,3 +283,16 @@ def test_reading_a_path_no_file_system_holds_finds_no_file(tools: Tools) -> None
     assert result["ok"] is False
     assert "no file" in result["reason"]
     assert "File name too long" not in result["reason"]
+
+
+@pytest.mark.parametrize("control", ["\u202e", "\u202a", "\u2067", "\u2069"], ids=ascii)
+def test_a_key_that_shows_other_than_it_reads_is_refused(
+    tools: Tools, folder: Path, control: str
+) -> None:
+    reason = _refused(tools, folder, "update_notebook", {"key": f"{control}evil", "text": "x"})
+    assert f"U+{ord(control):04X}" in reason
+
+
+def test_a_key_in_a_right_to_left_script_is_kept(tools: Tools, folder: Path) -> None:
+    assert tools.call("update_notebook", {"key": "משימה", "text": "x"})["ok"] is True
+    assert "## משימה" in (folder / "NOTEBOOK.md").read_text(encoding="utf-8")

@@ -171,6 +171,7 @@ def test_what_touches_and_what_does_not(memory: memdir.Memory, folder: Path) -> 
         ({"access_count": -1}, "access_count must be a whole number"),
         ({"last_accessed": "last tuesday"}, "last_accessed must be a day"),
         ({"created": 20261130}, "created must be a day"),
+        ({"updated": "2026-11-01"}, "the day of the card's last write"),
     ],
 )
 def test_a_managed_field_out_of_its_range_is_refused_and_nothing_written(
@@ -193,7 +194,9 @@ def test_managed_fields_in_range_are_written(memory: memdir.Memory, folder: Path
     assert memory.vault.write("yara", "Yara signs the contracts.", fields=fields).ok
     meta = _card(folder, str(next((folder / "vault").rglob("yara*.md")).relative_to(folder))).meta
     assert (meta["tier"], meta["relevance"], meta["access_count"]) == ("core", 0.4, 7)
-    assert str(meta["last_accessed"]) == "2026-11-01"
+    assert meta["last_accessed"] == date(2026, 11, 1)  # a day, as memdir writes its own
+    text = next((folder / "vault").rglob("yara*.md")).read_text(encoding="utf-8")
+    assert "last_accessed: 2026-11-01\n" in text
 
 
 def test_card_write_refuses_a_bad_field_on_the_command_line(folder: Path) -> None:

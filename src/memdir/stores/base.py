@@ -24,6 +24,7 @@ Invariants:
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -153,6 +154,11 @@ def check_secrets(text: str) -> str:
     return check_text(text)
 
 
+_BIDI_CONTROL = re.compile("[\u202a-\u202e\u2066-\u2069]")
+"""the embeddings, overrides and isolates of Unicode's bidirectional algorithm (what
+"Trojan Source" used); the marks U+200E and U+200F reorder nothing and are kept"""
+
+
 def normalize_key(raw: object, what: str = "key", example: str = "current-task") -> str:
     """A section key from user input, or Refusal with a sentence saying what to fix
     (``example``: a name of the kind asked for, said when it is empty)."""
@@ -164,6 +170,12 @@ def normalize_key(raw: object, what: str = "key", example: str = "current-task")
         raise Refusal(f"{what} is empty; give a short name such as {example!r}")
     if len(key) > KEY_MAX_CHARS:
         raise Refusal(f"{what} is {len(key)} chars; keep it under {KEY_MAX_CHARS}")
+    turned = _BIDI_CONTROL.search(key)
+    if turned:  # 'U+202E evil' shows as 'live': a name must read as it shows
+        raise Refusal(
+            f"{what} holds U+{ord(turned.group()):04X}, a bidirectional control that makes a "
+            "name show other than it reads; write it without (right-to-left letters need none)"
+        )
     return check_text(key, what)
 
 

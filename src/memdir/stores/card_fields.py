@@ -62,8 +62,9 @@ def check_card_text(text: str, before: str | None = None) -> str | None:
 MANAGED_DATES = ("created", "last_accessed")
 """card fields that hold a day, which decay and the tiers read (``updated`` is set by
 every write)"""
-WRITTEN_BY_MEMDIR = (BY_KEY, FLAG_KEY)
-"""frontmatter no ``fields`` may set: the provenance and the poisoning flag of a write"""
+WRITTEN_BY_MEMDIR = (BY_KEY, FLAG_KEY, "updated")
+"""frontmatter no ``fields`` may set: the provenance and the poisoning flag of a write,
+and the day of the last write (each write sets it: a value given would be lost)"""
 
 
 FIELD_INT_MAX = 2**63 - 1
@@ -150,10 +151,14 @@ def check_names(
             )
     for key in fields:
         if key in WRITTEN_BY_MEMDIR:
+            records = {
+                BY_KEY: "who wrote the card",
+                FLAG_KEY: "that its text reads as instructions",
+                "updated": "the day of the card's last write",
+            }[key]
             raise Refusal(
-                f"field {key!r} is memdir's own: it records "
-                + ("who wrote the card" if key == BY_KEY else "that its text reads as instructions")
-                + " and is set by the write itself; leave it out of fields, nothing was written"
+                f"field {key!r} is memdir's own: it records {records} and is set by the "
+                "write itself; leave it out of fields, nothing was written"
             )
         if (
             not isinstance(key, str)

@@ -59,9 +59,9 @@ from memdir.stores.card_body import HISTORY as HISTORY  # re-exported: the secti
 from memdir.stores.card_body import add_history as add_history
 from memdir.stores.card_body import clean, keep_history, title_of, with_title
 from memdir.stores.card_body import history_lines as history_lines
+from memdir.stores.card_fields import MANAGED_DATES, check_fields, check_names, type_name
 from memdir.stores.card_fields import as_date as as_date  # re-exported: decay, the page
 from memdir.stores.card_fields import check_card_text as check_card_text
-from memdir.stores.card_fields import check_fields, check_names, type_name
 from memdir.stores.validate import check_text, flag, one_line
 from memdir.tiers import TIERS, tier_for
 
@@ -373,7 +373,8 @@ class VaultStore:
                 if tags is not None:
                     card.meta["tags"] = list(tags)
                 for key, value in (fields or {}).items():
-                    card.meta[key] = value
+                    # a day given as text is kept as a day, as memdir writes its own
+                    card.meta[key] = as_date(value) if key in MANAGED_DATES else value
                 card.meta["updated"] = today
                 flags = flag(card.body, " ".join(map(str, (fields or {}).values())))
                 if created or body is not None:
