@@ -15,6 +15,11 @@ the key of its own text (``Item.vector_key``), so equal texts share one vector. 
 embedder that cannot run windows embeds a windowed key's own text: the key is still
 right, the vector is the item's lone one.
 
+Both backends key items with ``file_keys`` and make the vectors a batch of keys lacks
+with ``embed_missing`` (the windows' runs from ``file_runs``), reading their own rows
+through the callables it is given: SQLite's ``SqliteVectors``, PostgreSQL's
+``storage.postgres.window_vectors``.
+
 bench/RESULTS.md, issue 16 phases 9 and 11: on LoCoMo recall@5 .676 -> .703 and
 recall@10 .792 -> .801, on RealMem unchanged but for a query, at about 1.2 times the
 model work.

@@ -6,7 +6,8 @@ store's write commits its file and its rows together. Inside ``bulk`` (a push, a
 reindex, a scan's batch, ``Memory.files_changed``) the new rows are held and sent
 ``bulk.FLUSH_ROWS`` at a time, each with its vector where one is known at insert
 time; with an embedder, each new text is embedded just before its row is inserted
-(docs/team.md, "Bulk writes"), unless a search made its vector and could not store it
+(docs/team.md, "Bulk writes"; short narrative items in their windows, whole files a
+batch: ``window_vectors``), unless a search made its vector and could not store it
 (``unstored``: it is taken from there). Vectors made later are one statement a batch.
 
 Words are cut as FTS5's ``unicode61 remove_diacritics 2`` cuts them (letters and
@@ -543,8 +544,10 @@ class IndexWrites:
         """Embed the texts with no vector from ``embedder`` (an item with another
         model's vector counts as none: it is replaced); how many texts were stored (a
         row a locked write holds is passed over: its text's vector is kept, ``unstored``,
-        for the next call to store without embedding it again). With ``seconds``, stop
-        after the batch that passes it; with ``limit``, after that many texts listed."""
+        for the next call to store without embedding it again). A batch holds whole
+        files, in path order, and each window holding one of its keys is run once
+        (``window_vectors``). With ``seconds``, stop after the batch that passes it;
+        with ``limit``, after that many texts listed (a file's last batch whole)."""
         self._check_windows()
         conn = self._conn()
         done = 0
