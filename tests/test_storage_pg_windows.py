@@ -18,6 +18,7 @@ from memdir.index import windows
 from memdir.index.embedders import Embedder, MiniLMEmbedder, load_embedder
 from memdir.index.sync import Index
 from memdir.memory import Memory
+from memdir.storage.postgres import writes
 from memdir.storage.postgres.db import Database
 from memdir.storage.postgres.index import PgIndex, postgres_index
 from memdir.storage.postgres.window_vectors import META_KEY
@@ -158,6 +159,22 @@ def test_window_vectors_are_sqlites_and_an_append_moves_none(
         for key, vector in before.items():
             assert np.array_equal(after[key], vector)  # not even re-made
         _same_vectors(after, _sqlite_vectors(memory))
+
+
+def test_batches_cutting_windows_make_the_same_vectors(
+    tmp_path: Path, pg_db: Database, model: MiniLMEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two keys a batch: a window the batch's end cuts is run for its keys and gives the
+    later ones theirs; the vectors are the ones a pass over whole files makes."""
+    monkeypatch.setattr(writes, "EMBED_BATCH", 2)
+    root = _folder(tmp_path / "mem")
+    with memdir.open(root, clock=FakeClock(CLOCK), embedder=model) as memory:
+        memory.scan()
+        memory.index.ensure_vectors()
+        pg = _pg(memory, pg_db, model)
+        pg.scan()
+        assert pg.ensure_vectors() == len(set(_sqlite_vectors(memory)))
+        _same_vectors(_pg_vectors(pg_db), _sqlite_vectors(memory))
 
 
 def test_an_incremental_index_is_a_rebuild(

@@ -4,10 +4,10 @@ their windows, as the SQLite index keys and embeds them (``index.windows``).
 Every item's ``vector_key`` is ``windows.file_keys``' for its file (``IndexWrites``
 diffs a file's rows by anchor, content hash and key, so an edit before a short item
 re-keys it as a rebuild would), and its vector is made by ``windows.embed_missing``,
-the code the SQLite index runs: a batch of missing keys holds whole files, in file
-order, and each window holding one of them is one run.
+the code the SQLite index runs: a batch of missing keys is in file order, and each
+window holding one of them is one run.
 
-- ``missing``: the keys with no vector from a model, a file at a time (path order).
+- ``missing``: the keys with no vector from a model, in file order (path order).
 - ``embed``: their vectors, the windows' runs read from the agent's rows.
 - ``embed_held``: a bulk job's new rows' vectors, made before they are inserted (the
   windows' runs from the files as extracted).
@@ -32,9 +32,13 @@ META_KEY = "windows"
 """``index_meta``'s key of the window version the agent's keys were made by"""
 _NARRATIVE = sorted(NARRATIVE_KINDS)
 _MISSING = (
-    "SELECT path, vector_key, heading, meta, body FROM items WHERE agent = %s "
-    "AND model IS DISTINCT FROM %s AND {where} ORDER BY path, ordinal, id"
+    "SELECT path, ordinal, id, vector_key, heading, meta, body FROM items WHERE agent = %s "
+    "AND model IS DISTINCT FROM %s AND (path, ordinal, id) > (%s, %s, %s) "
+    "ORDER BY path, ordinal, id LIMIT %s"
 )
+Place = tuple[str, int, int]
+"""(path, ordinal, id): where ``missing`` goes on from"""
+START: Place = ("", -(2**31), 0)
 
 
 def _text(heading: object, meta: object, body: object) -> str:
@@ -42,25 +46,22 @@ def _text(heading: object, meta: object, body: object) -> str:
 
 
 def missing(
-    conn: Connection, agent: str, model: str, after: str, limit: int
-) -> list[tuple[str, str, str]]:
-    """(path, vector key, embedded text) of the keys with no vector from ``model`` in
-    the files after ``after`` (path order), about ``limit`` keys: whole files, each key
-    once (where it first comes), in file order."""
-    rows = conn.execute(
-        _MISSING.format(where="path > %s") + " LIMIT %s", (agent, model, after, limit)
-    ).fetchall()
-    if len(rows) == limit:  # the last file whole
-        last = rows[-1][0]
-        rows = [row for row in rows if row[0] != last]
-        rows += conn.execute(_MISSING.format(where="path = %s"), (agent, model, last)).fetchall()
+    conn: Connection, agent: str, model: str, after: Place, limit: int
+) -> tuple[list[tuple[str, str, str]], Place]:
+    """(path, vector key, embedded text) of up to ``limit`` items with no vector from
+    ``model``, in file order (files in path order) from ``after``, each key once (where
+    it first comes); and where the next batch goes on from. A window a batch's end cuts
+    is run for the batch's keys, and gives the keys after them in it their vectors too,
+    so the next batch does not list them again."""
+    rows = conn.execute(_MISSING, (agent, model, *after, limit)).fetchall()
     found: list[tuple[str, str, str]] = []
     seen: set[str] = set()
-    for path, key, heading, meta, body in rows:
+    for path, _, _, key, heading, meta, body in rows:
         if key not in seen:
             seen.add(key)
             found.append((str(path), str(key), _text(heading, meta, body)))
-    return found
+    last = rows[-1] if rows else None
+    return found, (after if last is None else (str(last[0]), int(last[1]), int(last[2])))
 
 
 def embed(

@@ -544,23 +544,22 @@ class IndexWrites:
         """Embed the texts with no vector from ``embedder`` (an item with another
         model's vector counts as none: it is replaced); how many texts were stored (a
         row a locked write holds is passed over: its text's vector is kept, ``unstored``,
-        for the next call to store without embedding it again). A batch holds whole
-        files, in path order, and each window holding one of its keys is run once
-        (``window_vectors``). With ``seconds``, stop after the batch that passes it;
-        with ``limit``, after that many texts listed (a file's last batch whole)."""
+        for the next call to store without embedding it again). A batch's keys are in
+        file order (files in path order), and each window holding one of them is run
+        once (``window_vectors``). With ``seconds``, stop after the batch that passes
+        it; with ``limit``, after that many texts listed."""
         self._check_windows()
         conn = self._conn()
         done = 0
         listed = 0
         began = time.monotonic()
         size = EMBED_BATCH if seconds is None else BUDGET_BATCH
-        after = ""  # the files in path order, from where the last batch ended
+        after = window_vectors.START  # the items in file order, from where a batch ended
         while limit is None or listed < limit:
             batch = size if limit is None else min(size, limit - listed)
-            rows = window_vectors.missing(conn, self.agent, embedder.id, after, batch)
+            rows, after = window_vectors.missing(conn, self.agent, embedder.id, after, batch)
             if not rows:
                 break
-            after = rows[-1][0]
             listed += len(rows)
             keys = [key for _, key, _ in rows]
             made = self._unstored.take(embedder.id, keys)
