@@ -68,6 +68,15 @@ def _pg(memory: Memory, db: Database, embedder: Embedder | None, agent: str = "w
     )
 
 
+def _both(memory: Memory, db: Database, embedder: Embedder) -> Index:
+    """The folder indexed and embedded on SQLite, and scanned on PostgreSQL (its index)."""
+    memory.scan()
+    memory.index.ensure_vectors()
+    pg = _pg(memory, db, embedder)
+    pg.scan()
+    return pg
+
+
 def _rows(index: Index) -> PgIndex:
     rows = index.rows
     assert isinstance(rows, PgIndex)
@@ -139,10 +148,7 @@ def test_window_vectors_are_sqlites_and_an_append_moves_none(
 ) -> None:
     root = _folder(tmp_path / "mem")
     with memdir.open(root, clock=FakeClock(CLOCK), embedder=model) as memory:
-        memory.scan()
-        memory.index.ensure_vectors()
-        pg = _pg(memory, pg_db, model)
-        pg.scan()
+        pg = _both(memory, pg_db, model)
         pg.ensure_vectors()
         before = _pg_vectors(pg_db)
         _same_vectors(before, _sqlite_vectors(memory))
@@ -169,10 +175,7 @@ def test_batches_cutting_windows_make_the_same_vectors(
     monkeypatch.setattr(writes, "EMBED_BATCH", 2)
     root = _folder(tmp_path / "mem")
     with memdir.open(root, clock=FakeClock(CLOCK), embedder=model) as memory:
-        memory.scan()
-        memory.index.ensure_vectors()
-        pg = _pg(memory, pg_db, model)
-        pg.scan()
+        pg = _both(memory, pg_db, model)
         assert pg.ensure_vectors() == len(set(_sqlite_vectors(memory)))
         _same_vectors(_pg_vectors(pg_db), _sqlite_vectors(memory))
 
