@@ -68,13 +68,17 @@ def _pg(memory: Memory, db: Database, embedder: Embedder | None, agent: str = "w
     )
 
 
-def _both(memory: Memory, db: Database, embedder: Embedder) -> Index:
-    """The folder indexed and embedded on SQLite, and scanned on PostgreSQL (its index)."""
-    memory.scan()
-    memory.index.ensure_vectors()
-    pg = _pg(memory, db, embedder)
-    pg.scan()
-    return pg
+@pytest.fixture
+def both(tmp_path: Path, pg_db: Database, model: MiniLMEmbedder) -> Iterator[tuple[Memory, Index]]:
+    """The folder indexed and embedded on SQLite by MiniLM, and scanned on PostgreSQL
+    (its index, agent ``w``)."""
+    root = _folder(tmp_path / "mem")
+    with memdir.open(root, clock=FakeClock(CLOCK), embedder=model) as memory:
+        memory.scan()
+        memory.index.ensure_vectors()
+        pg = _pg(memory, pg_db, model)
+        pg.scan()
+        yield memory, pg
 
 
 def _rows(index: Index) -> PgIndex:
@@ -144,40 +148,37 @@ def test_the_keys_are_sqlites_and_name_the_windows(tmp_path: Path, pg_db: Databa
 
 
 def test_window_vectors_are_sqlites_and_an_append_moves_none(
-    tmp_path: Path, pg_db: Database, model: MiniLMEmbedder
+    both: tuple[Memory, Index], pg_db: Database, model: MiniLMEmbedder
 ) -> None:
-    root = _folder(tmp_path / "mem")
-    with memdir.open(root, clock=FakeClock(CLOCK), embedder=model) as memory:
-        pg = _both(memory, pg_db, model)
-        pg.ensure_vectors()
-        before = _pg_vectors(pg_db)
-        _same_vectors(before, _sqlite_vectors(memory))
-        assert any(
-            float(before[key] @ model.embed([text])[0]) < 0.999
-            for _, text, key in windows.file_entries(memory.index.db, DAY)
-        ), "some turn's vector reads the turns before it"
-        _write(root, [*TURNS, ("Mel", "Aisle is better")])  # an append
-        memory.scan()
-        memory.index.ensure_vectors()
-        pg.scan()
-        assert _rows(pg).ensure_vectors(model) == 1  # the new turn only
-        after = _pg_vectors(pg_db)
-        for key, vector in before.items():
-            assert np.array_equal(after[key], vector)  # not even re-made
-        _same_vectors(after, _sqlite_vectors(memory))
+    memory, pg = both
+    root = memory.root
+    pg.ensure_vectors()
+    before = _pg_vectors(pg_db)
+    _same_vectors(before, _sqlite_vectors(memory))
+    assert any(
+        float(before[key] @ model.embed([text])[0]) < 0.999
+        for _, text, key in windows.file_entries(memory.index.db, DAY)
+    ), "some turn's vector reads the turns before it"
+    _write(root, [*TURNS, ("Mel", "Aisle is better")])  # an append
+    memory.scan()
+    memory.index.ensure_vectors()
+    pg.scan()
+    assert _rows(pg).ensure_vectors(model) == 1  # the new turn only
+    after = _pg_vectors(pg_db)
+    for key, vector in before.items():
+        assert np.array_equal(after[key], vector)  # not even re-made
+    _same_vectors(after, _sqlite_vectors(memory))
 
 
 def test_batches_cutting_windows_make_the_same_vectors(
-    tmp_path: Path, pg_db: Database, model: MiniLMEmbedder, monkeypatch: pytest.MonkeyPatch
+    both: tuple[Memory, Index], pg_db: Database, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Two keys a batch: a window the batch's end cuts is run for its keys and gives the
     later ones theirs; the vectors are the ones a pass over whole files makes."""
     monkeypatch.setattr(writes, "EMBED_BATCH", 2)
-    root = _folder(tmp_path / "mem")
-    with memdir.open(root, clock=FakeClock(CLOCK), embedder=model) as memory:
-        pg = _both(memory, pg_db, model)
-        assert pg.ensure_vectors() == len(set(_sqlite_vectors(memory)))
-        _same_vectors(_pg_vectors(pg_db), _sqlite_vectors(memory))
+    memory, pg = both
+    assert pg.ensure_vectors() == len(set(_sqlite_vectors(memory)))
+    _same_vectors(_pg_vectors(pg_db), _sqlite_vectors(memory))
 
 
 def test_an_incremental_index_is_a_rebuild(
