@@ -6,7 +6,7 @@ the turns before it. On the session's real PostgreSQL (``pg_fixture``)."""
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +15,7 @@ import pytest
 
 import memdir
 from memdir.index import windows
-from memdir.index.embedders import Embedder, MiniLMEmbedder, load_embedder
+from memdir.index.embedders import Embedder, HashingEmbedder, MiniLMEmbedder
 from memdir.index.sync import Index
 from memdir.memory import Memory
 from memdir.storage.postgres import writes
@@ -231,20 +231,36 @@ def test_windows_false_keeps_the_keys_and_embeds_each_item_alone(
         _same_vectors(stored, _sqlite_vectors(memory))
 
 
+class Counting(HashingEmbedder):
+    """The hashing embedder, counting the texts it embeds."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.asked: list[str] = []
+
+    def embed(self, texts: Sequence[str]) -> Any:
+        self.asked.extend(texts)
+        return super().embed(texts)
+
+
 def test_an_embedder_without_windows_embeds_a_moved_turn_no_more(
     tmp_path: Path, pg_db: Database
 ) -> None:
     """The hashing embedder: a windowed key's vector is its text's own, so a turn moved
-    to another window in a bulk job (a reindex) keeps it."""
-    embedder = load_embedder("hashing")
-    assert embedder is not None and not windows.embeds_windows(embedder)
+    to another window in a bulk job (a reindex) keeps it: only the new turn is embedded."""
+    embedder = Counting()
+    assert not windows.embeds_windows(embedder)
     root = _folder(tmp_path / "mem")
     with memdir.open(root, clock=FakeClock(CLOCK), embedder="hashing") as memory:
         pg = _pg(memory, pg_db, embedder)
         pg.scan()
         pg.ensure_vectors()
+        keys = _pg_keys(pg_db)
         _write(root, [("Mel", "Hello again"), *TURNS])  # every later turn re-keyed
+        embedder.asked.clear()
         pg.reindex()
+        assert len(embedder.asked) == 1 and "Hello again" in embedder.asked[0]
+        assert {k for *_, k in _pg_keys(pg_db)} - {k for *_, k in keys}  # (re-keyed)
         rows = pg_db.reader().execute(
             "SELECT heading, meta, body, embedding FROM items WHERE agent = 'w' AND path = %s",
             (DAY,),
