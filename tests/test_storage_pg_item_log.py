@@ -84,7 +84,10 @@ def test_each_write_of_vectors_bumps_the_version_and_logs_its_ids(
     assert _version(pg_db, "agent-a") == 3
     assert _logged(pg_db, "agent-a", 3) == _ids(pg_db, "agent-a") - before
 
-    write_journal(memory, pg, _journal(NOTES[1], NOTES[0], NOTES[2]))  # moved: placements only
+    # moved down a line each: placements only (turns reordered would re-key: each short
+    # turn's vector reads the turns before it, ``index.windows``)
+    moved = _journal(*NOTES[:3]).replace("\n\n## ", "\n\n\n## ")
+    write_journal(memory, pg, moved)
     assert _version(pg_db, "agent-a") == 3
 
     kept = _ids(pg_db, "agent-a")
@@ -212,14 +215,16 @@ def test_a_store_outside_the_lock_skips_the_rows_a_locked_write_holds(
     pg = PgIndex(pg_db, "agent-a")
     write_journal(memory, pg, _journal(*NOTES))  # no vectors yet
     ids = {str(h): int(i) for i, h in pg_db.reader().execute("SELECT id, heading FROM items")}
-    moved = {ids[NOTES[0]], ids[NOTES[1]]}
+    # the last two swapped: their rows re-keyed (a short turn's key names the turns
+    # before it, ``index.windows``), so deleted and inserted anew, locked by the write
+    moved = {ids[NOTES[2]], ids[NOTES[3]]}
     other = Database(pg_url, schema=pg_schema)  # the searching process's connections
     searcher = PgIndex(other, "agent-a")
     stored: list[int] = []
     store = threading.Thread(target=lambda: stored.append(searcher.ensure_vectors(embedder)))
     try:
-        with pg.folder.lock:  # the first two sections swapped: their rows locked
-            write_journal(memory, pg, _journal(NOTES[1], NOTES[0], *NOTES[2:]))
+        with pg.folder.lock:  # the last two sections swapped: their rows locked
+            write_journal(memory, pg, _journal(*NOTES[:2], NOTES[3], NOTES[2]))
             store.start()
             store.join(5)
             assert not store.is_alive(), "the store waited for the locked write's rows"
@@ -228,15 +233,17 @@ def test_a_store_outside_the_lock_skips_the_rows_a_locked_write_holds(
             # the write wants a row the store had (a vector re-made under the lock)
             (key,) = (
                 pg.folder.lock.connection()
-                .execute("SELECT vector_key FROM items WHERE id = %s", (ids[NOTES[2]],))
+                .execute("SELECT vector_key FROM items WHERE id = %s", (ids[NOTES[0]],))
                 .fetchone()
             )
             pg.store_vectors(embedder.id, embedder.dim, [(str(key), embedder.embed(["x"])[0])])
         assert _version(pg_db, "agent-a") == 2
         assert _ids(pg_db, "agent-a") == set(ids.values()) - moved
+        new = _ids(pg_db, "agent-a", with_vector=False) - set(ids.values())
+        assert len(new) == 2
         assert searcher.ensure_vectors(embedder) == 2  # the rows skipped: the next search's
-        assert _logged(pg_db, "agent-a", 3) == moved
-        assert _ids(pg_db, "agent-a") == set(ids.values())
+        assert _logged(pg_db, "agent-a", 3) == new
+        assert _ids(pg_db, "agent-a") == set(ids.values()) - moved | new
     finally:
         if store.ident is not None:
             store.join(30)

@@ -128,13 +128,14 @@ def test_a_row_whose_text_changed_is_embedded_afresh(
     memory: memdir.Memory, pg: PgIndex, pg_db: Database, pg_url: str, pg_schema: str
 ) -> None:
     """What is kept is by the text embedded: a row rewritten while its old text's vector
-    is kept gets its new text's vector, never the old one."""
+    is kept gets its new text's vector, never the old one. (The last note: a short
+    turn's key names the turns before it, so a first one rewritten re-keys the rest.)"""
     embedder = CountingEmbedder()
-    with _row_held(pg_url, pg_schema, _ids(pg_db)[NOTES[0]]):
+    with _row_held(pg_url, pg_schema, _ids(pg_db)[NOTES[-1]]):
         pg.ensure_vectors(embedder, seconds=EMBED_SECONDS)
     assert len(pg._unstored) == 1
     rewritten = "sailing on the sea with the kids"
-    write_journal(memory, pg, _journal(rewritten, *NOTES[1:]))
+    write_journal(memory, pg, _journal(*NOTES[:-1], rewritten))
     embedder.asked.clear()
     assert pg.ensure_vectors(embedder, seconds=EMBED_SECONDS) == 1
     assert embedder.asked == [f"{rewritten}\n{rewritten}"]

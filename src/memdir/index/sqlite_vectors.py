@@ -220,21 +220,13 @@ class SqliteVectors:
         rows = [row for row in rows if row[1] in texts]
         if not rows:
             return 0
-        made: dict[str, Any] = {}
-        done: set[str] = set()  # keys their windows gave (or had) a vector
-        if getattr(embedder, "windows", False) and hasattr(embedder, "embed_windows"):
-            framed = [row for row in rows if row[0] != windows.own_key(texts[row[1]])]
-            if framed:  # (the others in a window that runs take their vector from it)
-                made, done = self._window_vectors(embedder, rows)
-        alone = [row for row in rows if row[0] not in done]
-        embedded = len(made)
-        copied = self._lone_vectors(embedder, {k: windows.own_key(texts[i]) for k, i in alone})
-        made.update(copied)
-        alone = [row for row in alone if row[0] not in copied]
-        if alone:
-            lone = embedder.embed([texts[item_id] for _, item_id in alone])
-            made.update(zip([key for key, _ in alone], lone, strict=True))
-            embedded += len(alone)
+        made, embedded = windows.embed_missing(
+            embedder,
+            [(key, texts[item_id]) for key, item_id in rows],
+            lambda wanted: self._window_runs([item_id for _, item_id in rows], wanted),
+            lambda keys: self._have_vectors(embedder.id, keys),
+            lambda keys: self._stored_vectors(embedder.id, keys),
+        )
         if not made:
             return 0
         keys = list(made)
@@ -260,15 +252,9 @@ class SqliteVectors:
             self._seen = self._log_head()
         return embedded
 
-    def _window_vectors(
-        self, embedder: Embedder, rows: list[tuple[str, int]]
-    ) -> tuple[dict[str, Any], set[str]]:
-        """Run the windows (``windows``) that hold a windowed key of ``rows`` with no
-        vector yet, each once; every key in them with no vector gets its vector from the
-        run (an item that reads nothing: its lone vector, to within float error). Returns
-        those vectors, and every key of those windows that now has one."""
+    def _window_runs(self, ids: list[int], wanted: set[str]) -> list[windows.Run]:
+        """The runs of the windows of the files of ``ids`` holding a key of ``wanted``."""
         with self.lock:
-            ids = [item_id for _, item_id in rows]
             marks = ",".join("?" * len(ids))
             paths = [
                 path
@@ -276,51 +262,32 @@ class SqliteVectors:
                     f"SELECT DISTINCT path FROM items WHERE id IN ({marks})", ids
                 )
             ]
-            wanted = {key for key, _ in rows}
-            found: list[tuple[list[str], list[str]]] = []  # (texts, keys) a window
-            for path in paths:
-                entries = windows.file_entries(self.db, path)
-                texts = [text for _, text, _ in entries]
-                for window in windows.pack(texts):
-                    own = [texts[n] for n in window]
-                    cut = windows.needed(own)  # the items after its last reader go alone
-                    keys = [entries[n][2] for n in window[:cut]]
-                    if wanted.intersection(keys):
-                        found.append((own[:cut], keys))
-            have = self._have_vectors(embedder.id, [k for _, keys in found for k in keys])
-        framed = wanted - have
-        runs = [(texts, keys) for texts, keys in found if framed.intersection(keys)]
-        made: dict[str, Any] = {}
-        vectors = embedder.embed_windows([texts for texts, _ in runs])  # type: ignore[attr-defined]
-        for (_, keys), matrix in zip(runs, vectors, strict=True):
-            for key, vector in zip(keys, matrix, strict=True):
-                if key not in have:
-                    made.setdefault(key, vector)
-        return made, set(made) | have
+            return [
+                run
+                for path in paths
+                for run in windows.file_runs(
+                    [(text, key) for _, text, key in windows.file_entries(self.db, path)], wanted
+                )
+            ]
 
-    def _lone_vectors(self, embedder: Embedder, own: dict[str, str]) -> dict[str, Any]:
-        """Windowed keys embedded alone (an embedder without windows, or an item that
-        reads nothing) whose text has a vector already, under its own key: that vector."""
+    def _stored_vectors(self, model: str, keys: list[str]) -> dict[str, Any]:
+        """The vectors from ``model`` of those of ``keys`` with one."""
         import numpy as np
 
-        wanted = {key: mine for key, mine in own.items() if key != mine}
-        if not wanted:
-            return {}
-        by_own: dict[str, Any] = {}
-        mine = sorted(set(wanted.values()))
+        found: dict[str, Any] = {}
         with self.lock:
-            for start in range(0, len(mine), _CHUNK):
-                chunk = mine[start : start + _CHUNK]
+            for start in range(0, len(keys), _CHUNK):
+                chunk = keys[start : start + _CHUNK]
                 marks = ",".join("?" * len(chunk))
-                by_own.update(
+                found.update(
                     (key, np.frombuffer(blob, dtype=np.float32))
                     for key, blob in self.db.execute(
                         f"SELECT vector_key, vector FROM vectors WHERE model = ? "
                         f"AND vector_key IN ({marks})",
-                        (embedder.id, *chunk),
+                        (model, *chunk),
                     )
                 )
-        return {key: by_own[mine] for key, mine in wanted.items() if mine in by_own}
+        return found
 
     def _have_vectors(self, model: str, keys: list[str]) -> set[str]:
         found: set[str] = set()

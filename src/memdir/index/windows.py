@@ -15,6 +15,11 @@ the key of its own text (``Item.vector_key``), so equal texts share one vector. 
 embedder that cannot run windows embeds a windowed key's own text: the key is still
 right, the vector is the item's lone one.
 
+Both backends key items with ``file_keys`` and make the vectors a batch of keys lacks
+with ``embed_missing`` (the windows' runs from ``file_runs``), reading their own rows
+through the callables it is given: SQLite's ``SqliteVectors``, PostgreSQL's
+``storage.postgres.window_vectors``.
+
 bench/RESULTS.md, issue 16 phases 9 and 11: on LoCoMo recall@5 .676 -> .703 and
 recall@10 .792 -> .801, on RealMem unchanged but for a query, at about 1.2 times the
 model work.
@@ -24,16 +29,24 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Collection, Sequence
+from typing import TYPE_CHECKING, Any
 
 from memdir.index.ranking import NARRATIVE_KINDS
+
+if TYPE_CHECKING:
+    from memdir.index.embedders import Embedder
 
 WINDOW_CHARS = 1000
 """characters of embedded text a window holds (an item longer than this is one alone)"""
 SHORT_CHARS = 200
 """an item shorter than this reads the items before it in its window"""
-_VERSION = b"window-1\x1f"
+VERSION = "window-1"
+"""what the keys are made by: a change re-keys an index made by another (SQLite drops
+its rows with the extractor's version; PostgreSQL keeps this per agent)"""
+_VERSION = VERSION.encode() + b"\x1f"
+Run = tuple[list[str], list[str]]
+"""one model run of a window: its texts from its start, and their vector keys"""
 
 
 def own_key(text: str) -> str:
@@ -99,6 +112,72 @@ def file_keys(entries: Sequence[tuple[str, str, Any]]) -> list[str]:
     for n, key in zip(order, keys([entries[n][1] for n in order]), strict=True):
         out[n] = key
     return out
+
+
+def file_runs(entries: Sequence[tuple[str, str]], wanted: Collection[str]) -> list[Run]:
+    """The runs of one file's windows that hold a key of ``wanted``, given its narrative
+    items as (embedded text, vector key) in file order; each run cut after its last item
+    that reads the window (the items after it go alone)."""
+    texts = [text for text, _ in entries]
+    found: list[Run] = []
+    for window in pack(texts):
+        own = [texts[n] for n in window]
+        cut = needed(own)
+        keys = [entries[n][1] for n in window[:cut]]
+        if not set(keys).isdisjoint(wanted):
+            found.append((own[:cut], keys))
+    return found
+
+
+def embeds_windows(embedder: object) -> bool:
+    """Whether ``embedder`` runs windows (``embed_windows``, its ``windows`` not off)."""
+    return bool(getattr(embedder, "windows", False)) and hasattr(embedder, "embed_windows")
+
+
+def embed_missing(
+    embedder: Embedder,
+    missing: Sequence[tuple[str, str]],
+    runs: Callable[[set[str]], list[Run]],
+    have: Callable[[list[str]], set[str]],
+    stored: Callable[[list[str]], dict[str, Any]],
+) -> tuple[dict[str, Any], int]:
+    """The vectors of ``missing`` (each key with no vector from ``embedder`` yet, with its
+    item's embedded text, each key once), and how many texts the embedder ran; each
+    backend reads its rows through the three callables.
+
+    An embedder that runs windows runs each window holding a key asked for once
+    (``runs``: the runs of the windows holding these keys, ``file_runs``), when one of
+    them is windowed; every key of such a run with no vector (``have``: which of these
+    keys have one) gets its vector from it, a key not asked for too. The rest are
+    embedded alone, by their own text, but for a windowed key whose own text has a
+    vector already (``stored``: own key -> vector, of those with one): it takes that."""
+    made: dict[str, Any] = {}
+    done: set[str] = set()
+    if embeds_windows(embedder) and any(key != own_key(text) for key, text in missing):
+        wanted = {key for key, _ in missing}
+        found = runs(wanted)
+        held = have([key for _, keys in found for key in keys])
+        framed = wanted - held
+        todo = [run for run in found if not framed.isdisjoint(run[1])]
+        vectors = embedder.embed_windows([texts for texts, _ in todo])  # type: ignore[attr-defined]
+        for (_, keys), matrix in zip(todo, vectors, strict=True):
+            for key, vector in zip(keys, matrix, strict=True):
+                if key not in held:
+                    made.setdefault(key, vector)
+        done = set(made) | held
+    embedded = len(made)
+    alone = [(key, text) for key, text in missing if key not in done]
+    own = {key: own_key(text) for key, text in alone}
+    moved = {key: mine for key, mine in own.items() if key != mine}
+    if moved:
+        by_own = stored(sorted(set(moved.values())))
+        made.update((key, by_own[mine]) for key, mine in moved.items() if mine in by_own)
+        alone = [(key, text) for key, text in alone if key not in made]
+    if alone:
+        lone = embedder.embed([text for _, text in alone])
+        made.update(zip([key for key, _ in alone], lone, strict=True))
+        embedded += len(alone)
+    return made, embedded
 
 
 def embed_text(heading: str, meta: str, body: str) -> str:

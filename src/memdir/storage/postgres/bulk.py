@@ -102,7 +102,7 @@ def insert_items(
     columns: list[list[object]] = [[row[i] for row in rows] for i in range(1, width + 4)]
     keys = [str(row[11]) for row in rows]
     found = [vectors.get(key) for key in keys]
-    embeddings = [None if hit is None else _vector(hit[0]) for hit in found]
+    embeddings = [None if hit is None else as_array(hit[0]) for hit in found]
     models = [None if hit is None else hit[1] for hit in found]
     inserted = conn.execute(_INSERT, [agent, *columns, embeddings, models, agent, prefer])
     return [int(item_id) for item_id, has in inserted.fetchall() if has]
@@ -124,7 +124,7 @@ def store_vectors(
     the next search stores them)."""
     if not vectors:
         return []
-    values = (model, [k for k, _ in vectors], [_vector(v) for _, v in vectors], agent)
+    values = (model, [k for k, _ in vectors], [as_array(v) for _, v in vectors], agent)
     statement = _STORE_LOGGED if not locked else _STORE + " RETURNING i.id, i.vector_key"
     return [(int(item_id), str(key)) for item_id, key in conn.execute(statement, values)]
 
@@ -141,7 +141,7 @@ def keys_with_vectors(conn: Connection, agent: str, keys: Sequence[str], model: 
     return {str(row[0]) for row in rows}
 
 
-def _vector(value: object) -> object:
+def as_array(value: object) -> object:
     """A vector as numpy float32 (pgvector's ``Vector``, as read back, included), so every
     element of an array parameter is dumped alike."""
     if isinstance(value, Vector):

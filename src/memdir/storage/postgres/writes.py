@@ -6,7 +6,8 @@ store's write commits its file and its rows together. Inside ``bulk`` (a push, a
 reindex, a scan's batch, ``Memory.files_changed``) the new rows are held and sent
 ``bulk.FLUSH_ROWS`` at a time, each with its vector where one is known at insert
 time; with an embedder, each new text is embedded just before its row is inserted
-(docs/team.md, "Bulk writes"), unless a search made its vector and could not store it
+(docs/team.md, "Bulk writes"; short narrative items in their windows, whole files a
+batch: ``window_vectors``), unless a search made its vector and could not store it
 (``unstored``: it is taken from there). Vectors made later are one statement a batch.
 
 Words are cut as FTS5's ``unicode61 remove_diacritics 2`` cuts them (letters and
@@ -23,18 +24,20 @@ import time
 import unicodedata
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
-from typing import Any
+from typing import Any, cast
 
 from psycopg import sql
 
 from memdir.config import Layer
 from memdir.files.encoding import clean
 from memdir.files.sections import Parsed
+from memdir.index import windows
 from memdir.index.embedders import Embedder, Vectors
 from memdir.index.extract import Item, extract
+from memdir.index.ranking import NARRATIVE_KINDS
 from memdir.index.rows import FileState, file_hash, placement
 from memdir.results import Progress
-from memdir.storage.postgres import bulk, item_log
+from memdir.storage.postgres import bulk, item_log, window_vectors
 from memdir.storage.postgres.db import Connection, Database, Folder
 from memdir.storage.postgres.unstored import Unstored
 from memdir.storage.seam import Extracted
@@ -42,7 +45,8 @@ from memdir.timeutil import format_ts
 
 MAX_TOKENS = 50_000
 _DIFFED = (
-    "id, anchor, content_hash, ordinal, line_start, line_end, layer, tier, decay_from, relevance"
+    "id, anchor, content_hash, vector_key, ordinal, line_start, line_end, layer, tier, "
+    "decay_from, relevance"
 )
 """what ``_diff`` reads of a file's rows"""
 EMBED_BATCH = 256
@@ -86,6 +90,10 @@ class IndexWrites:
         self._pending: list[tuple[object, ...]] = []
         self._pending_paths: set[str] = set()
         self._carried: dict[str, tuple[object, str]] = {}
+        # each held file's narrative items (embedded text, key) in file order, for the
+        # windows a bulk job's embedder runs (``_flush``)
+        self._entries: dict[str, list[tuple[str, str]]] = {}
+        self._windows_checked = False  # the agent's window version (``_check_windows``)
         self._delta = (0, 0)  # a bulk job's change to index_stats, not yet written
         self._prefetched: dict[str, list[tuple[Any, ...]]] | None = None  # (refill)
         # ids whose vector the lock's transaction changed, logged at its commit
@@ -107,6 +115,7 @@ class IndexWrites:
         text = state.text
         digest = file_hash(text).hexdigest()
         with self._held():
+            self._check_windows()
             conn = self.folder.lock.connection()
             row = self._indexed(conn, state.relpath)
             if row is not None and row[0] == digest and row[1] == state.layer_name:
@@ -182,6 +191,7 @@ class IndexWrites:
     def _drop_pending(self) -> None:
         self._pending = []
         self._pending_paths = set()
+        self._entries = {}
         self._carried = {}
         self._delta = (0, 0)
 
@@ -191,6 +201,7 @@ class IndexWrites:
         if not self._pending and self._delta == (0, 0):
             return
         rows, carried, delta = self._pending, self._carried, self._delta
+        entries, self._entries = self._entries, {}
         self._pending, self._pending_paths, self._delta = [], set(), (0, 0)
         conn = self.folder.lock.connection()
         if delta != (0, 0):
@@ -222,15 +233,17 @@ class IndexWrites:
             for key in bulk.keys_with_vectors(conn, self.agent, list(texts), embedder.id):
                 texts.pop(key)
                 vectors.pop(key, None)  # the agent's own vector from this embedder
-            keys = list(texts)
-            for start in range(0, len(keys), EMBED_BATCH):
-                chunk = keys[start : start + EMBED_BATCH]
-                matrix = embedder.embed([texts[key] for key in chunk])
-                for key, vector in zip(chunk, matrix, strict=True):
-                    vectors[key] = (vector, embedder.id)
+            made = window_vectors.embed_held(
+                conn, self.agent, embedder, rows, texts, vectors, entries, EMBED_BATCH
+            )
         chosen = embedder or self.embedder
         prefer = chosen.id if chosen is not None else None
         self._vectors_changed(bulk.insert_items(conn, self.agent, rows, vectors, prefer))
+        if embedder is not None:  # a window's items of rows kept, given a vector by its run
+            made.difference_update(str(row[11]) for row in rows)
+            others = [(key, vectors[key][0]) for key in sorted(made)]
+            changed = bulk.store_vectors(conn, self.agent, embedder.id, others, locked=True)
+            self._vectors_changed(item_id for item_id, _ in changed)
 
     def _vectors_changed(self, ids: Iterable[int], *, whole: bool = False) -> None:
         """Note ``ids`` (or, ``whole``, every item) as given or stripped of a vector by
@@ -263,6 +276,7 @@ class IndexWrites:
         (``prune_vectors``) embeds each new text with the folder's embedder before its row
         is inserted (``bulk``); a first scan leaves that to ``ensure_vectors``."""
         with self.bulk(self.embedder if prune_vectors else None):
+            self._check_windows()
             conn = self.folder.lock.connection()
             seen: set[str] = set()
             done = 0
@@ -319,6 +333,7 @@ class IndexWrites:
         (anchor, content hash); 'unchanged' when the digest and layer are the same
         (unless ``force``)."""
         with self._held():
+            self._check_windows()
             conn = self.folder.lock.connection()
             return self._apply(
                 conn, self._indexed(conn, path), path, layer_name, store, items,
@@ -366,7 +381,7 @@ class IndexWrites:
         *,
         look: bool = True,
     ) -> None:
-        existing: dict[tuple[str, str], list[tuple[int, tuple[object, ...]]]] = {}
+        existing: dict[tuple[str, str, str], list[tuple[int, tuple[object, ...]]]] = {}
         found: Iterable[tuple[Any, ...]] = ()
         if look and self._prefetched is not None:
             found = self._prefetched.pop(path, [])
@@ -374,28 +389,37 @@ class IndexWrites:
             found = conn.execute(
                 f"SELECT {_DIFFED} FROM items WHERE agent = %s AND path = %s", (self.agent, path)
             )
-        for item_id, anchor, content_hash, *where in found:
-            existing.setdefault((anchor, content_hash), []).append((item_id, tuple(where)))
+        # a row kept is one of the same text whose window reads the same texts before it
+        # (its key): an edit before a short item re-keys it as a rebuild would
+        for item_id, anchor, content_hash, key, *where in found:
+            existing.setdefault((anchor, content_hash, key), []).append((item_id, tuple(where)))
+        keys = windows.file_keys([(i.kind, i.embed_text, placed[0]) for i, placed in items])
         inserts: list[tuple[object, ...]] = []
         updates: list[tuple[object, ...]] = []
         added_tokens = 0
-        for item, placed in items:
-            matches = existing.get((item.anchor, item.content_hash))
+        for (item, placed), key in zip(items, keys, strict=True):
+            matches = existing.get((item.anchor, item.content_hash, key))
             if matches:
                 item_id, old = matches.pop()
                 if old != placed:
                     updates.append((*placed, item_id))
                 continue
-            row, count = self._row(path, item, placed)
+            row, count = self._row(path, item, placed, key)
             inserts.append(row)
             added_tokens += count
+        if inserts and windows.embeds_windows(self._embedding):
+            self._entries[path] = [
+                (items[n][0].embed_text, keys[n])
+                for n in sorted(range(len(items)), key=lambda n: cast(int, items[n][1][0]))
+                if items[n][0].kind in NARRATIVE_KINDS
+            ]
         stale = [item_id for rows in existing.values() for item_id, _ in rows]
         removed_tokens = 0
         carried: dict[str, tuple[object, str]] = {}
         if stale:
             gone = conn.execute(
                 "DELETE FROM items WHERE agent = %s AND id = ANY(%s) "
-                "RETURNING ntokens, vector_key, embedding, model, id",
+                "RETURNING ntokens, vector_key, embedding, model, id, heading, meta, body",
                 (self.agent, stale),
             ).fetchall()
             self._vectors_changed(int(row[4]) for row in gone if row[2] is not None)
@@ -405,9 +429,10 @@ class IndexWrites:
             wanted = {str(row[11]) for row in inserts}
             carried = {
                 str(key): (vector, str(model))
-                for _, key, vector, model, _ in gone
+                for _, key, vector, model, *_ in gone
                 if vector is not None and (self._depth > 0 or str(key) in wanted)
             }
+            carried |= window_vectors.lone(self._embedding, [(r[2], r[3], *r[5:]) for r in gone])
         if updates:
             with conn.cursor() as cur:
                 cur.executemany(
@@ -437,14 +462,14 @@ class IndexWrites:
         )
 
     def _row(
-        self, path: str, item: Item, placed: tuple[object, ...]
+        self, path: str, item: Item, placed: tuple[object, ...], key: str
     ) -> tuple[tuple[object, ...], int]:
         tags = ",".join(item.tags)
         columns = [tokens(part) for part in (item.heading, tags, item.body, item.meta)]
         row = (
             self.agent, path, item.anchor, item.kind, item.title, item.heading, item.body,
             item.meta, tags, format_ts(item.date) if item.date else None, item.content_hash,
-            item.vector_key, *placed, sum(len(c) for c in columns),
+            key, *placed, sum(len(c) for c in columns),
             *(" ".join(c) for c in columns),
         )  # fmt: skip
         return row, sum(len(c) for c in columns)
@@ -456,7 +481,7 @@ class IndexWrites:
             conn = self.folder.lock.connection()
             gone = conn.execute(
                 "DELETE FROM items WHERE agent = %s AND path = %s "
-                "RETURNING ntokens, id, vector_key, embedding, model",
+                "RETURNING ntokens, id, vector_key, embedding, model, heading, meta, body",
                 (self.agent, path),
             ).fetchall()
             self._vectors_changed(int(row[1]) for row in gone if row[3] is not None)
@@ -464,9 +489,10 @@ class IndexWrites:
                 # its vector, as ``_diff`` carries a rewritten file's
                 self._carried.update(
                     (str(key), (vector, str(model)))
-                    for _, _, key, vector, model in gone
+                    for _, _, key, vector, model, *_ in gone
                     if vector is not None
                 )
+                self._carried |= window_vectors.lone(self._embedding, [row[3:] for row in gone])
             conn.execute(
                 "DELETE FROM index_files WHERE agent = %s AND path = %s", (self.agent, path)
             )
@@ -518,41 +544,53 @@ class IndexWrites:
         """Embed the texts with no vector from ``embedder`` (an item with another
         model's vector counts as none: it is replaced); how many texts were stored (a
         row a locked write holds is passed over: its text's vector is kept, ``unstored``,
-        for the next call to store without embedding it again). With ``seconds``, stop
-        after the batch that passes it; with ``limit``, after that many texts listed."""
+        for the next call to store without embedding it again). A batch's keys are in
+        file order (files in path order), and each window holding one of them is run
+        once (``window_vectors``). With ``seconds``, stop after the batch that passes
+        it; with ``limit``, after that many texts listed."""
+        self._check_windows()
         conn = self._conn()
         done = 0
         listed = 0
         began = time.monotonic()
         size = EMBED_BATCH if seconds is None else BUDGET_BATCH
-        after = ""  # the texts in key order, from where the last batch ended
+        after = window_vectors.START  # the items in file order, from where a batch ended
         while limit is None or listed < limit:
             batch = size if limit is None else min(size, limit - listed)
-            rows = conn.execute(
-                "SELECT DISTINCT ON (vector_key) vector_key, heading, meta, body FROM items "
-                "WHERE agent = %s AND vector_key > %s AND model IS DISTINCT FROM %s "
-                "ORDER BY vector_key, id LIMIT %s",
-                (self.agent, after, embedder.id, batch),
-            ).fetchall()
+            rows, after = window_vectors.missing(conn, self.agent, embedder.id, after, batch)
             if not rows:
                 break
-            after = str(rows[-1][0])
             listed += len(rows)
-            keys = [str(row[0]) for row in rows]
+            keys = [key for _, key, _ in rows]
             made = self._unstored.take(embedder.id, keys)
-            todo = [(key, row) for key, row in zip(keys, rows, strict=True) if key not in made]
+            todo = [(key, text) for _, key, text in rows if key not in made]
             if todo:
-                texts = ["\n".join(part for part in row[1:] if part) for _, row in todo]
-                made.update(zip([key for key, _ in todo], embedder.embed(texts), strict=True))
-            stored = self.store_vectors(embedder.id, embedder.dim, [(k, made[k]) for k in keys])
+                paths = sorted({path for path, _, _ in rows})
+                made.update(window_vectors.embed(conn, self.agent, embedder, todo, paths)[0])
+            stored = self.store_vectors(embedder.id, embedder.dim, list(made.items()))
             if not self.folder.lock.is_held:  # (under it, a row not stored is gone)
-                self._unstored.keep(embedder.id, {k: made[k] for k in keys if k not in stored})
+                self._unstored.keep(embedder.id, {k: v for k, v in made.items() if k not in stored})
             done += len(stored)
             if progress is not None:
                 progress(done, done)
             if seconds is not None and time.monotonic() - began >= seconds:
                 break
         return done
+
+    def _check_windows(self) -> None:
+        """Once: the agent's items re-keyed if another window version made their keys
+        (``window_vectors.check_version``; not by a process that may not write). Outside
+        the folder lock (``ensure_vectors``) it is taken only if they need it."""
+        if self._windows_checked or self.folder.lock.writable() is not None:
+            return
+        if not self.folder.lock.is_held and window_vectors.current(self._conn(), self.agent):
+            self._windows_checked = True
+            return
+        with self._held():
+            changed = window_vectors.check_version(self.folder.lock.connection(), self.agent)
+            if changed:
+                self._vectors_changed(changed)
+        self._windows_checked = True
 
     def vector_counts(self, model: str) -> tuple[int, int]:
         row = (
