@@ -21,8 +21,8 @@ through the callables it is given: SQLite's ``SqliteVectors``, PostgreSQL's
 ``storage.postgres.window_vectors``.
 
 bench/RESULTS.md, issue 16 phases 9 and 11: on LoCoMo recall@5 .676 -> .703 and
-recall@10 .792 -> .801, on RealMem unchanged but for a query, at about 1.2 times the
-model work.
+recall@10 .792 -> .801, on RealMem unchanged but for a query, at about 1.1 times the
+model work of embedding each text alone (phase 12's split graphs; 1.2 in phase 11).
 """
 
 from __future__ import annotations
