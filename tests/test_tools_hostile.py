@@ -296,3 +296,10 @@ def test_a_key_that_shows_other_than_it_reads_is_refused(
 def test_a_key_in_a_right_to_left_script_is_kept(tools: Tools, folder: Path) -> None:
     assert tools.call("update_notebook", {"key": "משימה", "text": "x"})["ok"] is True
     assert "## משימה" in (folder / "NOTEBOOK.md").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("name", ["CON", "nul", "Com1", "lpt9"])
+def test_a_card_named_as_a_windows_device_is_refused(tools: Tools, folder: Path, name: str) -> None:
+    reason = _refused(tools, folder, "card_write", {"card": name, "body": "x"})
+    assert "Windows keeps for a device" in reason
+    assert tools.call("card_write", {"card": f"{name}-project", "body": "x"})["ok"] is True

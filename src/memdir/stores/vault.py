@@ -65,6 +65,10 @@ from memdir.stores.card_fields import check_card_text as check_card_text
 from memdir.stores.validate import check_text, flag, one_line
 from memdir.tiers import TIERS, tier_for
 
+WINDOWS_DEVICES = frozenset(
+    ["con", "prn", "aux", "nul"] + [f"{port}{n}" for port in ("com", "lpt") for n in range(1, 10)]
+)
+"""file names Windows refuses, with any extension (``con.md`` too)"""
 CARD_NAME_MAX_CHARS = 120
 """a card's file name (a file system holds 255 bytes a name)"""
 _LONG_CARD = "keep a card to what matters about its subject; put a long document in a file"
@@ -449,6 +453,12 @@ class VaultStore:
             raise Refusal(
                 f"the card's name is {len(name)} characters; name it in at most "
                 f"{CARD_NAME_MAX_CHARS} (such as 'alice-moreau') and put the rest in its body"
+            )
+        if name in WINDOWS_DEVICES:
+            raise Refusal(
+                f"{name}.md is a name Windows keeps for a device ({name.upper()}, whatever "
+                "follows the dot): a vault kept in git could not be checked out there. Add a "
+                f"word, such as '{name}-project'; nothing was written"
             )
         inner = folder if folder is not None else ref.strip().rpartition("/")[0]
         inner_parts = [p.strip() for p in inner.strip("/").split("/") if p.strip()]
