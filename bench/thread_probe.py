@@ -135,18 +135,71 @@ def locomo_scores(keep: str, all_ways: Ways) -> dict[str, list[float]]:
     }
 
 
+def widening_scores(keep: str, all_ways: Ways) -> dict[str, list[float]]:
+    """LoCoMo as bench/widening.py asks it (each conversation as if it had just ended: the
+    clock a day after its last session, so decay and the tiers weigh its older
+    sessions): R@5 and R@10 in normal mode (which widens) and in deep mode."""
+    from datetime import timedelta
+
+    os.environ["MEMDIR_BENCH_KEEP"] = keep
+    import locomo
+    import locomo_bench  # type: ignore[import-not-found]
+
+    import memdir
+    from memdir.testing import FakeClock
+
+    convs, questions, _ = locomo_bench.load_locomo(locomo_bench.DEFAULT_DATA)
+    wanted = locomo_bench.SPLITS["dev"]
+    retriever = locomo.MemdirRetriever()
+    dated = {}
+    for conv in wanted:
+        retriever.index(conv, convs[conv])
+        last = max(m for m in (locomo.session_moment(d["date"]) for d in convs[conv]) if m)
+        folder = Path(keep) / retriever.folder(conv).name
+        dated[conv] = memdir.open(
+            folder, embedder="minilm", clock=FakeClock(last + timedelta(days=1))
+        )
+    vectors = {
+        conv: session_vectors(Path(keep) / retriever.folder(conv).name / ".memdir" / "index.db")
+        for conv in wanted
+    }
+    asked = [
+        q
+        for q in questions
+        if q["conv"] in wanted and q["evidence"] and q["category"] in (1, 2, 3, 4)
+    ]
+    totals = {name: [0.0, 0.0, 0.0, 0.0] for name, _, _ in all_ways}
+    for q in asked:
+        conv, evidence = q["conv"], set(q["evidence"])
+        for column, mode in ((0, "normal"), (2, "deep")):
+            hits = list(dated[conv].search(q["question"], k=100, mode=mode))
+            for name, floor, weight in all_ways:
+                ranked = retriever.found(conv, rethread(hits, vectors[conv], floor, weight))
+                totals[name][column] += len(evidence & set(ranked[:5])) / len(evidence)
+                totals[name][column + 1] += len(evidence & set(ranked[:10])) / len(evidence)
+    return {name: [value / len(asked) for value in values] for name, values in totals.items()}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--realmem", required=True)
     parser.add_argument("--locomo", required=True)
     parser.add_argument("--floors", default="0.3,0.5")
     parser.add_argument("--weights", default="0.25,0.5,1")
+    parser.add_argument("--widening", action="store_true", help="LoCoMo as widening.py asks it")
     args = parser.parse_args()
     shared = Path(os.environ.get("MEMDIR_SHARED_BENCH", HERE.parent.parent / "shared" / "bench"))
     sys.path.insert(0, str(shared))
     all_ways = ways(
         [float(t) for t in args.floors.split(",")], [float(g) for g in args.weights.split(",")]
     )
+    if args.widening:
+        wide = widening_scores(args.locomo, all_ways)
+        print("| way | normal (widens) R@5 / R@10 | deep R@5 / R@10 |\n|---|---|---|")
+        for name, _, _ in all_ways:
+            a = wide[name]
+            print(f"| {name} | {a[0]:.3f} / {a[1]:.3f} | {a[2]:.3f} / {a[3]:.3f} |")
+        return
     lo = locomo_scores(args.locomo, all_ways)
     rm = realmem_scores(args.realmem, all_ways)
     print(
