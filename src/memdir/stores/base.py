@@ -156,7 +156,8 @@ def check_secrets(text: str) -> str:
 
 _BIDI_CONTROL = re.compile("[\u202a-\u202e\u2066-\u2069]")
 """the embeddings, overrides and isolates of Unicode's bidirectional algorithm (what
-"Trojan Source" used); the marks U+200E and U+200F reorder nothing and are kept"""
+"Trojan Source" used). The marks U+200E and U+200F only set the direction of the
+neutral characters beside them and are kept"""
 
 
 def normalize_key(raw: object, what: str = "key", example: str = "current-task") -> str:
