@@ -94,7 +94,9 @@ def sessions_of(data: dict[str, Any], hid: str, ids: list[str]) -> list[dict[str
     return [by_id[i] for i in ids]
 
 
-def locomo_scores(keep: str, all_ways: Ways) -> dict[str, list[float]]:
+def locomo_kept(keep: str) -> tuple[Any, dict[str, Any], list[dict[str, Any]], Any]:
+    """LoCoMo's dev conversations in their kept folders: the retriever, each folder's
+    file vectors, the questions of categories 1-4, and the conversations' turns."""
     os.environ["MEMDIR_BENCH_KEEP"] = keep
     import locomo
     import locomo_bench  # type: ignore[import-not-found]
@@ -113,6 +115,11 @@ def locomo_scores(keep: str, all_ways: Ways) -> dict[str, list[float]]:
         for q in questions
         if q["conv"] in wanted and q["evidence"] and q["category"] in (1, 2, 3, 4)
     ]
+    return retriever, vectors, asked, {conv: convs[conv] for conv in wanted}
+
+
+def locomo_scores(keep: str, all_ways: Ways) -> dict[str, list[float]]:
+    retriever, vectors, asked, _ = locomo_kept(keep)
     totals: dict[str, list[float]] = {name: [0.0, 0.0, 0.0] for name, _, _ in all_ways}
     kinds: dict[str, dict[int, list[float]]] = {name: defaultdict(list) for name, _, _ in all_ways}
     for q in asked:
@@ -141,33 +148,19 @@ def widening_scores(keep: str, all_ways: Ways) -> dict[str, list[float]]:
     sessions): R@5 and R@10 in normal mode (which widens) and in deep mode."""
     from datetime import timedelta
 
-    os.environ["MEMDIR_BENCH_KEEP"] = keep
     import locomo
-    import locomo_bench  # type: ignore[import-not-found]
 
     import memdir
     from memdir.testing import FakeClock
 
-    convs, questions, _ = locomo_bench.load_locomo(locomo_bench.DEFAULT_DATA)
-    wanted = locomo_bench.SPLITS["dev"]
-    retriever = locomo.MemdirRetriever()
+    retriever, vectors, asked, convs = locomo_kept(keep)
     dated = {}
-    for conv in wanted:
-        retriever.index(conv, convs[conv])
-        last = max(m for m in (locomo.session_moment(d["date"]) for d in convs[conv]) if m)
+    for conv, turns in convs.items():
+        last = max(m for m in (locomo.session_moment(d["date"]) for d in turns) if m)
         folder = Path(keep) / retriever.folder(conv).name
         dated[conv] = memdir.open(
             folder, embedder="minilm", clock=FakeClock(last + timedelta(days=1))
         )
-    vectors = {
-        conv: session_vectors(Path(keep) / retriever.folder(conv).name / ".memdir" / "index.db")
-        for conv in wanted
-    }
-    asked = [
-        q
-        for q in questions
-        if q["conv"] in wanted and q["evidence"] and q["category"] in (1, 2, 3, 4)
-    ]
     totals = {name: [0.0, 0.0, 0.0, 0.0] for name, _, _ in all_ways}
     for q in asked:
         conv, evidence = q["conv"], set(q["evidence"])
