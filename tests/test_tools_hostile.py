@@ -303,11 +303,3 @@ def test_a_card_named_as_a_windows_device_is_refused(tools: Tools, folder: Path,
     reason = _refused(tools, folder, "card_write", {"card": name, "body": "x"})
     assert "Windows keeps for a device" in reason
     assert tools.call("card_write", {"card": f"{name}-project", "body": "x"})["ok"] is True
-
-
-@pytest.mark.parametrize("folder_name", ["aux", "crm/NUL", "con.d"])
-def test_a_card_folder_named_as_a_windows_device_is_refused(
-    tools: Tools, folder: Path, folder_name: str
-) -> None:
-    args = {"card": "bob", "body": "x", "folder": folder_name}
-    assert "a name Windows keeps for a device" in _refused(tools, folder, "card_write", args)

@@ -470,13 +470,6 @@ class VaultStore:
                 f"folder {inner!r} holds a line break or control character; name it on one "
                 "line, such as 'crm/clients'"
             )
-        device = next((p for p in inner_parts if p.split(".")[0].lower() in WINDOWS_DEVICES), None)
-        if device is not None:
-            raise Refusal(
-                f"folder {inner!r} holds {device!r}, a name Windows keeps for a device: a "
-                "vault kept in git could not be checked out there. Name the folder otherwise, "
-                "such as 'crm'; nothing was written"
-            )
         if inner_parts and inner_parts[0].lower() == MOC_FOLDER.lower():
             raise Refusal(
                 f"folder {inner!r} is in {MOC_FOLDER}/, where memdir moc writes the Maps of "
