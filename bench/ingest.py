@@ -4,7 +4,7 @@
     .venv/bin/python bench/ingest.py --limit 400 --rounds 1   # a quick look
     .venv/bin/python bench/ingest.py --baseline c04a545       # the release to beat
 
-Three figures from one run, each in its own subprocess, their order rotated each
+Four figures from one run, each in its own subprocess, their order rotated each
 round and the best round of each kept (the machine is shared: absolute times
 swing, ratios measured side by side hold):
 
@@ -19,13 +19,19 @@ swing, ratios measured side by side hold):
   each run; two single-threaded runs at once; each with one text a run, or texts
   sorted by token count in runs of at most N padded tokens), then all of them at
   that setting each round. Model loading is not timed.
+- windows: memdir's own embedder alone (``work_windows``): the embedding calls
+  memdir's reindex made in round one (its windows and its lone texts), given again
+  to a fresh MiniLM with no index, its sessions made and warmed first (not timed).
 - baseline: memdir at ``--baseline`` (default c04a545, main before issue 14),
   its ``src`` taken out with ``git archive`` into a temp dir, measured like memdir.
+  Both memdir workers make MiniLM from whichever tree runs (``minilm``).
 
-Then the two ratios the issue asks for (memdir over the embedder's best, memdir over
-the baseline), the padding (model tokens over the texts' tokens: memdir's own count
-where it keeps one), and how far memdir's and the baseline's vectors are from the
-embedder's for the same texts (cosine; search quality must not move).
+Then the ratios: memdir over the embedder's best and over the baseline (the two the
+issue asks for), memdir over its own embedder alone (what the index costs) and that
+over the embedder's best (what the windows cost); the padding (model tokens over the
+texts' tokens: memdir's own count where it keeps one), and how far memdir's and the
+baseline's vectors are from the embedder's for the same texts (cosine, text by text;
+memdir's lone vectors only: its windowed ones differ by design).
 """
 
 from __future__ import annotations
