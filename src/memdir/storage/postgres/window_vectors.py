@@ -159,10 +159,11 @@ def lone(
     embedder: Embedder | None, gone: Sequence[Sequence[object]]
 ) -> dict[str, tuple[object, str]]:
     """Removed rows' vectors (each row's embedding, model, heading, meta, body) under their
-    text's own key, where ``embedder`` made them and makes lone vectors only (it has no
-    ``embed_windows``): such a vector is its text's whatever window the text moves to,
-    so a moved short item is not embedded again (``embed_missing``'s ``stored``)."""
-    if embedder is None or hasattr(embedder, "embed_windows"):
+    text's own key, where ``embedder`` made them and makes lone vectors only (it runs
+    no windows: ``windows.embeds_windows``): such a vector is its text's whatever window
+    the text moves to, so a moved short item is not embedded again (``embed_missing``'s
+    ``stored``)."""
+    if embedder is None or windows.embeds_windows(embedder):
         return {}
     return {
         windows.own_key(_text(heading, meta, body)): (vector, str(model))
